@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "orchd",
+    products: [
+        .executable(name: "orchd", targets: ["orchd"]),
+        .executable(name: "orchctl", targets: ["orchctl"]),
+        .library(name: "Orchestrator", targets: ["Orchestrator"]),
+    ],
+    targets: [
+        // C libraries from Debian, found through pkg-config and linked by name.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // The POSIX calls Glibc's Swift overlay hides behind _GNU_SOURCE.
+        .target(name: "CPosix"),
+
+        // Model and wire protocol shared by daemon and CLI; FoundationEssentials only.
+        .target(name: "OrchestratorAPI"),
+
+        // The engine: everything the daemon does, testable as a library.
+        .target(
+            name: "Orchestrator",
+            dependencies: ["OrchestratorAPI", "CSQLite", "CSystemd", "CPosix"]
+        ),
+
+        .executableTarget(name: "orchd", dependencies: ["Orchestrator"]),
+        .executableTarget(name: "orchctl", dependencies: ["OrchestratorAPI"]),
+
+        .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),
+        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "CPosix"]),
+        .testTarget(name: "orchctlTests", dependencies: ["orchctl"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["OrchestratorAPI", "CPosix"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+#ifndef ORCHD_CPOSIX_H
+#define ORCHD_CPOSIX_H
+
+// POSIX and Linux calls that Glibc's Swift overlay does not expose (they need _GNU_SOURCE,
+// which is defined in CPosix.c only, never here) or that read unions Swift cannot reach.
+
+#include <spawn.h>
+#include <sys/types.h>
+
+/// posix_spawn_file_actions_addclosefrom_np(3): close every fd >= `from` in the child.
+int cposix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+
+/// posix_spawn_file_actions_addchdir_np(3): chdir to `path` in the child before exec.
+int cposix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+
+/// pidfd_open(2) with flags 0. Returns the fd, or -1 with errno set.
+int cposix_pidfd_open(pid_t pid);
+
+/// waitid(P_PIDFD, pidfd, ..., WEXITED | options) (waitid(2)). On success returns 0 and stores
+/// si_code (CLD_EXITED, CLD_KILLED, CLD_DUMPED) in `code` and si_status in `status`; when
+/// `options` has WNOHANG and the child has not exited, returns 0 with `code` set to 0.
+/// Returns -1 with errno set on failure.
+int cposix_waitid_pidfd(int pidfd, int options, int *code, int *status);
+
+/// prctl(PR_SET_CHILD_SUBREAPER, 1) (prctl(2)). Returns 0 or -1 with errno set.
+int cposix_set_child_subreaper(void);
+
+/// getsockopt(SO_PEERCRED) (unix(7)): the connected peer's pid, uid and gid.
+int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
+int cposix_accept_cloexec_nonblock(int fd);
+
+/// The WEXITED / WNOHANG / WNOWAIT constants, for Swift callers.
+int cposix_wexited(void);
+int cposix_wnohang(void);
+
+#endif

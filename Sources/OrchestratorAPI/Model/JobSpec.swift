@@ -1,0 +1,122 @@
+import FoundationEssentials
+
+/// What a submitter asks for: the command and how, where and when to run it.
+///
+/// On the wire (`io.orchd.Jobs.Submit`) the command is either `argv` (a non-empty array) or
+/// `shell` (a string), never both. ``validate()`` checks what the type cannot.
+public struct JobSpec: Hashable, Sendable, Codable {
+    /// The command to run.
+    public var command: JobCommand
+    /// The absolute working directory the job starts in (the submitter's by default).
+    public var cwd: String
+    /// The job's environment: the submitter's, minus the variables of the daemon's supervisor
+    /// (see ``JobSpec/supervisorVariables``).
+    public var environment: [String: String]
+    /// The queue the job runs in.
+    public var queue: QueueName
+    /// Higher runs first; FIFO among equal priorities.
+    public var priority: Int
+    /// An optional human-readable name.
+    public var name: String?
+    /// Free-form `key=value` labels.
+    public var labels: [String: String]
+
+    /// Creates a spec.
+    /// - Parameters:
+    ///   - command: what to run.
+    ///   - cwd: absolute working directory.
+    ///   - environment: the job's complete environment; supervisor variables are removed.
+    ///   - queue: the queue (default `default`).
+    ///   - priority: higher first (default 0).
+    ///   - name: optional display name.
+    ///   - labels: optional labels.
+    public init(
+        command: JobCommand,
+        cwd: String,
+        environment: [String: String],
+        queue: QueueName = .default,
+        priority: Int = 0,
+        name: String? = nil,
+        labels: [String: String] = [:]
+    ) {
+        self.command = command
+        self.cwd = cwd
+        self.environment = Self.removingSupervisorVariables(environment)
+        self.queue = queue
+        self.priority = priority
+        self.name = name
+        self.labels = labels
+    }
+
+    /// Variables that belong to the daemon's supervisor (systemd) and must never reach a job:
+    /// sd_notify(3), sd_watchdog_enabled(3), sd_listen_fds(3), systemd.exec(5).
+    public static let supervisorVariables: Set<String> = [
+        "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
+        "INVOCATION_ID", "JOURNAL_STREAM",
+    ]
+
+    /// Returns `environment` without ``supervisorVariables``.
+    public static func removingSupervisorVariables(_ environment: [String: String]) -> [String: String] {
+        environment.filter { !supervisorVariables.contains($0.key) }
+    }
+
+    /// Checks the rules the type cannot express.
+    /// - Throws: ``JobSpecError`` naming the first rule broken: an empty argv, an empty shell
+    ///   string, a relative cwd, a NUL byte in any string, or an environment name with `=`.
+    public func validate() throws(JobSpecError) {
+        switch command {
+        case .argv(let argv):
+            guard let first = argv.first, !first.isEmpty else { throw .emptyCommand }
+            if argv.contains(where: { $0.utf8.contains(0) }) { throw .nulByte(field: "argv") }
+        case .shell(let string):
+            guard !string.isEmpty else { throw .emptyCommand }
+            if string.utf8.contains(0) { throw .nulByte(field: "shell") }
+        }
+        guard cwd.hasPrefix("/") else { throw .relativeWorkingDirectory(cwd) }
+        if cwd.utf8.contains(0) { throw .nulByte(field: "cwd") }
+        for (key, value) in environment {
+            if key.isEmpty || key.contains("=") { throw .invalidEnvironmentName(key) }
+            if key.utf8.contains(0) || value.utf8.contains(0) { throw .nulByte(field: "environment") }
+        }
+    }
+
+    // MARK: - Codable
+
+    private enum CodingKeys: String, CodingKey {
+        case argv, shell, cwd, environment, queue, priority, name, labels
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let argv = try container.decodeIfPresent([String].self, forKey: .argv)
+        let shell = try container.decodeIfPresent(String.self, forKey: .shell)
+        switch (argv, shell) {
+        case (let argv?, nil): command = .argv(argv)
+        case (nil, let shell?): command = .shell(shell)
+        default:
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath, debugDescription: "exactly one of argv and shell must be given"))
+        }
+        cwd = try container.decode(String.self, forKey: .cwd)
+        environment = Self.removingSupervisorVariables(
+            try container.decodeIfPresent([String: String].self, forKey: .environment) ?? [:])
+        queue = try container.decodeIfPresent(QueueName.self, forKey: .queue) ?? .default
+        priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        labels = try container.decodeIfPresent([String: String].self, forKey: .labels) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch command {
+        case .argv(let argv): try container.encode(argv, forKey: .argv)
+        case .shell(let shell): try container.encode(shell, forKey: .shell)
+        }
+        try container.encode(cwd, forKey: .cwd)
+        try container.encode(environment, forKey: .environment)
+        try container.encode(queue, forKey: .queue)
+        try container.encode(priority, forKey: .priority)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encode(labels, forKey: .labels)
+    }
+}

@@ -1,0 +1,136 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking Varlink client on a Unix stream socket, one call at a time.
+///
+/// ```swift
+/// let client = try VarlinkClient(socketPath: "/run/orchd/orchd.sock")
+/// let reply = try client.call("io.orchd.Jobs.Get", JobsInterface.GetParameters(id: id),
+///                             returning: JobsInterface.JobReply.self)
+/// ```
+public final class VarlinkClient {
+    private let fd: Int32
+    private var decoder = VarlinkFrameDecoder(maximumMessageBytes: 64 << 20)
+    private var received: [[UInt8]] = []
+    private let jsonEncoder = JSONEncoder()
+    private let jsonDecoder = JSONDecoder()
+
+    /// Connects to the socket at `socketPath`.
+    /// - Throws: ``VarlinkClientError/connectFailed(path:errno:)`` when the socket does not
+    ///   exist, refuses the connection (no daemon) or may not be opened (`EACCES`), and
+    ///   ``VarlinkClientError/pathTooLong(_:)`` when the path does not fit `sun_path` (108 bytes).
+    public init(socketPath: String) throws(VarlinkClientError) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(socketPath.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else { throw .pathTooLong(socketPath) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .connectFailed(path: socketPath, errno: errno) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw .connectFailed(path: socketPath, errno: code)
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Calls `method` and returns its single reply.
+    /// - Parameters:
+    ///   - method: the qualified method name, e.g. `io.orchd.Manager.Ping`.
+    ///   - parameters: the call's parameters.
+    ///   - returning: the reply parameters' type.
+    /// - Throws: ``VarlinkClientError/remote(_:)`` for an error reply, other cases when the
+    ///   connection fails or the reply is not valid Varlink.
+    public func call<P: Codable & Sendable, R: Codable & Sendable>(
+        _ method: String, _ parameters: P, returning: R.Type
+    ) throws(VarlinkClientError) -> R {
+        try write(VarlinkCall(method: method, parameters: parameters))
+        let reply: (parameters: R, continues: Bool) = try receive()
+        return reply.parameters
+    }
+
+    /// Calls `method` with `more: true` and hands each reply to `body` until the last one
+    /// (the one without `continues`), or until `body` returns `false`.
+    /// - Throws: as ``call(_:_:returning:)``, and whatever `body` throws.
+    public func stream<P: Codable & Sendable, R: Codable & Sendable>(
+        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws -> Bool
+    ) throws -> Void {
+        try write(VarlinkCall(method: method, parameters: parameters, more: true))
+        while true {
+            let reply: (parameters: R, continues: Bool) = try receive()
+            guard try body(reply.parameters), reply.continues else { return }
+        }
+    }
+
+    // MARK: - Wire
+
+    private func write<P: Codable & Sendable>(_ call: VarlinkCall<P>) throws(VarlinkClientError) {
+        var bytes: [UInt8]
+        do {
+            bytes = Array(try jsonEncoder.encode(call))
+        } catch {
+            throw .protocolViolation("cannot encode the call: \(error)")
+        }
+        bytes.append(0)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .connectionLost(errno: errno)
+            }
+            sent += n
+        }
+    }
+
+    /// Reads the next reply: its parameters and whether more replies follow.
+    private func receive<R: Codable & Sendable>() throws(VarlinkClientError) -> (parameters: R, continues: Bool) {
+        while received.isEmpty {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .connectionLost(errno: errno)
+            }
+            if n == 0 { throw .connectionLost(errno: 0) }
+            do {
+                received += try decoder.append(buffer[..<n])
+            } catch {
+                throw .protocolViolation("a reply exceeded \(decoder.maximumMessageBytes) bytes")
+            }
+        }
+        let message = Data(received.removeFirst())
+        let envelope: VarlinkReply<[String: JSONValue]>
+        do {
+            envelope = try jsonDecoder.decode(VarlinkReply<[String: JSONValue]>.self, from: message)
+        } catch {
+            throw .protocolViolation("a reply that is not a JSON object")
+        }
+        if let name = envelope.error {
+            throw .remote(VarlinkError(name, envelope.parameters ?? [:]))
+        }
+        do {
+            let reply = try jsonDecoder.decode(VarlinkReply<R>.self, from: message)
+            guard let parameters = reply.parameters else { throw VarlinkClientError.protocolViolation("a reply without parameters") }
+            return (parameters, reply.continues == true)
+        } catch {
+            throw .protocolViolation("unexpected reply: \(error)")
+        }
+    }
+}

@@ -1,0 +1,44 @@
+/// A Varlink method call: `{"method": "io.orchd.Jobs.Get", "parameters": {...}, "more": true}`
+/// followed on the wire by one NUL byte (https://varlink.org/Method-Call).
+public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
+    /// The qualified method name, `interface.Method`.
+    public var method: String
+    public var parameters: Parameters?
+    /// The caller accepts several replies; all but the last carry `continues: true`.
+    public var more: Bool?
+    /// The caller wants no reply.
+    public var oneway: Bool?
+
+    public init(method: String, parameters: Parameters?, more: Bool? = nil, oneway: Bool? = nil) {
+        self.method = method
+        self.parameters = parameters
+        self.more = more
+        self.oneway = oneway
+    }
+}
+
+/// The part of a call the server reads before it knows the parameters' type.
+public struct VarlinkCallHeader: Codable, Sendable {
+    public var method: String
+    public var more: Bool?
+    public var oneway: Bool?
+}
+
+/// A Varlink reply: parameters, or an error name with parameters; `continues` marks a reply
+/// to a `more` call that is not the last.
+public struct VarlinkReply<Parameters: Codable & Sendable>: Codable, Sendable {
+    public var parameters: Parameters?
+    public var continues: Bool?
+    public var error: String?
+
+    public init(parameters: Parameters?, continues: Bool? = nil, error: String? = nil) {
+        self.parameters = parameters
+        self.continues = continues
+        self.error = error
+    }
+}
+
+/// Empty parameters, `{}`.
+public struct VarlinkNoParameters: Codable, Sendable, Hashable {
+    public init() {}
+}
