@@ -29,10 +29,17 @@ let package = Package(
         // The engine: everything the daemon does, testable as a library.
         .target(
             name: "Orchestrator",
-            dependencies: ["OrchestratorAPI", "CSQLite", "CSystemd", "CPosix"]
+            dependencies: ["OrchestratorAPI", "CSQLite", "CSystemd", "CPosix"],
+            // Served by org.varlink.service.GetInterfaceDescription; embedded so the static
+            // binary needs no resource bundle beside it.
+            resources: [
+                .embedInCode("Server/Interfaces/io.orchd.Jobs.varlink"),
+                .embedInCode("Server/Interfaces/io.orchd.Manager.varlink"),
+                .embedInCode("Server/Interfaces/org.varlink.service.varlink"),
+            ]
         ),
 
-        .executableTarget(name: "orchd", dependencies: ["Orchestrator"]),
+        .executableTarget(name: "orchd", dependencies: ["Orchestrator", "OrchestratorAPI"]),
         .executableTarget(name: "orchctl", dependencies: ["OrchestratorAPI"]),
 
         .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),

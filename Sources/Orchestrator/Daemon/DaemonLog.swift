@@ -1,0 +1,54 @@
+import Glibc
+import Synchronization
+
+/// The daemon's own diagnostics, written to stderr one line each.
+///
+/// Under systemd (`$JOURNAL_STREAM` set) each line starts with its syslog priority in the
+/// `<N>` form journald understands (sd-daemon(3)), so `journalctl -p warning` filters them.
+public enum DaemonLog {
+    /// How much is written; a message is written when its level is at or above this.
+    public enum Level: Int, Sendable, CaseIterable {
+        case debug = 7, info = 6, warning = 4, error = 3
+
+        /// Parses `debug`, `info`, `warning` or `error`.
+        public init?(name: String) {
+            switch name {
+            case "debug": self = .debug
+            case "info": self = .info
+            case "warning": self = .warning
+            case "error": self = .error
+            default: return nil
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    private static let threshold = Atomic<Int>(Level.info.rawValue)
+    private static let toJournal = getenv("JOURNAL_STREAM") != nil
+
+    /// Sets the lowest level written.
+    public static func setLevel(_ level: Level) {
+        threshold.store(level.rawValue, ordering: .relaxed)
+    }
+
+    public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
+    public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
+    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
+    public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
+
+    private static func write(_ level: Level, _ message: () -> String) {
+        // Syslog priorities grow as severity falls: write when at or below the threshold.
+        guard level.rawValue <= threshold.load(ordering: .relaxed) else { return }
+        let line = toJournal ? "<\(level.rawValue)>\(message())\n" : "orchd: \(level.name): \(message())\n"
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+
+/// The exclusive lock that allows one daemon per state directory: `flock(2)` on
+/// `orchd.lock`, held for the daemon's life and released by the kernel when it exits, even
+/// by `kill -9`.
+public final class StateDirectoryLock: Sendable {
+    private let fd: Int32
+    /// The lock file's path.
+    public let path: String
+
+    /// Creates the state directory (0700) if needed and takes the lock without waiting.
+    /// - Parameter stateDirectory: the daemon's state directory.
+    /// - Throws: ``StateDirectoryLockError/heldByAnotherDaemon(path:pid:)`` when another
+    ///   daemon holds it; ``StateDirectoryLockError/system(call:path:errno:)`` otherwise.
+    public init(stateDirectory: String) throws(StateDirectoryLockError) {
+        try Self.createDirectory(stateDirectory)
+        path = stateDirectory + "/orchd.lock"
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .system(call: "open", path: path, errno: errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            close(fd)
+            if code == EWOULDBLOCK { throw .heldByAnotherDaemon(path: path, pid: pid) }
+            throw .system(call: "flock", path: path, errno: code)
+        }
+        // Record our pid for the error message a second daemon prints.
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    private static func createDirectory(_ path: String) throws(StateDirectoryLockError) {
+        var partial = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .system(call: "mkdir", path: partial, errno: errno)
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import OrchestratorAPI
+
+/// Why the scheduler refused a request. Only the Varlink handlers turn these into wire errors.
+public enum SchedulerError: Error, Sendable, CustomStringConvertible {
+    /// No job has this ID.
+    case noSuchJob(JobID)
+    /// The job has already finished, so it cannot be cancelled.
+    case alreadyFinished(JobID)
+    /// The caller is neither root nor the job's submitter.
+    case notPermitted(JobID)
+    /// The spec breaks a rule.
+    case invalidSpec(JobSpecError)
+    /// The store refused the change; nothing was changed. The text is the store's error.
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .noSuchJob(let id): "no job with ID \(id)"
+        case .alreadyFinished(let id): "job \(id) has already finished"
+        case .notPermitted(let id): "job \(id) belongs to another user"
+        case .invalidSpec(let error): "invalid job: \(error.message)"
+        case .storage(let message): "storage failure: \(message)"
+        }
+    }
+}

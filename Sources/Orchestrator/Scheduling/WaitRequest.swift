@@ -1,0 +1,16 @@
+import OrchestratorAPI
+
+/// A caller waiting for a set of jobs to finish (`orchctl wait`, `submit --wait`, `cancel`).
+/// Owned by the scheduler's control queue.
+final class WaitRequest {
+    /// The jobs asked for, in the caller's order.
+    let ids: [JobID]
+    /// The jobs not finished yet.
+    var remaining: Set<JobID> = []
+    let completion: @Sendable (Result<[Job], SchedulerError>) -> Void
+
+    init(ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
+        self.ids = ids
+        self.completion = completion
+    }
+}

@@ -1,0 +1,86 @@
+import Glibc
+
+/// Binds the daemon's listening Unix socket, replacing a stale socket file a crashed daemon
+/// left behind but never stealing a live one (DESIGN.md §4).
+public enum ControlSocket {
+    /// Creates, binds and listens on a Unix stream socket at `path`.
+    ///
+    /// The parent directory is created 0700 when missing. The socket file is created 0600
+    /// (umask around `bind`), so no other user can connect even for an instant. An existing
+    /// file at `path` is probed with `connect`: refused means stale and it is removed; accepted
+    /// means another daemon serves it and binding fails.
+    /// - Parameter path: the socket path (at most 107 bytes, unix(7)).
+    /// - Returns: the listening fd, close-on-exec.
+    /// - Throws: ``ControlSocketError``.
+    public static func bind(path: String) throws(ControlSocketError) -> Int32 {
+        guard var address = socketAddress(path) else { throw .pathTooLong(path) }
+        try createParentDirectory(of: path)
+
+        if access(path, F_OK) == 0 {
+            if isServed(&address) { throw .inUse(path) }
+            // Refused: no one listens. Remove only a socket, never some other file.
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { throw .notASocket(path) }
+            unlink(path)
+        }
+
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
+        let previousMask = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindErrno = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            close(fd)
+            throw .system(call: "bind", path: path, errno: bindErrno)
+        }
+        guard listen(fd, 128) == 0 else {
+            let code = errno
+            close(fd)
+            throw .system(call: "listen", path: path, errno: code)
+        }
+        return fd
+    }
+
+    /// Builds `sockaddr_un` for `path`; `nil` when it does not fit `sun_path`.
+    static func socketAddress(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    private static func isServed(_ address: inout sockaddr_un) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+
+    private static func createParentDirectory(of path: String) throws(ControlSocketError) {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        let directory = String(path[..<slash])
+        var components: [Substring] = []
+        for component in directory.split(separator: "/") {
+            components.append(component)
+            let partial = (directory.hasPrefix("/") ? "/" : "") + components.joined(separator: "/")
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .system(call: "mkdir", path: partial, errno: errno)
+            }
+        }
+    }
+}

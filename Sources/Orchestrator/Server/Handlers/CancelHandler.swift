@@ -1,0 +1,19 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Cancel`: dequeues or tears down jobs; replies once all have finished.
+struct CancelHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Cancel"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do {
+            let parameters = try call.parameters(JobsInterface.IDsParameters.self)
+            guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
+            scheduler.cancel(parameters.ids, by: call.peer.uid) { result in
+                responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Get`: one job by ID.
+struct GetHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Get"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do {
+            let parameters = try call.parameters(JobsInterface.GetParameters.self)
+            scheduler.job(parameters.id) { result in
+                responder.complete(result) { JobsInterface.JobReply(job: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

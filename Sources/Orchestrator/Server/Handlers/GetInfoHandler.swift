@@ -1,0 +1,26 @@
+import Dispatch
+import Glibc
+import OrchestratorAPI
+
+/// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths and job counts.
+struct GetInfoHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Manager.GetInfo"
+    let scheduler: Scheduler
+    let configuration: DaemonConfiguration
+    /// When the daemon started, on the monotonic clock.
+    let startTime: ContinuousClock.Instant
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        let uptime = startTime.duration(to: .now)
+        scheduler.jobCounts { counts in
+            responder.reply(ManagerInterface.InfoReply(
+                version: OrchdVersion.string,
+                pid: getpid(),
+                uptimeUSec: uptime.components.seconds * 1_000_000 + uptime.components.attoseconds / 1_000_000_000_000,
+                stateDirectory: configuration.stateDirectory,
+                socket: configuration.socketPath,
+                concurrency: configuration.concurrency,
+                jobs: counts))
+        }
+    }
+}

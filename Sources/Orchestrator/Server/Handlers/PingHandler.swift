@@ -1,0 +1,10 @@
+import OrchestratorAPI
+
+/// `io.orchd.Manager.Ping`: answers at once, without touching the control queue's state.
+struct PingHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Manager.Ping"
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        responder.reply(VarlinkNoParameters())
+    }
+}

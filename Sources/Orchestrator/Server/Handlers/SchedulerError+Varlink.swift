@@ -1,0 +1,24 @@
+import OrchestratorAPI
+
+extension SchedulerError {
+    /// The Varlink error this refusal is sent as (`io.orchd.Jobs.varlink`).
+    var varlinkError: VarlinkError {
+        switch self {
+        case .noSuchJob(let id): JobsInterface.noSuchJob(id)
+        case .alreadyFinished(let id): JobsInterface.alreadyFinished(id)
+        case .notPermitted(let id): JobsInterface.notPermitted(id)
+        case .invalidSpec(let error): JobsInterface.invalidJobSpec(error.message)
+        case .storage(let message): JobsInterface.storageFailure(message)
+        }
+    }
+}
+
+extension VarlinkResponder {
+    /// Replies with the scheduler's answer, mapping a refusal to its Varlink error.
+    func complete<T: Sendable, P: Codable & Sendable>(_ result: Result<T, SchedulerError>, _ reply: (T) -> P) {
+        switch result {
+        case .success(let value): self.reply(reply(value))
+        case .failure(let error): fail(error.varlinkError)
+        }
+    }
+}

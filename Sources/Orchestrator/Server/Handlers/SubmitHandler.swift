@@ -1,0 +1,20 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Submit`: stores one job, recording the caller's uid as its submitter.
+struct SubmitHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Submit"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        let parameters: JobsInterface.SubmitParameters
+        do {
+            parameters = try call.parameters(JobsInterface.SubmitParameters.self)
+        } catch {
+            responder.fail(error)
+            return
+        }
+        scheduler.submit([parameters.spec], submitterUid: call.peer.uid) { result in
+            responder.complete(result) { JobsInterface.JobReply(job: $0[0]) }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import Glibc
+import OrchestratorAPI
+
+/// One client connection: reads NUL-framed calls, hands them one at a time to the service,
+/// and writes the replies in order.
+///
+/// Everything runs on the connection's own serial queue, so a slow or vanished client never
+/// blocks another client or the control queue. Writes are blocking with a send timeout
+/// (`SO_SNDTIMEO`); a client that stops reading for that long is dropped.
+final class VarlinkConnection: @unchecked Sendable {  // mutable state confined to `queue`
+    private let fd: Int32
+    private let peer: PeerCredentials
+    private let queue: DispatchQueue
+    private let service: VarlinkService
+    private var readSource: (any DispatchSourceRead)?
+    private var frames: VarlinkFrameDecoder
+    /// Calls received but not yet handed to the service: Varlink replies must keep call order.
+    private var pending: [VarlinkMethodCall] = []
+    /// A call is being handled and has not sent its final reply.
+    private var isBusy = false
+    private var isClosed = false
+    private let onClose: @Sendable (VarlinkConnection) -> Void
+
+    /// Creates a connection over an accepted socket.
+    /// - Parameters:
+    ///   - fd: the accepted socket; owned and closed by the connection.
+    ///   - peer: the client's credentials.
+    ///   - service: dispatches calls to handlers.
+    ///   - maximumMessageBytes: calls longer than this are refused and the connection closed.
+    ///   - sendTimeoutSeconds: how long a blocked write may wait before the client is dropped.
+    ///   - onClose: called once, on the connection's queue, after the socket is closed.
+    init(
+        fd: Int32, peer: PeerCredentials, service: VarlinkService, maximumMessageBytes: Int,
+        sendTimeoutSeconds: Int, onClose: @escaping @Sendable (VarlinkConnection) -> Void
+    ) {
+        self.fd = fd
+        self.peer = peer
+        self.service = service
+        self.frames = VarlinkFrameDecoder(maximumMessageBytes: maximumMessageBytes)
+        self.queue = DispatchQueue(label: "orchd.connection.\(fd)")
+        self.onClose = onClose
+        // Reads are driven by the dispatch source; writes block up to the timeout.
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        var timeout = timeval(tv_sec: sendTimeoutSeconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Starts reading calls.
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.readAvailable() }
+        readSource = source
+        source.resume()
+    }
+
+    /// Closes the connection from outside (daemon shutdown).
+    func close() {
+        queue.async { self.shutdown() }
+    }
+
+    // MARK: - Reading
+
+    private func readAvailable() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EINTR { return }
+            shutdown()
+            return
+        }
+        if count == 0 {
+            shutdown()
+            return
+        }
+        let messages: [[UInt8]]
+        do {
+            messages = try frames.append(buffer[..<count])
+        } catch {
+            reject(VarlinkError("io.orchd.Manager.MessageTooLarge", [
+                "message": .string("a message exceeded \(frames.maximumMessageBytes) bytes; closing the connection")
+            ]))
+            return
+        }
+        for message in messages {
+            let data = Data(message)
+            guard let header = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) else {
+                reject(VarlinkError("io.orchd.Manager.MalformedMessage", [
+                    "message": .string("a message is not a Varlink call (JSON object with a method); closing the connection")
+                ]))
+                return
+            }
+            pending.append(VarlinkMethodCall(
+                method: header.method, more: header.more ?? false, oneway: header.oneway ?? false,
+                message: data, peer: peer))
+        }
+        dispatchNext()
+    }
+
+    /// Answers a protocol violation with an error and closes: the stream cannot be trusted.
+    private func reject(_ error: VarlinkError) {
+        if let data = try? JSONEncoder().encode(VarlinkReply<[String: JSONValue]>(parameters: error.parameters, error: error.name)) {
+            write(data)
+        }
+        shutdown()
+    }
+
+    // MARK: - Dispatch
+
+    private func dispatchNext() {
+        guard !isBusy, !isClosed, !pending.isEmpty else { return }
+        let call = pending.removeFirst()
+        isBusy = true
+        let responder = VarlinkResponder(
+            send: { [weak self] data, isFinal in
+                guard let self else { return }
+                self.queue.async { self.deliver(data, isFinal: isFinal, oneway: call.oneway) }
+            },
+            more: call.more, oneway: call.oneway)
+        service.handle(call, responder: responder)
+    }
+
+    private func deliver(_ data: Data, isFinal: Bool, oneway: Bool) {
+        guard !isClosed else { return }
+        if !oneway { write(data) }
+        if isFinal {
+            isBusy = false
+            dispatchNext()
+        }
+    }
+
+    // MARK: - Writing
+
+    private func write(_ data: Data) {
+        var bytes = [UInt8](data)
+        bytes.append(0)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                // EPIPE/ECONNRESET: the client left; EAGAIN: it stopped reading past the timeout.
+                shutdown()
+                return
+            }
+            offset += sent
+        }
+    }
+
+    private func shutdown() {
+        guard !isClosed else { return }
+        isClosed = true
+        pending.removeAll()
+        if let readSource {
+            // libdispatch requires the fd to stay open until the source's cancel handler runs.
+            let fd = self.fd
+            readSource.setCancelHandler { Glibc.close(fd) }
+            readSource.cancel()
+        } else {
+            Glibc.close(fd)
+        }
+        readSource = nil
+        onClose(self)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import OrchestratorAPI
+
+/// One method call received on a connection, with the caller's credentials.
+public struct VarlinkMethodCall: Sendable {
+    /// The qualified method name, e.g. `io.orchd.Jobs.Submit`.
+    public var method: String
+    /// The caller accepts several replies (`more`).
+    public var more: Bool
+    /// The caller wants no reply (`oneway`).
+    public var oneway: Bool
+    /// The whole message, for decoding the parameters once the method is known.
+    public var message: Data
+    /// The calling process, from `SO_PEERCRED`.
+    public var peer: PeerCredentials
+
+    /// Decodes the call's parameters; a call without `parameters` decodes as `{}`.
+    /// - Throws: `org.varlink.service.InvalidParameter` naming the first offending field (or
+    ///   `parameters` when the object itself is wrong).
+    public func parameters<P: Codable & Sendable>(_ type: P.Type) throws(VarlinkError) -> P {
+        do {
+            let call = try JSONDecoder().decode(VarlinkCall<P>.self, from: message)
+            if let parameters = call.parameters { return parameters }
+            return try JSONDecoder().decode(P.self, from: Data("{}".utf8))
+        } catch let error as DecodingError {
+            throw .invalidParameter(Self.parameterName(of: error))
+        } catch {
+            throw .invalidParameter("parameters")
+        }
+    }
+
+    /// The field a decoding error is about, e.g. `spec.cwd`.
+    private static func parameterName(of error: DecodingError) -> String {
+        let path: [any CodingKey]
+        switch error {
+        case .keyNotFound(let key, let context): path = context.codingPath + [key]
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        @unknown default: path = []
+        }
+        let names = path.map { $0.intValue.map(String.init) ?? $0.stringValue }.filter { $0 != "parameters" }
+        return names.isEmpty ? "parameters" : names.joined(separator: ".")
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import OrchestratorAPI
+
+/// Sends the replies of one method call. Any queue may call it; the connection serialises the
+/// writes. A call gets exactly one final reply (``reply(_:)`` or ``fail(_:)``), preceded by any
+/// number of ``reply(_:continues:)`` with `continues: true` when it was made with `more`.
+public struct VarlinkResponder: Sendable {
+    let send: @Sendable (_ message: Data, _ isFinal: Bool) -> Void
+    /// Whether the caller asked for several replies.
+    public let more: Bool
+    /// Whether the caller asked for no reply at all.
+    public let oneway: Bool
+
+    /// Sends a reply with `parameters`.
+    /// - Parameter continues: more replies follow (only valid when the call had `more`).
+    public func reply<P: Codable & Sendable>(_ parameters: P, continues: Bool = false) {
+        let continues = continues && more
+        if oneway {
+            if !continues { send(Data(), true) }
+            return
+        }
+        do {
+            let data = try Self.encoder.encode(VarlinkReply(parameters: parameters, continues: continues ? true : nil))
+            send(data, !continues)
+        } catch {
+            fail(VarlinkError("io.orchd.Manager.InternalError", ["message": .string("cannot encode the reply: \(error)")]))
+        }
+    }
+
+    /// Sends an error reply; it ends the call.
+    public func fail(_ error: VarlinkError) {
+        if oneway {
+            send(Data(), true)
+            return
+        }
+        let data = (try? Self.encoder.encode(VarlinkReply(parameters: error.parameters, error: error.name)))
+            ?? Data(#"{"error":"io.orchd.Manager.InternalError"}"#.utf8)
+        send(data, true)
+    }
+
+    /// Sends the result of `body`: its value as the reply, a thrown ``VarlinkError`` as an
+    /// error reply.
+    public func complete<P: Codable & Sendable>(_ body: () throws(VarlinkError) -> P) {
+        do {
+            reply(try body())
+        } catch {
+            fail(error)
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,87 @@
+import Dispatch
+import Foundation
+import Glibc
+import CPosix
+import Synchronization
+
+/// Accepts connections on a listening Unix socket and serves Varlink on each.
+///
+/// The listening fd comes from ``ControlSocket`` (bound here) or from systemd socket
+/// activation; the server owns it once started.
+public final class VarlinkServer: Sendable {
+    private let listeningFD: Int32
+    private let service: VarlinkService
+    private let queue = DispatchQueue(label: "orchd.accept")
+    private let state = Mutex<State>(State())
+    private let maximumMessageBytes: Int
+    private let sendTimeoutSeconds: Int
+
+    private struct State {
+        var source: (any DispatchSourceRead)?
+        var connections: [ObjectIdentifier: VarlinkConnection] = [:]
+        var stopped = false
+    }
+
+    /// Creates a server; nothing is accepted before ``start()``.
+    /// - Parameters:
+    ///   - listeningFD: a listening `SOCK_STREAM` Unix socket, non-blocking or not.
+    ///   - service: the method dispatcher.
+    ///   - maximumMessageBytes: the size cap of one call (default 1 MiB).
+    ///   - sendTimeoutSeconds: how long a client may stall a reply before it is dropped.
+    init(listeningFD: Int32, service: VarlinkService, maximumMessageBytes: Int = 1 << 20, sendTimeoutSeconds: Int = 10) {
+        self.listeningFD = listeningFD
+        self.service = service
+        self.maximumMessageBytes = maximumMessageBytes
+        self.sendTimeoutSeconds = sendTimeoutSeconds
+    }
+
+    /// Starts accepting connections.
+    public func start() {
+        let flags = fcntl(listeningFD, F_GETFL)
+        _ = fcntl(listeningFD, F_SETFL, flags | O_NONBLOCK)
+        let source = DispatchSource.makeReadSource(fileDescriptor: listeningFD, queue: queue)
+        source.setEventHandler { [weak self] in self?.acceptPending() }
+        let fd = listeningFD
+        source.setCancelHandler { Glibc.close(fd) }
+        state.withLock { $0.source = source }
+        source.resume()
+    }
+
+    /// Stops accepting, closes the listening socket and every connection.
+    public func stop() {
+        let (source, connections) = state.withLock { state in
+            state.stopped = true
+            defer { state.source = nil; state.connections = [:] }
+            return (state.source, Array(state.connections.values))
+        }
+        source?.cancel()
+        for connection in connections { connection.close() }
+    }
+
+    private func acceptPending() {
+        while true {
+            let fd = cposix_accept_cloexec_nonblock(listeningFD)
+            if fd < 0 {
+                // EAGAIN: drained. EMFILE and friends: try again on the next readiness event
+                // rather than spin; a client error never stops the server.
+                return
+            }
+            guard let peer = PeerCredentials.of(socket: fd) else {
+                Glibc.close(fd)
+                continue
+            }
+            let connection = VarlinkConnection(
+                fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
+                sendTimeoutSeconds: sendTimeoutSeconds,
+                onClose: { [weak self] connection in
+                    _ = self?.state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                })
+            let accepted = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.connections[ObjectIdentifier(connection)] = connection
+                return true
+            }
+            if accepted { connection.start() } else { connection.close() }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Testing
+
+/// orchd as a service: readiness, shutdown, restart, crash and misuse.
+@Suite("Daemon life end to end")
+struct DaemonLifecycleTests {
+    @Test("READY=1 is sent once the socket exists, and STOPPING=1 on SIGTERM, then exit 0")
+    func notifyReadyAndStopping() throws {
+        let daemon = try TestDaemon()
+        // TestDaemon returned after READY=1, so the socket must already be there.
+        var info = stat()
+        #expect(lstat(daemon.socketPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK)
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+
+        let process = try #require(daemon.process)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(daemon.notify.waitFor("STOPPING=1") != nil)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(daemon.daemonLog)")
+        #expect(access(daemon.socketPath, F_OK) != 0, "the socket file is removed on exit")
+    }
+
+    @Test("finished jobs and their output survive a restart")
+    func restartKeepsJobs() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "echo", "kept"])
+        #expect(id.status == 0)
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        let status = try daemon.orchctl(["status"])
+        #expect(status.status == 0)
+        #expect(status.standardOutput.contains("echo kept"), "\(status)")
+        let jobs = try JSONSerialization.jsonObject(with: Data(try daemon.orchctl(["status", "--json"]).standardOutput.utf8)) as? [[String: Any]]
+        let jobID = try #require(jobs?.first?["id"] as? Int)
+        #expect(try daemon.orchctl(["logs", String(jobID)]).standardOutput == "kept\n")
+    }
+
+    @Test("SIGTERM tears down running jobs and records them interrupted; queued jobs run after restart")
+    func shutdownWithRunningJobs() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        let group = try #require(marker.read().flatMap { Int32($0) })
+        let queued = try daemon.orchctl(["submit", "--", "echo", "later"]).line
+        #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
+        #expect(kill(-group, 0) == -1 && errno == ESRCH, "the running job's group is gone")
+
+        try daemon.start()
+        let shown = try daemon.orchctl(["show", running, "--json"])
+        #expect(shown.standardOutput.contains("interrupted"), "\(shown)")
+        #expect(try daemon.orchctl(["wait", queued]).status == 0)
+        #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
+    }
+
+    @Test("after kill -9, the next start replaces the stale socket and finishes the orphaned job as interrupted")
+    func crashRecovery() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        let group = try #require(marker.read().flatMap { Int32($0) })
+        daemon.crash()
+        #expect(access(daemon.socketPath, F_OK) == 0, "kill -9 leaves the socket file behind")
+
+        try daemon.start()
+        #expect(kill(-group, 0) == -1 && errno == ESRCH, "the surviving job was killed, not run twice")
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 1)
+        let shown = try daemon.orchctl(["show", id, "--json"])
+        #expect(shown.standardOutput.contains("interrupted"), "\(shown)")
+    }
+
+    @Test("a second orchd on the same state directory refuses to start with a clear error")
+    func secondDaemonRefused() throws {
+        let daemon = try TestDaemon()
+        let second = try TestDaemon.run(Binaries.orchd, ["--state-dir", daemon.stateDirectory, "--socket", daemon.directory + "/other.sock"])
+        #expect(second.status == 1)
+        #expect(second.standardError.contains("already running"), "\(second)")
+        #expect(try daemon.orchctl(["ping"]).status == 0, "the first daemon is untouched")
+    }
+
+    @Test("a second orchd on the same socket refuses instead of stealing it")
+    func liveSocketNotStolen() throws {
+        let daemon = try TestDaemon()
+        let second = try TestDaemon.run(Binaries.orchd, ["--state-dir", daemon.directory + "/other-state", "--socket", daemon.socketPath])
+        #expect(second.status == 1)
+        #expect(second.standardError.contains("already listening"), "\(second)")
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
+    @Test("orchctl without a daemon exits 69 and says how to start one")
+    func unreachableDaemon() throws {
+        let result = try TestDaemon.run(Binaries.orchctl, ["--socket", "/tmp/orchd-no-such-dir/orchd.sock", "status"])
+        #expect(result.status == 69)
+        #expect(result.standardError.contains("orchd"), "\(result)")
+    }
+
+    @Test("orchd rejects bad flags with exit 64")
+    func badDaemonFlags() throws {
+        let unknown = try TestDaemon.run(Binaries.orchd, ["--bogus"])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError.hasPrefix("Error: "))
+        let badConcurrency = try TestDaemon.run(Binaries.orchd, ["--concurrency", "0"])
+        #expect(badConcurrency.status == 64)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+
+/// A real `orchd` started in its own temporary directory, with its own socket and a notify
+/// listener, driven with the real `orchctl`. Ready means `READY=1` arrived: no sleeps.
+final class TestDaemon {
+    let directory: String
+    let stateDirectory: String
+    let socketPath: String
+    let notify: NotifyListener
+    private(set) var process: Process?
+    private let concurrency: Int
+    private var standardErrorFile: String { directory + "/orchd.stderr" }
+
+    /// Creates the directory and starts the daemon, returning once it reported READY=1.
+    /// - Parameter concurrency: `--concurrency`.
+    init(concurrency: Int = 2) throws {
+        var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        directory = String(cString: created)
+        stateDirectory = directory + "/state"
+        socketPath = directory + "/orchd.sock"
+        notify = try NotifyListener(path: directory + "/notify.sock")
+        self.concurrency = concurrency
+        try start()
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The daemon's stderr so far, for failure messages.
+    var daemonLog: String {
+        (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
+    }
+
+    /// Starts `orchd` (again) and waits for READY=1.
+    func start(extraArguments: [String] = []) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.orchd)
+        process.arguments = ["--state-dir", stateDirectory, "--socket", socketPath, "--concurrency", String(concurrency), "--kill-grace", "2s"] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        process.environment = environment
+        FileManager.default.createFile(atPath: standardErrorFile, contents: nil)
+        let log = FileHandle(forWritingAtPath: standardErrorFile)!
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        guard notify.waitFor("READY=1") != nil else {
+            throw TestFailure("orchd did not report READY=1:\n\(daemonLog)")
+        }
+    }
+
+    /// Sends SIGTERM and waits for the daemon to exit.
+    /// - Returns: its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let process else { return -1 }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    /// Kills the daemon with SIGKILL, as a crash would, and waits for it to be gone.
+    func crash() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Runs `orchctl --socket SOCKET ARGUMENTS...`.
+    func orchctl(_ arguments: [String], input: String? = nil, workingDirectory: String? = nil) throws -> CommandResult {
+        try Self.run(Binaries.orchctl, ["--socket", socketPath] + arguments, input: input, workingDirectory: workingDirectory)
+    }
+
+    /// Runs a program to its end and captures its output.
+    static func run(_ path: String, _ arguments: [String], input: String? = nil, workingDirectory: String? = nil, environment: [String: String]? = nil) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let inputPipe = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
+        try process.run()
+        if let input {
+            inputPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inputPipe.fileHandleForWriting.close()
+        }
+        // Read both pipes concurrently so neither can fill up and block the child.
+        let errorData = LockedData()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return CommandResult(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.get(), as: UTF8.self),
+            outputBytes: [UInt8](outputData))
+    }
+}
+
+/// Data handed from a reader thread to the test.
+final class LockedData: @unchecked Sendable {  // guarded by `lock`
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.withLock { data = value } }
+    func get() -> Data { lock.withLock { data } }
+}
+
+/// A failed test precondition with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds orchd and orchctl and installs them as a system service, on Debian 12 or newer with
+# the Swift toolchain on PATH. Run as root from the repository: scripts/install.sh
+#
+# Installs: /usr/local/bin/{orchd,orchctl}, /etc/systemd/system/orchd.service.
+# Where systemd runs (PID 1), the service is enabled and started; elsewhere (a container)
+# orchd is started in the background with the same paths systemd would give it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "Error: run as root (sudo $0)" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq libsqlite3-dev libsystemd-dev pkg-config >/dev/null
+
+# Static Swift runtime: the binaries start faster and need nothing beside them.
+swift build -c release --static-swift-stdlib --product orchd
+swift build -c release --static-swift-stdlib --product orchctl
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+install -m 0755 "$bin/orchd" "$bin/orchctl" /usr/local/bin/
+install -m 0644 systemd/orchd.service /etc/systemd/system/orchd.service
+
+if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload
+    systemctl enable orchd.service
+    systemctl restart orchd.service
+    echo "orchd is running under systemd: systemctl status orchd"
+else
+    # No systemd here: run it as the service would, with the same state and socket paths.
+    if orchctl ping >/dev/null 2>&1; then
+        echo "orchd is already running; restarting it with the new binary"
+        pkill -TERM -x orchd || true
+        while orchctl ping >/dev/null 2>&1; do sleep 0.1; done
+    fi
+    mkdir -p /var/log
+    nohup /usr/local/bin/orchd >>/var/log/orchd.log 2>&1 &
+    for _ in $(seq 1 100); do orchctl ping >/dev/null 2>&1 && break; sleep 0.1; done
+    orchctl ping >/dev/null || { echo "Error: orchd did not start; see /var/log/orchd.log" >&2; exit 1; }
+    echo "orchd is running (no systemd here; log: /var/log/orchd.log)"
+fi
