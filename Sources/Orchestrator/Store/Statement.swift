@@ -160,6 +160,17 @@ public final class Statement: @unchecked Sendable { // confined to the control q
     /// The number of columns in a result row.
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
+    /// The storage class of column `index` (from 0) of the current row.
+    public func storageClass(at index: Int) -> StorageClass {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
     /// Whether column `index` (from 0) of the current row is `NULL`.
     public func isNull(at index: Int) -> Bool {
         sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
