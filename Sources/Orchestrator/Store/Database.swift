@@ -1,0 +1,185 @@
+import CSQLite
+
+/// One connection to orchd's SQLite database, configured for durability: WAL journal,
+/// `synchronous=FULL`, a busy timeout, and foreign keys on.
+///
+/// Write through ``write(_:)``, one `BEGIN IMMEDIATE` transaction that commits when the body
+/// returns and rolls back when it throws:
+/// ```swift
+/// let db = try Database(path: stateDirectory + "/orchd.sqlite3")
+/// try db.write { db in
+///     try db.execute("UPDATE jobs SET priority = 1 WHERE id = 7")
+/// }
+/// ```
+/// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`): use it from one serial queue.
+public final class Database: @unchecked Sendable { // confined to the control queue
+    /// The path of the database file.
+    public let path: String
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database at `path` and configures the connection.
+    ///
+    /// SQLite opens lazily, so a file that is not a database is detected by the first pragma
+    /// and reported here rather than on first use.
+    /// - Parameters:
+    ///   - path: the database file; its directory must exist.
+    ///   - busyTimeout: how long a statement waits for another connection's lock before failing
+    ///     with `SQLITE_BUSY` (<https://www.sqlite.org/c3ref/busy_timeout.html>); default 5 s,
+    ///     resolution 1 ms.
+    /// - Throws: ``DatabaseError``: `SQLITE_CANTOPEN` when the file cannot be opened or
+    ///   created, `SQLITE_NOTADB` when it is not an SQLite database, `SQLITE_BUSY` when another
+    ///   connection blocks the switch to WAL past the timeout, or an error with the journal mode
+    ///   SQLite reported when WAL is refused (<https://www.sqlite.org/wal.html>).
+    public init(path: String, busyTimeout: Duration = .seconds(5)) throws(DatabaseError) {
+        var connection: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let error = DatabaseError(code: code, connection: connection, sql: nil)
+            sqlite3_close_v2(connection) // a handle is returned even on failure and must be closed
+            throw DatabaseError(code: error.code, message: "cannot open '\(path)': \(error.message)")
+        }
+        self.path = path
+        self.handle = connection
+        // From here on, a throw runs deinit, which closes the connection.
+        sqlite3_extended_result_codes(connection, 1)
+        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(connection, Int32(clamping: milliseconds))
+        try configure()
+    }
+
+    deinit {
+        statements.removeAll() // finalizes the cached statements first
+        // close_v2 defers the close until statements still held elsewhere are finalized.
+        sqlite3_close_v2(handle)
+    }
+
+    private func configure() throws(DatabaseError) {
+        let sql = "PRAGMA journal_mode = WAL"
+        let statement = try Statement(connection: handle, sql: sql, persistent: false)
+        guard try statement.step(), let mode = statement.string(at: 0) else {
+            throw DatabaseError(code: SQLITE_ERROR, message: "PRAGMA journal_mode returned no row", sql: sql)
+        }
+        // SQLite answers with the mode in force; it may refuse WAL (e.g. for :memory:).
+        guard mode.lowercased() == "wal" else {
+            throw DatabaseError(
+                code: SQLITE_ERROR, message: "the journal mode is '\(mode)', not 'wal': \(path) does not support WAL",
+                sql: sql)
+        }
+        // FULL: in WAL mode, sync the WAL at every commit, so an acknowledged write survives
+        // power loss (https://www.sqlite.org/pragma.html#pragma_synchronous).
+        try execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+    }
+
+    // MARK: - Statements
+
+    /// Runs one or more SQL statements separated by semicolons (`sqlite3_exec`), discarding
+    /// any rows. For a script without parameters: schema changes, pragmas.
+    /// - Throws: ``DatabaseError`` for the first statement that fails; the ones before it stay
+    ///   executed (wrap in ``write(_:)`` to make the whole script atomic).
+    public func execute(_ sql: String) throws(DatabaseError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? DatabaseError.codeDescription(code)
+            throw DatabaseError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Returns the prepared statement for `sql`, compiling it on first use and keeping it for
+    /// the connection's life. The statement comes back reset with all parameters `NULL`.
+    ///
+    /// Do not hold one across another call for the same text: that call resets it.
+    /// - Parameter sql: exactly one SQL statement; the cache key is this exact text.
+    /// - Returns: the statement, ready to bind and step.
+    /// - Throws: ``DatabaseError`` when SQLite cannot compile `sql`.
+    public func cachedStatement(_ sql: String) throws(DatabaseError) -> Statement {
+        if let statement = statements[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(connection: handle, sql: sql, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Compiles `sql` into a new statement that is not cached, for one-off queries.
+    /// - Throws: ``DatabaseError`` when SQLite cannot compile `sql`.
+    public func makeStatement(_ sql: String) throws(DatabaseError) -> Statement {
+        try Statement(connection: handle, sql: sql, persistent: false)
+    }
+
+    /// The rowid of the latest successful `INSERT` on this connection
+    /// (<https://www.sqlite.org/c3ref/last_insert_rowid.html>).
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the latest `INSERT`, `UPDATE` or `DELETE` on this connection
+    /// (<https://www.sqlite.org/c3ref/changes.html>).
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Whether a transaction is open on this connection (not in autocommit mode).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in one write transaction: `BEGIN IMMEDIATE`, then `COMMIT` when `body`
+    /// returns, or `ROLLBACK` and rethrow when it throws.
+    ///
+    /// `IMMEDIATE` takes the write lock up front, so a busy database makes `BEGIN` wait (busy
+    /// timeout) instead of failing later with `SQLITE_BUSY_SNAPSHOT`
+    /// (<https://www.sqlite.org/lang_transaction.html>). Called inside another transaction
+    /// it becomes a savepoint, so store calls can be grouped into one commit (group commit):
+    /// its changes roll back alone on throw, and commit with the outer transaction.
+    /// - Parameter body: the work; receives this database.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws (after rolling back), or ``DatabaseError`` when `BEGIN` or
+    ///   `COMMIT` fails (busy past the timeout, disk full, I/O error).
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
+        try execute("BEGIN IMMEDIATE")
+        return try finishTransaction(body)
+    }
+
+    /// Runs `body` in one deferred read transaction, so all its queries see one snapshot
+    /// (<https://www.sqlite.org/isolation.html>). Inside another transaction it simply runs.
+    /// - Parameter body: the work; receives this database.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws, or ``DatabaseError`` when `BEGIN` or `COMMIT` fails.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if isInTransaction { return try body(self) }
+        try execute("BEGIN DEFERRED")
+        return try finishTransaction(body)
+    }
+
+    private func finishTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        let value: T
+        do {
+            value = try body(self)
+            try execute("COMMIT")
+        } catch {
+            rollback()
+            throw error
+        }
+        return value
+    }
+
+    private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
+        try execute("SAVEPOINT orchd_nested")
+        do {
+            let value = try body(self)
+            try execute("RELEASE orchd_nested")
+            return value
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK TO orchd_nested; RELEASE orchd_nested") }
+            throw error
+        }
+    }
+
+    private func rollback() {
+        // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) already rolled the transaction back:
+        // https://www.sqlite.org/lang_transaction.html#response_to_errors_within_a_transaction
+        if isInTransaction { try? execute("ROLLBACK") }
+    }
+}

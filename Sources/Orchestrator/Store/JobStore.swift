@@ -1,0 +1,401 @@
+import Foundation
+import OrchestratorAPI
+
+/// The durable record of every job: inserts, state transitions and the queries the scheduler
+/// and the control interface need, over one ``Database``.
+///
+/// Each method is one transaction, or a savepoint when called inside ``Database/write(_:)``,
+/// so several changes can share one commit (group commit). Times are stored as integer
+/// microseconds since the Unix epoch (``Timestamp/microseconds(_:)``), so a `Date` read back
+/// is the one written, rounded to the microsecond.
+/// ```swift
+/// let store = try JobStore(database: Database(path: path))
+/// let job = try store.insert(spec, submitterUid: uid, at: Date())
+/// let next = try store.nextQueued(in: .default, excluding: [], limit: 4)
+/// ```
+/// Not thread-safe: use it from the control queue that owns its database.
+public final class JobStore: @unchecked Sendable { // confined to the control queue
+    /// The connection the store works through.
+    public let database: Database
+    private let encoder: JSONEncoder
+    private let decoder = JSONDecoder()
+
+    /// Opens the store, bringing the schema up to date with ``Migrations/migrator``.
+    /// - Parameter database: the connection to use from now on.
+    /// - Throws: ``DatabaseError`` when a migration fails (busy, full, ...), or
+    ///   ``JobStoreError/unknownMigrations(_:)`` when a newer orchd wrote the database.
+    public init(database: Database) throws {
+        self.database = database
+        let encoder = JSONEncoder()
+        // Sorted keys: the same spec always gives the same bytes. Unescaped slashes keep
+        // paths readable in the sqlite3 shell.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        self.encoder = encoder
+        try Migrations.migrator.migrate(database)
+    }
+
+    // MARK: - SQL
+
+    /// The columns every job query selects, in the order ``decodeJob(_:)`` reads them.
+    static let columns = """
+        id, name, queue, priority, argv, shell, cwd, environment, labels, state, result, exit_code, \
+        signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
+        started_at, finished_at, pid, process_start_ticks, boot_id
+        """
+
+    static let insertSQL = """
+        INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment, labels, state, attempt, \
+        max_attempts, submitter_uid, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, ?, ?)
+        """
+
+    /// Served by the partial index `jobs_runnable`: a search on `queue`, already in
+    /// `priority DESC, id` order, so no sort and no table scan however many jobs wait.
+    static let nextQueuedSQL = """
+        SELECT \(columns) FROM jobs WHERE state = 'queued' AND queue = ?1 \
+        AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
+        """
+
+    /// A loose index scan: each step seeks the next distinct queue in `jobs_runnable`, so the
+    /// cost grows with the number of queues, not of queued jobs.
+    static let queuesSQL = """
+        WITH RECURSIVE q(name) AS (
+            SELECT min(queue) FROM jobs WHERE state = 'queued'
+            UNION ALL
+            SELECT (SELECT min(queue) FROM jobs WHERE state = 'queued' AND queue > q.name) FROM q WHERE q.name IS NOT NULL
+        ) SELECT name FROM q WHERE name IS NOT NULL
+        """
+
+    static let markRunningSQL = """
+        UPDATE jobs SET state = 'running', attempt = attempt + 1, started_at = ?2, finished_at = NULL, \
+        pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING \(columns)
+        """
+
+    static let markFinishedSQL = """
+        UPDATE jobs SET state = 'finished', result = ?2, exit_code = ?3, signal = ?4, reason = ?5, \
+        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL \
+        WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
+        """
+
+    // MARK: - Inserting
+
+    /// Records a new job, queued, with no attempt made yet and one attempt allowed.
+    /// - Parameters:
+    ///   - spec: what to run; stored as given (validate it first with ``JobSpec/validate()``).
+    ///   - submitterUid: the client's Unix uid.
+    ///   - at: the submission time (stored to the microsecond).
+    /// - Returns: the job as stored, with its new ID.
+    /// - Throws: ``DatabaseError`` (busy past the timeout, disk full, ...).
+    public func insert(_ spec: JobSpec, submitterUid: UInt32, at: Date) throws -> Job {
+        try insert([spec], submitterUid: submitterUid, at: at)[0]
+    }
+
+    /// Records several new jobs in one transaction: all are stored, or none.
+    /// - Parameters:
+    ///   - specs: what to run, in order; IDs are assigned in this order.
+    ///   - submitterUid: the client's Unix uid.
+    ///   - at: the submission time of all of them (stored to the microsecond).
+    /// - Returns: the jobs as stored, in the order of `specs`.
+    /// - Throws: ``DatabaseError``; nothing is stored then.
+    public func insert(_ specs: [JobSpec], submitterUid: UInt32, at: Date) throws -> [Job] {
+        let microseconds = Timestamp.microseconds(at)
+        let submittedAt = Timestamp.date(microseconds: microseconds)
+        return try database.write { db in
+            let statement = try db.cachedStatement(Self.insertSQL)
+            defer { statement.reset() }
+            var jobs: [Job] = []
+            jobs.reserveCapacity(specs.count)
+            for spec in specs {
+                statement.reset()
+                let argv: String?, shell: String?
+                switch spec.command {
+                case .argv(let words): (argv, shell) = (try json(words), nil)
+                case .shell(let text): (argv, shell) = (nil, text)
+                }
+                try statement.bind([
+                    .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
+                    .text(spec.cwd), .text(try json(spec.environment)), .text(try json(spec.labels)),
+                    .integer(Int64(submitterUid)), .integer(microseconds),
+                ])
+                try statement.step()
+                jobs.append(Job(
+                    id: JobID(rawValue: db.lastInsertRowID), spec: spec, state: .queued,
+                    submittedAt: submittedAt, submitterUid: submitterUid))
+            }
+            return jobs
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The job with this ID.
+    /// - Returns: the job, or `nil` when there is none (never submitted, or pruned).
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)`` when
+    ///   the stored row is damaged.
+    public func job(_ id: JobID) throws -> Job? {
+        try select("SELECT \(Self.columns) FROM jobs WHERE id = ?", [.integer(id.rawValue)]).first?.job
+    }
+
+    /// Jobs matching every filter given, in ID (submission) order.
+    /// - Parameters:
+    ///   - ids: only these jobs; `nil` for any.
+    ///   - queue: only jobs of this queue; `nil` for any.
+    ///   - stateName: only jobs in this state (one of ``JobState/names``; another name matches
+    ///     nothing); `nil` for any.
+    ///   - limit: at most this many, the lowest IDs first; `nil` for no limit.
+    /// - Returns: the matching jobs, ordered by ID.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func jobs(
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil
+    ) throws -> [Job] {
+        var conditions: [String] = []
+        var values: [DatabaseValue] = []
+        if let ids {
+            conditions.append("id IN (SELECT value FROM json_each(?))")
+            values.append(.text(Self.jsonArray(ids)))
+        }
+        if let queue {
+            conditions.append("queue = ?")
+            values.append(.text(queue.rawValue))
+        }
+        if let stateName {
+            conditions.append("state = ?")
+            values.append(.text(stateName))
+        }
+        var sql = "SELECT \(Self.columns) FROM jobs"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY id"
+        if let limit {
+            sql += " LIMIT ?"
+            values.append(.integer(Int64(max(limit, 0))))
+        }
+        // At most 16 distinct texts, so caching by text stays small.
+        return try select(sql, values).map(\.job)
+    }
+
+    /// The next queued jobs of `queue` in the order they should start: highest priority
+    /// first, then lowest ID (first submitted). The scheduler takes a small window at a time.
+    /// - Parameters:
+    ///   - queue: the queue to look in.
+    ///   - excluding: jobs to skip (e.g. already handed to the queue but not yet started).
+    ///   - limit: at most this many.
+    /// - Returns: up to `limit` queued jobs, in start order.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func nextQueued(in queue: QueueName, excluding: Set<JobID>, limit: Int) throws -> [Job] {
+        try select(Self.nextQueuedSQL, [
+            .text(queue.rawValue), .text(Self.jsonArray(excluding.sorted())), .integer(Int64(max(limit, 0))),
+        ]).map(\.job)
+    }
+
+    /// The queues that hold at least one queued job, sorted by name.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)`` for a
+    ///   stored queue name that is not valid.
+    public func queuesWithQueuedJobs() throws -> [QueueName] {
+        try database.read { db in
+            let statement = try db.cachedStatement(Self.queuesSQL)
+            defer { statement.reset() }
+            var queues: [QueueName] = []
+            while try statement.step() {
+                let text = statement.string(at: 0) ?? ""
+                guard let queue = QueueName(rawValue: text) else {
+                    throw JobStoreError.invalidRow(id: 0, column: "queue", detail: "'\(text)' is not a queue name")
+                }
+                queues.append(queue)
+            }
+            return queues
+        }
+    }
+
+    /// Jobs recorded as running, with their process identity, for recovery at start.
+    /// - Returns: one record per running job, by ID.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func runningJobs() throws -> [RunningJobRecord] {
+        try select("SELECT \(Self.columns) FROM jobs WHERE state = 'running' ORDER BY id", [])
+    }
+
+    /// How many jobs are in each state.
+    /// - Throws: ``DatabaseError``.
+    public func counts() throws -> ManagerInterface.JobCounts {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT state, count(*) FROM jobs GROUP BY state")
+            defer { statement.reset() }
+            var counts = ManagerInterface.JobCounts()
+            while try statement.step() {
+                let count = statement.int(at: 1)
+                switch statement.string(at: 0) {
+                case "waiting": counts.waiting = count
+                case "queued": counts.queued = count
+                case "running": counts.running = count
+                case "finished": counts.finished = count
+                default: break // the CHECK constraint admits no other state
+                }
+            }
+            return counts
+        }
+    }
+
+    // MARK: - Transitions
+
+    /// Records that a queued job's process started: state running, one more attempt, the
+    /// start time and the process's identity.
+    /// - Parameters:
+    ///   - id: the job; it must be queued.
+    ///   - pid: the main process ID (also its process group ID).
+    ///   - processStartTicks: the process's start time in clock ticks after boot
+    ///     (`/proc/PID/stat` field 22), to recognise it after a daemon restart.
+    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
+    ///   - at: the start time (stored to the microsecond).
+    /// - Returns: the job as now stored.
+    /// - Throws: ``JobStoreError/noSuchJob(_:)``, ``JobStoreError/invalidTransition(_:from:to:)``
+    ///   when the job is not queued, or ``DatabaseError``.
+    @discardableResult
+    public func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
+        try transition(id, to: "running", sql: Self.markRunningSQL, values: [
+            .integer(id.rawValue), .integer(Timestamp.microseconds(at)), .integer(Int64(pid)),
+            .integer(Int64(bitPattern: processStartTicks)), .text(bootID),
+        ])
+    }
+
+    /// Records that a job ended: state finished with `result`, the finish time; the process
+    /// identity is cleared. Works from waiting and queued (cancelled before it started,
+    /// dependency failed) as well as from running.
+    /// - Parameters:
+    ///   - id: the job; it must not be finished already.
+    ///   - result: how it ended.
+    ///   - at: the finish time (stored to the microsecond).
+    /// - Returns: the job as now stored.
+    /// - Throws: ``JobStoreError/noSuchJob(_:)``, ``JobStoreError/invalidTransition(_:from:to:)``
+    ///   when the job is already finished, or ``DatabaseError``.
+    @discardableResult
+    public func markFinished(_ id: JobID, result: JobResult, at: Date) throws -> Job {
+        try transition(id, to: "finished", sql: Self.markFinishedSQL, values: [
+            .integer(id.rawValue), .text(result.name), .init(result.exitCode.map(Int64.init)),
+            .init(result.signal.map(Int64.init)), .init(result.reason), .init(result.failedDependency?.rawValue),
+            .integer(Timestamp.microseconds(at)),
+        ])
+    }
+
+    private func transition(_ id: JobID, to target: String, sql: String, values: [DatabaseValue]) throws -> Job {
+        try database.write { db in
+            if let record = try select(sql, values).first { return record.job }
+            // Nothing updated: tell a missing job from one in the wrong state.
+            let statement = try db.cachedStatement("SELECT state FROM jobs WHERE id = ?")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue)])
+            guard try statement.step() else { throw JobStoreError.noSuchJob(id) }
+            throw JobStoreError.invalidTransition(id, from: statement.string(at: 0) ?? "NULL", to: target)
+        }
+    }
+
+    // MARK: - Rows
+
+    /// Runs a query selecting ``columns`` and decodes every row, in one read transaction (or
+    /// inside the caller's).
+    private func select(_ sql: String, _ values: [DatabaseValue]) throws -> [RunningJobRecord] {
+        try database.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(values)
+            var records: [RunningJobRecord] = []
+            while try statement.step() { records.append(try decodeJob(statement)) }
+            return records
+        }
+    }
+
+    /// Builds a job from a row of ``columns``, checking every value instead of trusting it.
+    /// - Throws: ``JobStoreError/invalidRow(id:column:detail:)`` naming the first bad column.
+    func decodeJob(_ row: Statement) throws(JobStoreError) -> RunningJobRecord {
+        let id = row.int64(at: 0)
+        func bad(_ column: String, _ detail: String) -> JobStoreError {
+            .invalidRow(id: id, column: column, detail: detail)
+        }
+        func integer(_ index: Int, _ column: String) throws(JobStoreError) -> Int64? {
+            switch row.storageClass(at: index) {
+            case .null: return nil
+            case .integer: return row.int64(at: index)
+            default: throw bad(column, "not an integer")
+            }
+        }
+        func required<T>(_ value: T?, _ column: String) throws(JobStoreError) -> T {
+            guard let value else { throw bad(column, "NULL") }
+            return value
+        }
+        func int32(_ index: Int, _ column: String) throws(JobStoreError) -> Int32? {
+            guard let value = try integer(index, column) else { return nil }
+            guard let narrow = Int32(exactly: value) else { throw bad(column, "\(value) is out of range") }
+            return narrow
+        }
+        func text(_ index: Int, _ column: String) throws(JobStoreError) -> String? {
+            switch row.storageClass(at: index) {
+            case .null: return nil
+            case .text: return row.string(at: index)
+            default: throw bad(column, "not text")
+            }
+        }
+        func decoded<T: Decodable>(_ type: T.Type, _ index: Int, _ column: String) throws(JobStoreError) -> T {
+            let json = try required(text(index, column), column)
+            do {
+                return try decoder.decode(type, from: Data(json.utf8))
+            } catch {
+                throw bad(column, "not a JSON \(type == [String].self ? "array" : "object") of strings")
+            }
+        }
+
+        guard row.storageClass(at: 0) == .integer, id > 0 else { throw bad("id", "not a positive integer") }
+        let queueText = try required(text(2, "queue"), "queue")
+        guard let queue = QueueName(rawValue: queueText) else { throw bad("queue", "'\(queueText)' is not a queue name") }
+        let command: JobCommand
+        switch (row.isNull(at: 4), row.isNull(at: 5)) {
+        case (false, true): command = .argv(try decoded([String].self, 4, "argv"))
+        case (true, false): command = .shell(try required(text(5, "shell"), "shell"))
+        default: throw bad("argv", "exactly one of argv and shell must be set")
+        }
+        var spec = JobSpec(
+            command: command, cwd: try required(text(6, "cwd"), "cwd"), environment: [:], queue: queue,
+            priority: Int(try required(integer(3, "priority"), "priority")), name: try text(1, "name"),
+            labels: try decoded([String: String].self, 8, "labels"))
+        // Assigned directly: the initializer would filter it, and what was stored is what ran.
+        spec.environment = try decoded([String: String].self, 7, "environment")
+
+        let stateName = try required(text(9, "state"), "state")
+        let state: JobState
+        switch stateName {
+        case "waiting": state = .waiting
+        case "queued": state = .queued
+        case "running": state = .running
+        case "finished":
+            let resultName = try required(text(10, "result"), "result")
+            guard let result = JobResult(
+                name: resultName, exitCode: try int32(11, "exit_code"), signal: try int32(12, "signal"),
+                reason: try text(13, "reason"),
+                failedDependency: try integer(14, "failed_dependency").map(JobID.init(rawValue:)))
+            else { throw bad("result", "'\(resultName)' with its payload is not a job result") }
+            state = .finished(result)
+        default:
+            throw bad("state", "'\(stateName)' is not a job state")
+        }
+
+        let uid = try required(integer(17, "submitter_uid"), "submitter_uid")
+        guard let submitterUid = UInt32(exactly: uid) else { throw bad("submitter_uid", "\(uid) is out of range") }
+        let job = Job(
+            id: JobID(rawValue: id), spec: spec, state: state,
+            attempt: Int(try required(integer(15, "attempt"), "attempt")),
+            maxAttempts: Int(try required(integer(16, "max_attempts"), "max_attempts")),
+            submittedAt: Timestamp.date(microseconds: try required(integer(18, "submitted_at"), "submitted_at")),
+            startedAt: try integer(19, "started_at").map(Timestamp.date(microseconds:)),
+            finishedAt: try integer(20, "finished_at").map(Timestamp.date(microseconds:)),
+            submitterUid: submitterUid, pid: try int32(21, "pid"))
+        return RunningJobRecord(
+            job: job, processStartTicks: try integer(22, "process_start_ticks").map(UInt64.init(bitPattern:)),
+            bootID: try text(23, "boot_id"))
+    }
+
+    // MARK: - JSON
+
+    private func json(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    private static func jsonArray(_ ids: [JobID]) -> String {
+        "[" + ids.map { String($0.rawValue) }.joined(separator: ",") + "]"
+    }
+}

@@ -1,0 +1,53 @@
+/// orchd's schema history: the migrations every orchd database goes through, in order.
+///
+/// Append-only. `schema.sql` at the repository root is the schema they produce, and a test
+/// checks that a fresh database matches it; change both together.
+public enum Migrations {
+    /// The migrator with all of orchd's migrations registered.
+    public static let migrator: Migrator = {
+        var migrator = Migrator()
+        migrator.registerMigration("v1-jobs") { db in try db.execute(v1JobsSQL) }
+        return migrator
+    }()
+
+    /// v1: the `jobs` table and its two indexes. Identical to the matching part of `schema.sql`.
+    ///
+    /// `AUTOINCREMENT` makes SQLite remember the largest ID ever used (in `sqlite_sequence`),
+    /// so a pruned job's ID is never handed out again (<https://www.sqlite.org/autoinc.html>).
+    /// `jobs_runnable` is a partial index over queued jobs only, in the order the scheduler
+    /// takes them (<https://www.sqlite.org/partialindex.html>).
+    static let v1JobsSQL = """
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
+            name TEXT,                             -- optional display name
+            queue TEXT NOT NULL,                   -- QueueName
+            priority INTEGER NOT NULL DEFAULT 0,   -- higher runs first; FIFO (by id) among equals
+            argv TEXT,                             -- JSON array of strings, executed without a shell
+            shell TEXT,                            -- string run by /bin/sh -c
+            cwd TEXT NOT NULL,                     -- absolute working directory
+            environment TEXT NOT NULL,             -- JSON object of strings, keys sorted
+            labels TEXT NOT NULL DEFAULT '{}',     -- JSON object of strings, keys sorted
+            state TEXT NOT NULL CHECK (state IN ('waiting', 'queued', 'running', 'finished')),
+            result TEXT,                           -- JobResult.name, set exactly when finished
+            exit_code INTEGER,                     -- exit status 0-255, for succeeded and failed
+            signal INTEGER,                        -- signal number, for signaled
+            reason TEXT,                           -- why the spawn failed, for spawn_failed
+            failed_dependency INTEGER,             -- JobID, for dependency_failed
+            attempt INTEGER NOT NULL DEFAULT 0,    -- attempts started, from 1; 0 before the first
+            max_attempts INTEGER NOT NULL DEFAULT 1, -- attempts allowed in all; 1 = no retry
+            submitter_uid INTEGER NOT NULL,        -- Unix uid of the submitting client (SO_PEERCRED)
+            submitted_at INTEGER NOT NULL,         -- µs since the Unix epoch (UTC)
+            started_at INTEGER,                    -- µs since the Unix epoch, start of the last attempt
+            finished_at INTEGER,                   -- µs since the Unix epoch
+            pid INTEGER,                           -- main process (and process group) ID while running
+            process_start_ticks INTEGER,           -- its start time, clock ticks after boot (/proc/PID/stat field 22)
+            boot_id TEXT,                          -- /proc/sys/kernel/random/boot_id of the boot it ran in
+            CHECK ((argv IS NULL) <> (shell IS NULL)),
+            CHECK (argv IS NULL OR json_type(argv) = 'array'),
+            CHECK (json_type(environment) = 'object' AND json_type(labels) = 'object'),
+            CHECK ((state = 'finished') = (result IS NOT NULL))
+        );
+        CREATE INDEX jobs_runnable ON jobs (queue, priority DESC, id) WHERE state = 'queued';
+        CREATE INDEX jobs_by_state ON jobs (state, id);
+        """
+}
