@@ -101,9 +101,9 @@ enum SubmitCommand: OrchctlCommand {
             guard let current else {
                 throw CommandLineError(.invalidValue, "cannot read the current directory to resolve --cwd '\(option)'; give an absolute path", command: spec.name)
             }
-            path = (current == "/" ? "" : current) + "/" + (path == "." ? "" : path)
-            if path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+            path = current + "/" + path
         }
+        path = normalized(path)
         var info = stat()
         guard stat(path, &info) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -113,5 +113,19 @@ enum SubmitCommand: OrchctlCommand {
             throw CommandLineError(.invalidValue, "invalid value for option '--cwd': \(path) is not a directory", command: spec.name)
         }
         return path
+    }
+
+    /// `path` without `.`, `..` and repeated slashes, resolved lexically (as `cd -L` does), so
+    /// the job's recorded directory reads as the user meant it.
+    static func normalized(_ path: String) -> String {
+        var components: [Substring] = []
+        for component in path.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": _ = components.popLast()
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
     }
 }

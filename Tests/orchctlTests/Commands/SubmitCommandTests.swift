@@ -33,6 +33,8 @@ struct SubmitCommandTests {
     func workingDirectory() throws {
         #expect(try spec(["submit", "--cwd", "/", "--", "ls"]).cwd == "/")
         #expect(try spec(["submit", "--cwd", ".", "--", "ls"]).cwd == "/tmp")
+        #expect(try spec(["submit", "--cwd", "../usr//bin/.", "--", "ls"]).cwd == "/usr/bin")
+        #expect(SubmitCommand.normalized("/a/b/../../..") == "/")
         let error = #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/nonexistent-dir", "--", "ls"]) }
         #expect(error?.message == "invalid value for option '--cwd': /nonexistent-dir: No such file or directory")
         #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/etc/passwd", "--", "ls"]) }
