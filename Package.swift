@@ -44,7 +44,7 @@ let package = Package(
 
         .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),
         .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "CPosix"]),
-        .testTarget(name: "orchctlTests", dependencies: ["orchctl"]),
+        .testTarget(name: "orchctlTests", dependencies: ["orchctl"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["OrchestratorAPI", "CPosix"]

@@ -1,1 +1,8 @@
-print("orchctl")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// orchctl: the command-line client of orchd. Everything happens in `Orchctl.run`; only here
+// does the exit status leave the process.
+let status = Orchctl.run(Array(CommandLine.arguments.dropFirst()), context: Orchctl.processContext())
+exit(status.rawValue)

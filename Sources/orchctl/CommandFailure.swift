@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import OrchestratorAPI
+
+/// A failure a command reports to the user: the message after `Error: ` and the exit code.
+///
+/// Only orchctl turns errors into exit codes (STYLE.md item 2); ``init(_:socket:afterReply:uid:)``
+/// is the one place that maps a ``VarlinkClientError``.
+struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, without the `Error: ` prefix.
+    var message: String
+    /// The exit status it leads to.
+    var exitCode: ExitCode
+    /// The Varlink error name when the daemon answered with an error (`io.orchd.Jobs.NoSuchJob`),
+    /// `nil` for failures of the connection or of orchctl itself.
+    var remoteErrorName: String?
+
+    /// Creates a failure.
+    init(_ message: String, exitCode: ExitCode = .failure, remoteErrorName: String? = nil) {
+        self.message = message
+        self.exitCode = exitCode
+        self.remoteErrorName = remoteErrorName
+    }
+
+    /// Maps a Varlink client error to a message and an exit code (DESIGN.md §8):
+    /// daemon unreachable 69, permission denied 77, everything else the daemon says 1.
+    /// - Parameters:
+    ///   - error: what the client threw.
+    ///   - socket: the socket path, for messages.
+    ///   - afterReply: whether the daemon had already answered on this connection; a connection
+    ///     lost before that means the daemon is not there (69), after it that it went away
+    ///     mid-request (1).
+    ///   - uid: the caller's uid, to suggest the system or the user service.
+    init(_ error: VarlinkClientError, socket: String, afterReply: Bool, uid: UInt32) {
+        switch error {
+        case .connectFailed(_, let code) where code == EACCES || code == EPERM:
+            self.init(
+                "permission denied on orchd's socket \(socket) (\(Self.errnoText(code))). Ask an administrator for access, or use --socket to reach your own orchd.",
+                exitCode: .permissionDenied)
+        case .connectFailed(_, let code):
+            let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
+            self.init(
+                "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? Start it with '\(service)' or run 'orchd' in another terminal.",
+                exitCode: .unavailable)
+        case .pathTooLong(let path):
+            self.init("the socket path is too long (at most 107 bytes): \(path)", exitCode: .usage)
+        case .connectionLost(let code):
+            let why = code == 0 ? "" : " (\(Self.errnoText(code)))"
+            if afterReply {
+                self.init("orchd closed the connection\(why) before the request completed", exitCode: .failure)
+            } else {
+                self.init(
+                    "cannot reach orchd at \(socket): it closed the connection\(why). Is it shutting down?",
+                    exitCode: .unavailable)
+            }
+        case .protocolViolation(let what):
+            self.init("unexpected answer from orchd at \(socket): \(what)", exitCode: .failure)
+        case .remote(let remote):
+            self.init(remote.description, exitCode: Self.exitCode(for: remote), remoteErrorName: remote.name)
+        }
+    }
+
+    /// The exit code for an error reply.
+    static func exitCode(for error: VarlinkError) -> ExitCode {
+        switch error.name {
+        case "org.varlink.service.PermissionDenied", "io.orchd.Jobs.NotPermitted": .permissionDenied
+        case "io.orchd.Jobs.ShuttingDown": .unavailable
+        default: .failure
+        }
+    }
+
+    private static func errnoText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    var description: String { message }
+}

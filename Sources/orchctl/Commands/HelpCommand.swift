@@ -1,0 +1,14 @@
+/// `orchctl help [COMMAND]`: the same text as `orchctl COMMAND --help`. The parser answers it
+/// (as ``ParseOutcome/help(_:)``), so `run` is never reached.
+enum HelpCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "help",
+        abstract: "Show help for orchctl or one of its commands.",
+        usage: "help [<subcommand>]",
+        arguments: [ArgumentSpec(name: "subcommand", kind: .text, arity: .optional, help: "The command to show help for.")],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        .success
+    }
+}

@@ -1,0 +1,37 @@
+import OrchestratorAPI
+
+/// `orchctl info`: the daemon's version, uptime, paths and job counts.
+enum InfoCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "info",
+        abstract: "Show orchd's version, uptime, paths and job counts.",
+        usage: "info",
+        arguments: [],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let connection = try context.connect(invocation)
+        let info = try connection.call("io.orchd.Manager.GetInfo", VarlinkNoParameters(), returning: ManagerInterface.InfoReply.self)
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(info))
+        } else {
+            context.console.write(render(info))
+        }
+        return .success
+    }
+
+    /// The text form: aligned `key: value` lines.
+    static func render(_ info: ManagerInterface.InfoReply) -> String {
+        let jobs = info.jobs
+        return KeyValueLines.render([
+            ("version", info.version),
+            ("orchctl version", OrchdVersion.string),
+            ("pid", String(info.pid)),
+            ("uptime", TimeSpan.format(.microseconds(info.uptimeUSec))),
+            ("state directory", info.stateDirectory),
+            ("socket", info.socket),
+            ("concurrency", String(info.concurrency)),
+            ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
+        ])
+    }
+}

@@ -1,0 +1,72 @@
+import FoundationEssentials
+import OrchestratorAPI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// orchctl's whole run: parse, dispatch, report errors, return the exit status to `main`.
+enum Orchctl {
+    /// The parser over every command.
+    static var parser: ArgumentParser { ArgumentParser(commands: CommandTable.specs) }
+    /// The help renderer over every command.
+    static var helpRenderer: HelpRenderer { HelpRenderer(commands: CommandTable.specs) }
+
+    /// Runs orchctl with `arguments` (without the program name).
+    /// - Returns: the exit status.
+    static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
+        let outcome: ParseOutcome
+        do {
+            outcome = try parser.parse(arguments)
+        } catch {
+            report(error, context: context)
+            return .usage
+        }
+        switch outcome {
+        case .version:
+            context.console.print("orchctl \(OrchdVersion.string)")
+            return .success
+        case .help(let command):
+            context.console.write(command.map(helpRenderer.help(for:)) ?? helpRenderer.rootHelp())
+            return .success
+        case .run(let invocation):
+            guard let command = CommandTable.command(named: invocation.command.name) else {
+                report(CommandLineError(.unknownCommand, "unknown command '\(invocation.command.name)'"), context: context)
+                return .usage
+            }
+            do {
+                return try command.run(invocation, context: context)
+            } catch let error as CommandLineError {
+                report(error, context: context)
+                return .usage
+            } catch let failure as CommandFailure {
+                context.console.printError("Error: \(failure.message)")
+                return failure.exitCode
+            } catch {
+                context.console.printError("Error: \(error)")
+                return .failure
+            }
+        }
+    }
+
+    /// Prints a usage error: `Error: …`, `Usage: …`, `See 'orchctl <cmd> --help'.`
+    static func report(_ error: CommandLineError, context: CommandContext) {
+        let renderer = helpRenderer
+        let spec = error.command.flatMap { name in CommandTable.specs.first { $0.name == name } }
+        let usage = spec.map(renderer.usage(for:)) ?? renderer.rootUsage
+        let helpCommand = spec.map { "orchctl \($0.name) --help" } ?? "orchctl --help"
+        context.console.printError("Error: \(error.message)\nUsage: \(usage)\nSee '\(helpCommand)'.")
+    }
+
+    /// The context of this process: its console, environment, uid and working directory.
+    static func processContext() -> CommandContext {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let cwd = getcwd(&buffer, buffer.count) != nil
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            : nil
+        return CommandContext(
+            console: .standard,
+            environment: ProcessInfo.processInfo.environment,
+            uid: getuid(),
+            currentDirectory: cwd)
+    }
+}

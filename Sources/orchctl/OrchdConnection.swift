@@ -1,0 +1,60 @@
+import OrchestratorAPI
+
+/// One connection to orchd, turning client errors into ``CommandFailure``s with the right exit
+/// code. It remembers whether the daemon has answered yet, because a connection lost before the
+/// first reply means "daemon unreachable" (69) and one lost after it does not.
+final class OrchdConnection {
+    private let client: VarlinkClient
+    private let socket: String
+    private let uid: UInt32
+    /// Whether any reply has arrived on this connection.
+    private(set) var hasReplied = false
+
+    /// Connects to `socket`.
+    /// - Throws: ``CommandFailure`` (69 when nothing listens, 77 when access is denied).
+    init(socket: String, uid: UInt32) throws(CommandFailure) {
+        self.socket = socket
+        self.uid = uid
+        do {
+            client = try VarlinkClient(socketPath: socket)
+        } catch {
+            throw CommandFailure(error, socket: socket, afterReply: false, uid: uid)
+        }
+    }
+
+    /// Calls `method` and returns its reply; see ``VarlinkClient/call(_:_:returning:)``.
+    /// - Throws: ``CommandFailure``.
+    func call<P: Codable & Sendable, R: Codable & Sendable>(
+        _ method: String, _ parameters: P, returning: R.Type
+    ) throws(CommandFailure) -> R {
+        do {
+            let reply = try client.call(method, parameters, returning: R.self)
+            hasReplied = true
+            return reply
+        } catch {
+            if case .remote = error { hasReplied = true }
+            throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+        }
+    }
+
+    /// Calls `method` with `more` and hands each reply to `body` until the last one.
+    /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
+    func stream<P: Codable & Sendable, R: Codable & Sendable>(
+        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        do {
+            try client.stream(method, parameters, returning: R.self) { reply in
+                hasReplied = true
+                try body(reply)
+                return true
+            }
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch let error as VarlinkClientError {
+            if case .remote = error { hasReplied = true }
+            throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+    }
+}

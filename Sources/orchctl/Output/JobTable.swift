@@ -1,0 +1,83 @@
+import FoundationEssentials
+import OrchestratorAPI
+
+/// The `orchctl status` table: one row per job and a one-line summary.
+///
+/// ```
+/// ID  STATE      QUEUE    PRI  SUBMITTED  STARTED   DURATION  COMMAND
+/// 7   failed(3)  default  0    12:14:43   12:14:43  1.5s      make test
+/// ```
+struct JobTable: Sendable {
+    /// How to show times.
+    var time = TimeFormatter()
+    /// The widest the whole row may be, in characters (the command is cut to fit with `…`);
+    /// `nil` means never cut (output to a pipe).
+    var maximumWidth: Int?
+
+    private static let headers = ["ID", "STATE", "QUEUE", "PRI", "SUBMITTED", "STARTED", "DURATION", "COMMAND"]
+
+    /// Renders `jobs`, header first, then the summary line; `No jobs.` when there are none.
+    /// - Parameter now: the current time, for running durations and the compact time format.
+    func render(_ jobs: [Job], now: Date) -> String {
+        guard !jobs.isEmpty else { return "No jobs.\n" }
+        let rows = jobs.map { job in
+            [
+                job.id.description,
+                JobText.state(job.state),
+                job.spec.queue.rawValue,
+                String(job.spec.priority),
+                time.compact(job.submittedAt, now: now),
+                job.startedAt.map { time.compact($0, now: now) } ?? "-",
+                JobText.duration(job, now: now).map(TimeSpan.format) ?? "-",
+                JobText.command(job),
+            ]
+        }
+        // Every column but the last is padded to its widest cell.
+        var widths = Self.headers.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        let gap = 2
+        let prefixWidth = widths.dropLast().reduce(0) { $0 + $1 + gap }
+        let commandWidth = maximumWidth.map { max(12, $0 - prefixWidth) }
+
+        var text = ""
+        for row in [Self.headers] + rows {
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                if column == row.count - 1 {
+                    line += Self.truncate(cell, to: commandWidth)
+                } else {
+                    line += cell + String(repeating: " ", count: widths[column] - cell.count + gap)
+                }
+            }
+            text += line + "\n"
+        }
+        text += Self.summary(jobs) + "\n"
+        return text
+    }
+
+    /// `2 running, 5 queued, 10 finished (3 failed)`; waiting only when there are some.
+    static func summary(_ jobs: [Job]) -> String {
+        var waiting = 0, queued = 0, running = 0, finished = 0, unsuccessful = 0
+        for job in jobs {
+            switch job.state {
+            case .waiting: waiting += 1
+            case .queued: queued += 1
+            case .running: running += 1
+            case .finished(let result):
+                finished += 1
+                if result != .succeeded { unsuccessful += 1 }
+            }
+        }
+        var parts = ["\(running) running", "\(queued) queued"]
+        if waiting > 0 { parts.append("\(waiting) waiting") }
+        parts.append("\(finished) finished" + (unsuccessful > 0 ? " (\(unsuccessful) not succeeded)" : ""))
+        return parts.joined(separator: ", ")
+    }
+
+    private static func truncate(_ text: String, to width: Int?) -> String {
+        guard let width, text.count > width else { return text }
+        return String(text.prefix(width - 1)) + "…"
+    }
+}

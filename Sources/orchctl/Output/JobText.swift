@@ -1,0 +1,46 @@
+import FoundationEssentials
+import OrchestratorAPI
+
+/// Short texts describing a job, shared by the table, `show` and command messages.
+enum JobText {
+    /// The state, or the result when finished: `queued`, `running`, `succeeded`, `failed(3)`,
+    /// `signaled(9)`, `cancelled`, `timed_out`, `spawn_failed`, `dependency_failed(4)`.
+    static func state(_ state: JobState) -> String {
+        guard let result = state.result else { return state.name }
+        return self.result(result)
+    }
+
+    /// A result with its payload in parentheses when it has a number.
+    static func result(_ result: JobResult) -> String {
+        switch result {
+        case .failed(let code): "failed(\(code))"
+        case .signaled(let signal): "signaled(\(signal))"
+        case .dependencyFailed(let id): "dependency_failed(\(id))"
+        default: result.name
+        }
+    }
+
+    /// How long the job ran (finished) or has been running (running); `nil` before it started.
+    static func duration(_ job: Job, now: Date) -> Duration? {
+        guard let started = job.startedAt else { return nil }
+        let end = job.finishedAt ?? (job.state == .running ? now : nil)
+        guard let end else { return nil }
+        let microseconds = Int64(((end.timeIntervalSince1970 - started.timeIntervalSince1970) * 1_000_000).rounded())
+        return .microseconds(max(0, microseconds))
+    }
+
+    /// The command on one line: control characters made visible so a table row stays a row.
+    static func command(_ job: Job) -> String {
+        var text = ""
+        for scalar in job.spec.command.displayText.unicodeScalars {
+            switch scalar {
+            case "\n": text += "\\n"
+            case "\t": text += "\\t"
+            case "\r": text += "\\r"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F { text += "?" } else { text.unicodeScalars.append(scalar) }
+            }
+        }
+        return text
+    }
+}

@@ -1,0 +1,42 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Formats times for people, in the local time zone (localtime_r(3), honouring `TZ`) or in
+/// UTC (for tests and reproducible output). `--json` carries RFC 3339 UTC instead.
+struct TimeFormatter: Sendable {
+    /// Whether to show local time or UTC.
+    var utc = false
+
+    /// `2026-11-29 12:14:43`.
+    func dateTime(_ date: Date) -> String {
+        let t = fields(date)
+        return "\(t.year)-\(pad(t.month))-\(pad(t.day)) \(pad(t.hour)):\(pad(t.minute)):\(pad(t.second))"
+    }
+
+    /// A short form for tables: `12:14:43` today, `11-28 12:14` this year, else `2025-11-28`.
+    func compact(_ date: Date, now: Date) -> String {
+        let t = fields(date)
+        let n = fields(now)
+        if t.year == n.year && t.month == n.month && t.day == n.day {
+            return "\(pad(t.hour)):\(pad(t.minute)):\(pad(t.second))"
+        }
+        if t.year == n.year {
+            return "\(pad(t.month))-\(pad(t.day)) \(pad(t.hour)):\(pad(t.minute))"
+        }
+        return "\(t.year)-\(pad(t.month))-\(pad(t.day))"
+    }
+
+    private func fields(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var broken = tm()
+        if utc { gmtime_r(&seconds, &broken) } else { localtime_r(&seconds, &broken) }
+        return (Int(broken.tm_year) + 1900, Int(broken.tm_mon) + 1, Int(broken.tm_mday),
+                Int(broken.tm_hour), Int(broken.tm_min), Int(broken.tm_sec))
+    }
+
+    private func pad(_ value: Int) -> String {
+        value < 10 ? "0\(value)" : String(value)
+    }
+}

@@ -1,0 +1,200 @@
+import OrchestratorAPI
+
+/// Parses orchctl's command line against a table of ``CommandSpec``s.
+///
+/// Rules: global options (`--socket`, `--json`, `-h/--help`, `--version`) go before or after
+/// the command word; `--opt value` and `--opt=value` are the same; `--` ends options, and what
+/// follows is kept verbatim (the job's argv for `submit`); `help COMMAND` is
+/// `COMMAND --help`. Every mistake is a ``CommandLineError``.
+struct ArgumentParser: Sendable {
+    /// The commands, in the order help lists them.
+    var commands: [CommandSpec]
+
+    /// Parses `arguments` (without the program name).
+    /// - Throws: ``CommandLineError`` describing the first problem found.
+    func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
+        var global = GlobalOptions()
+        var command: CommandSpec?
+        var invocation: Invocation?
+        var wantsHelp = false
+        var wantsVersion = false
+        var index = 0
+
+        while index < arguments.count {
+            let word = arguments[index]
+            index += 1
+
+            if word == "--" {
+                guard var current = invocation, let spec = command else {
+                    throw CommandLineError(.missingCommand, "expected a command before '--'")
+                }
+                let rest = Array(arguments[index...])
+                if spec.takesTrailingArguments {
+                    current.trailing = rest
+                } else {
+                    current.arguments += rest
+                }
+                invocation = current
+                break
+            }
+
+            if word.hasPrefix("-") && word != "-" && !Self.isNegativeNumber(word) {
+                // Split `--name=value`; a single dash is only the short `-h`.
+                let name: String
+                var attached: String?
+                if word.hasPrefix("--") {
+                    let body = word.dropFirst(2)
+                    if let equals = body.firstIndex(of: "=") {
+                        name = String(body[..<equals])
+                        attached = String(body[body.index(after: equals)...])
+                    } else {
+                        name = String(body)
+                    }
+                } else if word == "-h" {
+                    name = "help"
+                } else {
+                    throw CommandLineError(.unknownOption, "unknown option '\(word)'", command: command?.name)
+                }
+
+                if name == "help" || name == "version" {
+                    if attached != nil {
+                        throw CommandLineError(.unexpectedValue, "option '--\(name)' does not take a value", command: command?.name)
+                    }
+                    if name == "help" { wantsHelp = true } else { wantsVersion = true }
+                    continue
+                }
+
+                let spec = GlobalOptions.specs.first { $0.name == name } ?? command?.option(named: name)
+                guard let spec else {
+                    let display = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+                    throw CommandLineError(.unknownOption, "unknown option '\(display)'", command: command?.name)
+                }
+                if !spec.takesValue {
+                    if attached != nil {
+                        throw CommandLineError(.unexpectedValue, "option '--\(name)' does not take a value", command: command?.name)
+                    }
+                    if name == "json" { global.json = true } else { invocation?.flags.insert(name) }
+                    continue
+                }
+                let value: String
+                if let attached {
+                    value = attached
+                } else if index < arguments.count, !Self.looksLikeOption(arguments[index]) {
+                    value = arguments[index]
+                    index += 1
+                } else {
+                    throw CommandLineError(.missingValue, "missing value for option '--\(name) <\(spec.valueName ?? "value")>'", command: command?.name)
+                }
+                try Self.check(value, of: spec.kind, what: "option '--\(name)'", command: command?.name)
+                if name == "socket" {
+                    global.socket = value
+                } else if let current = invocation {
+                    var updated = current
+                    if spec.isRepeatable {
+                        updated.values[name, default: []].append(value)
+                    } else {
+                        updated.values[name] = [value]
+                    }
+                    invocation = updated
+                }
+                continue
+            }
+
+            // A positional word: first the command, then its arguments.
+            guard let current = invocation else {
+                guard let spec = commands.first(where: { $0.name == word }) else {
+                    throw CommandLineError(.unknownCommand, "unknown command '\(word)'")
+                }
+                command = spec
+                invocation = Invocation(command: spec, global: global)
+                continue
+            }
+            if current.command.takesTrailingArguments {
+                // The job's argv is taken only after `--`, so a mistyped option is never run.
+                throw CommandLineError(
+                    .unexpectedArgument,
+                    "unexpected argument '\(word)'; put the job's command after '--' (orchctl \(current.command.name) -- \(word) ...)",
+                    command: current.command.name)
+            }
+            var updated = current
+            updated.arguments.append(word)
+            invocation = updated
+        }
+
+        if wantsHelp { return .help(command) }
+        if wantsVersion { return .version }
+        guard var invocation, let command else {
+            throw CommandLineError(.missingCommand, "no command given")
+        }
+        invocation.global = global
+
+        if command.name == "help" {
+            guard let topic = invocation.arguments.first else { return .help(nil) }
+            guard invocation.arguments.count == 1 else {
+                throw CommandLineError(.unexpectedArgument, "unexpected argument '\(invocation.arguments[1])'", command: "help")
+            }
+            guard let spec = commands.first(where: { $0.name == topic }) else {
+                throw CommandLineError(.unknownCommand, "unknown command '\(topic)'", command: "help")
+            }
+            return .help(spec)
+        }
+
+        try Self.checkArguments(invocation.arguments, of: command)
+        return .run(invocation)
+    }
+
+    // MARK: - Checks
+
+    /// Matches positional words to the command's declared arguments.
+    private static func checkArguments(_ words: [String], of command: CommandSpec) throws(CommandLineError) {
+        var remaining = words[...]
+        for argument in command.arguments {
+            switch argument.arity {
+            case .one, .oneOrMore:
+                guard !remaining.isEmpty else {
+                    throw CommandLineError(.missingArgument, "missing argument '<\(argument.name)>'", command: command.name)
+                }
+            case .optional, .zeroOrMore:
+                break
+            }
+            let count = switch argument.arity {
+            case .one: 1
+            case .optional: min(1, remaining.count)
+            case .zeroOrMore, .oneOrMore: remaining.count
+            }
+            for word in remaining.prefix(count) {
+                try check(word, of: argument.kind, what: "argument '<\(argument.name)>'", command: command.name)
+            }
+            remaining = remaining.dropFirst(count)
+        }
+        if let extra = remaining.first {
+            throw CommandLineError(.unexpectedArgument, "unexpected argument '\(extra)'", command: command.name)
+        }
+    }
+
+    /// Checks one value against its kind.
+    private static func check(_ value: String, of kind: ValueKind, what: String, command: String?) throws(CommandLineError) {
+        let problem: String? = switch kind {
+        case .text: nil
+        case .integer: Int(value) == nil ? "'\(value)' is not an integer" : nil
+        case .keyValue: KeyValue.split(value) == nil ? "'\(value)' is not of the form KEY=VALUE" : nil
+        case .queueName: QueueName(rawValue: value) == nil ? "'\(value)' is not a valid queue name (\(QueueName.rule))" : nil
+        case .jobID: JobID(parsing: value) == nil ? "'\(value)' is not a job ID (a positive integer)" : nil
+        case .timeSpan: TimeSpan.parse(value) == nil ? "'\(value)' is not a time span (e.g. 30s, 5min, 1h30min)" : nil
+        case .choice(let words): words.contains(value) ? nil : "'\(value)' is not one of \(words.joined(separator: ", "))"
+        }
+        if let problem {
+            throw CommandLineError(.invalidValue, "invalid value for \(what): \(problem)", command: command)
+        }
+    }
+
+    /// `-5` is a value (a negative priority), not an option.
+    private static func isNegativeNumber(_ word: String) -> Bool {
+        word.count > 1 && word.hasPrefix("-") && Int(word) != nil
+    }
+
+    /// Whether a word after a value-taking option is another option rather than its value.
+    private static func looksLikeOption(_ word: String) -> Bool {
+        word.hasPrefix("-") && word != "-" && !isNegativeNumber(word)
+    }
+}

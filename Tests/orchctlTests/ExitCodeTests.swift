@@ -1,0 +1,66 @@
+import Glibc
+import OrchestratorAPI
+import Testing
+@testable import orchctl
+
+@Suite("Exit codes")
+struct ExitCodeTests {
+    func failure(_ error: VarlinkClientError, afterReply: Bool = false, uid: UInt32 = 1000) -> CommandFailure {
+        CommandFailure(error, socket: "/run/orchd/orchd.sock", afterReply: afterReply, uid: uid)
+    }
+
+    @Test("an absent or refusing daemon exits 69 with a hint to start it", arguments: [ENOENT, ECONNREFUSED, ENOTDIR])
+    func unreachable(code: Int32) {
+        let result = failure(.connectFailed(path: "/run/orchd/orchd.sock", errno: code), uid: 0)
+        #expect(result.exitCode == .unavailable)
+        #expect(result.message.hasPrefix("cannot reach orchd at /run/orchd/orchd.sock ("))
+        #expect(result.message.hasSuffix("Is it running? Start it with 'systemctl start orchd' or run 'orchd' in another terminal."))
+    }
+
+    @Test("a non-root user is pointed at the user service")
+    func userService() {
+        #expect(failure(.connectFailed(path: "/x", errno: ENOENT)).message.contains("'systemctl --user start orchd'"))
+    }
+
+    @Test("permission denied exits 77", arguments: [EACCES, EPERM])
+    func permissionDenied(code: Int32) {
+        #expect(failure(.connectFailed(path: "/x", errno: code)).exitCode == .permissionDenied)
+    }
+
+    @Test("a connection closed before any reply means the daemon is unreachable; after one, a failure")
+    func connectionLost() {
+        #expect(failure(.connectionLost(errno: 0)).exitCode == .unavailable)
+        #expect(failure(.connectionLost(errno: ECONNRESET), afterReply: true).exitCode == .failure)
+    }
+
+    @Test("daemon errors map to 1, 77 or 69 by name")
+    func remoteErrors() {
+        let missing = failure(.remote(JobsInterface.noSuchJob(JobID(rawValue: 7))))
+        #expect(missing.exitCode == .failure)
+        #expect(missing.message == "no job with ID 7")
+        #expect(missing.remoteErrorName == "io.orchd.Jobs.NoSuchJob")
+        #expect(failure(.remote(JobsInterface.notPermitted(JobID(rawValue: 7)))).exitCode == .permissionDenied)
+        #expect(failure(.remote(.permissionDenied())).exitCode == .permissionDenied)
+        #expect(failure(.remote(JobsInterface.alreadyFinished(JobID(rawValue: 7)))).exitCode == .failure)
+        #expect(failure(.remote(JobsInterface.shuttingDown())).exitCode == .unavailable)
+        #expect(failure(.protocolViolation("garbage")).exitCode == .failure)
+    }
+
+    @Test("one job's result gives its shell exit status")
+    func singleJobStatus() {
+        let job = { (result: JobResult) in [makeJob(1, .argv(["x"]), state: .finished(result))] }
+        #expect(WaitCommand.exitCode(for: job(.succeeded)) == .success)
+        #expect(WaitCommand.exitCode(for: job(.failed(exitCode: 3))) == ExitCode(3))
+        #expect(WaitCommand.exitCode(for: job(.signaled(signal: 9))) == ExitCode(137))
+        #expect(WaitCommand.exitCode(for: job(.timedOut)) == ExitCode(124))
+        #expect(WaitCommand.exitCode(for: job(.cancelled)) == .failure)
+    }
+
+    @Test("several jobs give 0 when all succeeded, else 1")
+    func severalJobsStatus() {
+        let ok = makeJob(1, .argv(["true"]), state: .finished(.succeeded))
+        let bad = makeJob(2, .argv(["false"]), state: .finished(.failed(exitCode: 7)))
+        #expect(WaitCommand.exitCode(for: [ok, ok]) == .success)
+        #expect(WaitCommand.exitCode(for: [ok, bad]) == .failure)
+    }
+}

@@ -1,0 +1,60 @@
+import FoundationEssentials
+import Testing
+@testable import orchctl
+
+@Suite("Help text")
+struct HelpRendererTests {
+    @Test("every command's help has OVERVIEW, USAGE and OPTIONS, and lists each of its options",
+          arguments: CommandTable.specs.map(\.name))
+    func everyCommand(name: String) throws {
+        let spec = try #require(CommandTable.command(named: name)).spec
+        let text = Orchctl.helpRenderer.help(for: spec)
+        #expect(text.hasPrefix("OVERVIEW: \(spec.abstract)\n"))
+        #expect(text.contains("\nUSAGE: orchctl \(name)"))
+        #expect(text.contains("\nOPTIONS:\n"))
+        #expect(text.contains("  -h, --help"))
+        #expect(text.contains("  --socket <path>"))
+        for option in spec.options { #expect(text.contains("  " + option.label)) }
+        if !spec.arguments.isEmpty { #expect(text.contains("\nARGUMENTS:\n")) }
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })
+    }
+
+    @Test("abstracts and option help are sentences ending with a period")
+    func sentences() {
+        for spec in CommandTable.specs {
+            #expect(spec.abstract.first?.isUppercase == true && spec.abstract.hasSuffix("."), "\(spec.name)")
+            for option in spec.options + GlobalOptions.specs {
+                #expect(option.help.hasSuffix(".") || option.help.hasSuffix(")"), "\(spec.name) --\(option.name)")
+            }
+        }
+    }
+
+    @Test("the top-level help lists every command under SUBCOMMANDS")
+    func rootHelp() {
+        let text = Orchctl.helpRenderer.rootHelp()
+        #expect(text.hasPrefix("OVERVIEW: "))
+        #expect(text.contains("\nUSAGE: orchctl [--socket <path>] [--json] <subcommand>\n"))
+        #expect(text.contains("\nSUBCOMMANDS:\n"))
+        for spec in CommandTable.specs { #expect(text.contains("  \(spec.name) ")) }
+    }
+
+    @Test("'orchctl help submit' prints exactly what 'orchctl submit --help' prints")
+    func helpCommandEqualsFlag() {
+        let viaCommand = CapturedConsole()
+        let viaFlag = CapturedConsole()
+        #expect(Orchctl.run(["help", "submit"], context: testContext(viaCommand)) == .success)
+        #expect(Orchctl.run(["submit", "--help"], context: testContext(viaFlag)) == .success)
+        #expect(viaCommand.standardOutput == viaFlag.standardOutput)
+        #expect(!viaCommand.standardOutput.isEmpty)
+    }
+
+    @Test("'submit --help' matches the golden file")
+    func submitGolden() throws {
+        let golden = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Golden/submit-help.txt")
+        let expected = String(decoding: try Data(contentsOf: golden), as: UTF8.self)
+        let capture = CapturedConsole()
+        #expect(Orchctl.run(["submit", "--help"], context: testContext(capture)) == .success)
+        #expect(capture.standardOutput == expected)
+    }
+}
