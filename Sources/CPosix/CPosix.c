@@ -55,5 +55,7 @@ int cposix_accept_cloexec_nonblock(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 }
 
+short cposix_spawn_flag_setsid(void) { return POSIX_SPAWN_SETSID; }
+
 int cposix_wexited(void) { return WEXITED; }
 int cposix_wnohang(void) { return WNOHANG; }

@@ -31,6 +31,10 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
 int cposix_accept_cloexec_nonblock(int fd);
 
+/// POSIX_SPAWN_SETSID (posix_spawnattr_setflags(3)): the child calls setsid(2), so it leads
+/// a new session and process group. Glibc declares it only under _GNU_SOURCE.
+short cposix_spawn_flag_setsid(void);
+
 /// The WEXITED / WNOHANG / WNOWAIT constants, for Swift callers.
 int cposix_wexited(void);
 int cposix_wnohang(void);
