@@ -128,11 +128,11 @@ public struct ProcessLauncher: Sendable {
         var emptyMask = sigset_t()
         sigemptyset(&emptyMask)
         check(posix_spawnattr_setsigmask(&attributes, &emptyMask))
+        // Every signal but KILL and STOP, glibc's internal 32 and 33 included: sigfillset(3)
+        // leaves those out, and glibc's posix_spawn then sets them SIG_IGN in the child,
+        // where the ignore survives exec into the job.
         var defaults = sigset_t()
-        sigfillset(&defaults)
-        // SIGKILL and SIGSTOP cannot be caught or ignored: nothing to reset.
-        sigdelset(&defaults, SIGKILL)
-        sigdelset(&defaults, SIGSTOP)
+        cposix_sigset_fill_all(&defaults)
         check(posix_spawnattr_setsigdefault(&attributes, &defaults))
         let flags = Int32(cposix_spawn_flag_setsid()) | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
         check(posix_spawnattr_setflags(&attributes, Int16(flags)))
