@@ -33,13 +33,14 @@ public struct ProcessGroup: Hashable, Sendable {
     /// from field 5 (`pgrp`) and field 3 (`state`) of `/proc/PID/stat`, proc_pid_stat(5).
     public var isGone: Bool {
         if kill(-id, 0) != 0 && errno == ESRCH { return true }
-        return !Self.hasLiveMember(groupID: id)
+        return liveMembers().isEmpty
     }
 
-    /// Scans `/proc` for a process of group `groupID` that is not a zombie.
-    private static func hasLiveMember(groupID: Int32) -> Bool {
-        guard let directory = opendir("/proc") else { return true }
+    /// The pids of the group's members that are not zombies, from a scan of `/proc`.
+    public func liveMembers() -> [Int32] {
+        guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
+        var members: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
@@ -47,10 +48,10 @@ public struct ProcessGroup: Hashable, Sendable {
             guard let pid = Int32(name),
                   let fields = ProcStat.fields(pid: pid),
                   fields.count > 2,
-                  Int32(fields[2]) == groupID
+                  Int32(fields[2]) == id
             else { continue }
-            if fields[0] != "Z" && fields[0] != "X" { return true }
+            if fields[0] != "Z" && fields[0] != "X" { members.append(pid) }
         }
-        return false
+        return members
     }
 }

@@ -163,16 +163,3 @@ public struct ProcessLauncher: Sendable {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 }
-
-/// A NULL-terminated array of C strings for posix_spawn(3)'s argv and envp.
-private struct CStringArray {
-    var pointers: [UnsafeMutablePointer<CChar>?]
-
-    init(_ strings: [String]) {
-        pointers = strings.map { strdup($0) } + [nil]
-    }
-
-    func free() {
-        for pointer in pointers { Foundation.free(pointer) }
-    }
-}
