@@ -55,5 +55,17 @@ int cposix_accept_cloexec_nonblock(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 }
 
+short cposix_spawn_flag_setsid(void) { return POSIX_SPAWN_SETSID; }
+
+void cposix_sigset_fill_all(sigset_t *set) {
+    sigemptyset(set);
+    unsigned long *words = (unsigned long *)set;
+    const int bits = 8 * (int)sizeof(unsigned long);
+    for (int sig = 1; sig < _NSIG && (sig - 1) / bits < (int)(sizeof(sigset_t) / sizeof(unsigned long)); sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        words[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
+    }
+}
+
 int cposix_wexited(void) { return WEXITED; }
 int cposix_wnohang(void) { return WNOHANG; }

@@ -4,6 +4,7 @@
 // POSIX and Linux calls that Glibc's Swift overlay does not expose (they need _GNU_SOURCE,
 // which is defined in CPosix.c only, never here) or that read unions Swift cannot reach.
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/types.h>
 
@@ -30,6 +31,16 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
 int cposix_accept_cloexec_nonblock(int fd);
+
+/// POSIX_SPAWN_SETSID (posix_spawnattr_setflags(3)): the child calls setsid(2), so it leads
+/// a new session and process group. Glibc declares it only under _GNU_SOURCE.
+short cposix_spawn_flag_setsid(void);
+
+/// Fills `set` with every signal 1..<NSIG except SIGKILL and SIGSTOP, including the two
+/// glibc keeps for itself (32, 33), which sigfillset(3) and sigaddset(3) leave out. Used as
+/// posix_spawnattr_setsigdefault(3)'s set: otherwise glibc's posix_spawn marks those two
+/// SIG_IGN in the child, and ignored signals survive exec into the job.
+void cposix_sigset_fill_all(sigset_t *set);
 
 /// The WEXITED / WNOHANG / WNOWAIT constants, for Swift callers.
 int cposix_wexited(void);

@@ -1,0 +1,70 @@
+import CPosix
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Reaps child processes through their pidfds, one dispatch read source per child.
+///
+/// A pidfd becomes readable when its process exits (pidfd_open(2)); the reaper then reaps
+/// that one process with `waitid(P_PIDFD, …, WEXITED)` (waitid(2)), so no zombie remains, no
+/// thread waits per child, and no `waitpid(-1)` steals another part's status. The source is
+/// retained until it fires; the pidfd is closed in its cancel handler.
+public final class ChildReaper: Sendable {
+    /// The sources waiting for their child, by pidfd: dispatch does not retain a source
+    /// for us, and a released source never fires.
+    private let sources = Mutex<[Int32: RetainedSource]>([:])
+
+    /// Creates a reaper.
+    public init() {}
+
+    /// The number of children being watched and not yet reaped.
+    public var watchedCount: Int {
+        sources.withLock { $0.count }
+    }
+
+    /// Watches `process` and reaps it when it exits.
+    ///
+    /// - Parameters:
+    ///   - process: a child of this process; the reaper takes ownership of its `pidfd`.
+    ///   - queue: where the reaping and `onExit` run.
+    ///   - onExit: called once, on `queue`, with how the process ended. If someone else
+    ///     reaped the child first (a stray `waitpid(-1)`), the status is lost: `onExit` gets
+    ///     `.exited(-1)`.
+    public func watch(
+        _ process: LaunchedProcess,
+        on queue: DispatchQueue,
+        onExit: @escaping @Sendable (TerminationStatus) -> Void
+    ) {
+        let pidfd = process.pidfd
+        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+        source.setEventHandler { [weak self] in
+            guard let self, let status = Self.reap(pidfd: pidfd) else { return }
+            // Removal is the once-guard: only the handler that removes the source reports.
+            guard let retained = self.sources.withLock({ $0.removeValue(forKey: pidfd) }) else { return }
+            retained.source.cancel()
+            onExit(status)
+        }
+        source.setCancelHandler {
+            close(pidfd)
+        }
+        let retained = RetainedSource(source: source)
+        sources.withLock { $0[pidfd] = retained }
+        source.activate()
+    }
+
+    /// Reaps the process behind `pidfd` if it has exited.
+    /// - Returns: its status, or `nil` when it is still running (a spurious wake-up).
+    private static func reap(pidfd: Int32) -> TerminationStatus? {
+        var code: Int32 = 0
+        var status: Int32 = 0
+        while cposix_waitid_pidfd(pidfd, cposix_wnohang(), &code, &status) != 0 {
+            if errno == EINTR { continue }
+            return .exited(-1)
+        }
+        switch code {
+        case 0: return nil
+        case Int32(CLD_EXITED): return .exited(status)
+        default: return .signaled(status)  // CLD_KILLED or CLD_DUMPED
+        }
+    }
+}

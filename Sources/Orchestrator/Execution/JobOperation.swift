@@ -1,0 +1,212 @@
+import Dispatch
+import Foundation
+import OrchestratorAPI
+import Synchronization
+
+/// An asynchronous `Operation` that runs one job process: it spawns in `start()` and
+/// finishes when the main process has been reaped (DESIGN §3, seed 003).
+///
+/// Put it on an `OperationQueue` whose `maxConcurrentOperationCount` is the queue's
+/// concurrency. Callbacks arrive on `callbackQueue` (the control queue), in this order:
+/// `onStarted` once if a spawn was attempted, then `onFinished` exactly once. The operation
+/// becomes finished only after `onFinished` has been enqueued, so a queue-drained observer
+/// never runs ahead of the last result.
+///
+/// Completion is decided by reaping the main process, not by end-of-file on its output: a
+/// background grandchild that keeps stdout open does not keep the job running. When the job
+/// is stopped, completion also waits for the teardown to end (the group gone, or `SIGKILL`
+/// sent), so a stopped job's result means its process group is down.
+///
+/// swift-corelibs-foundation facts this relies on: `isExecuting`/`isFinished` changes must be
+/// announced with `willChangeValue`/`didChangeValue(forKey:)` (outside any lock) or the queue
+/// never starts the next operation; `start()` is still called for an operation cancelled
+/// while queued; `cancel()` only sets a flag, so ``stop(reason:)`` tears the group down itself.
+public final class JobOperation: Operation, @unchecked Sendable { // safe: all mutable state is in `state` (a Mutex); the rest is immutable
+    /// The job this operation runs.
+    public let jobID: JobID
+    private let request: LaunchRequest
+    private let launcher: ProcessLauncher
+    private let reaper: ChildReaper
+    private let teardownPlan: Teardown
+    private let callbackQueue: DispatchQueue
+    private let onStarted: @Sendable (Result<LaunchedProcess, LaunchError>) -> Void
+    private let onFinished: @Sendable (JobResult) -> Void
+    /// Serial queue for this job's reaping and teardown timers.
+    private let eventQueue: DispatchQueue
+    private let state = Mutex(JobOperationState())
+
+    /// Creates an operation for one attempt of a job.
+    /// - Parameters:
+    ///   - jobID: the job.
+    ///   - request: what to spawn.
+    ///   - launcher: spawns the process.
+    ///   - reaper: reaps it (shared by all jobs).
+    ///   - teardown: how ``stop(reason:)`` stops a running process group.
+    ///   - callbackQueue: a serial queue for the callbacks, e.g. the control queue.
+    ///   - onStarted: the spawn's outcome; not called when the operation is cancelled before
+    ///     it starts.
+    ///   - onFinished: the job's result, exactly once, after `onStarted`.
+    public init(
+        jobID: JobID,
+        request: LaunchRequest,
+        launcher: ProcessLauncher,
+        reaper: ChildReaper,
+        teardown: Teardown,
+        callbackQueue: DispatchQueue,
+        onStarted: @escaping @Sendable (Result<LaunchedProcess, LaunchError>) -> Void,
+        onFinished: @escaping @Sendable (JobResult) -> Void
+    ) {
+        self.jobID = jobID
+        self.request = request
+        self.launcher = launcher
+        self.reaper = reaper
+        self.teardownPlan = teardown
+        self.callbackQueue = callbackQueue
+        self.onStarted = onStarted
+        self.onFinished = onFinished
+        self.eventQueue = DispatchQueue(label: "orchd.job.\(jobID.rawValue)")
+        super.init()
+    }
+
+    // MARK: - Operation
+
+    /// Always true: the operation finishes when its process is reaped, not when `start()`
+    /// returns.
+    public override var isAsynchronous: Bool { true }
+
+    /// Whether the job's process has been started and not yet finished.
+    public override var isExecuting: Bool { state.withLock { $0.isExecuting } }
+
+    /// Whether the job has finished and `onFinished` has been enqueued.
+    public override var isFinished: Bool { state.withLock { $0.isFinished } }
+
+    /// Spawns the process; called by the `OperationQueue` on one of its threads.
+    ///
+    /// When the operation was cancelled (or stopped) before it started, it spawns nothing and
+    /// finishes with `.cancelled` (or the stop reason's result). A ``LaunchError`` is reported
+    /// as `onStarted(.failure)` then `onFinished(.spawnFailed(reason:))`.
+    public override func start() {
+        let earlyStop = state.withLock { $0.stopReason }
+        if isCancelled || earlyStop != nil {
+            let result = (earlyStop ?? .cancelled).jobResult
+            callbackQueue.async { [onFinished] in onFinished(result) }
+            finish(wasExecuting: false)
+            return
+        }
+        setExecuting()
+
+        let process: LaunchedProcess
+        do {
+            process = try launcher.launch(request)
+        } catch {
+            let message = error.message
+            callbackQueue.async { [onStarted, onFinished] in
+                onStarted(.failure(error))
+                onFinished(.spawnFailed(reason: message))
+            }
+            state.withLock { $0.reported = true }
+            finish(wasExecuting: true)
+            return
+        }
+        // Enqueued before the reaper can fire, so onStarted always precedes onFinished.
+        callbackQueue.async { [onStarted] in onStarted(.success(process)) }
+
+        // A stop that arrived while we were spawning is carried out now.
+        let pendingStop = state.withLock { state -> Bool in
+            state.process = process
+            return state.stopReason != nil
+        }
+        reaper.watch(process, on: eventQueue) { [self] status in mainProcessExited(status) }
+        if pendingStop { beginTeardown(of: process) }
+    }
+
+    /// Marks the operation cancelled; a running one is torn down with result `.cancelled`
+    /// (same as `stop(reason: .cancelled)`).
+    public override func cancel() {
+        super.cancel()
+        stop(reason: .cancelled)
+    }
+
+    // MARK: - Stopping
+
+    /// Stops the job.
+    ///
+    /// Not yet started: the operation is cancelled and will finish without spawning. Running:
+    /// the teardown runs against its process group, and the result becomes the reason's
+    /// (``StopReason/jobResult``: `.cancelled`, `.timedOut`, `.interrupted`) however the
+    /// process died. Already exited on its own, or already stopping: nothing changes.
+    /// - Parameter reason: why the job is stopped.
+    public func stop(reason: StopReason) {
+        enum Action { case none, cancelQueued, tearDown(LaunchedProcess) }
+        let action = state.withLock { state -> Action in
+            guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else { return .none }
+            state.stopReason = reason
+            if let process = state.process { return .tearDown(process) }
+            // Not started, or spawning: start() sees the reason.
+            return state.isExecuting ? .none : .cancelQueued
+        }
+        switch action {
+        case .none: break
+        case .cancelQueued: if !isCancelled { super.cancel() }
+        case .tearDown(let process): beginTeardown(of: process)
+        }
+    }
+
+    private func beginTeardown(of process: LaunchedProcess) {
+        let run = TeardownRun(teardown: teardownPlan, group: process.processGroup, queue: eventQueue)
+        state.withLock { $0.teardown = run }
+        run.start { [self] in
+            let done = state.withLock { state -> Bool in
+                state.teardownDone = true
+                return state.mainExit != nil
+            }
+            if done { report() }
+        }
+    }
+
+    // MARK: - Completion (on eventQueue)
+
+    private func mainProcessExited(_ status: TerminationStatus) {
+        let (teardown, waitForTeardown) = state.withLock { state in
+            state.mainExit = status
+            return (state.teardown, state.teardown != nil && !state.teardownDone)
+        }
+        if waitForTeardown {
+            // The group may already be gone: end the grace period early.
+            teardown?.mainProcessExited()
+            return
+        }
+        report()
+    }
+
+    /// Enqueues onFinished once, then finishes the operation.
+    private func report() {
+        let result = state.withLock { state -> JobResult? in
+            guard !state.reported, let exit = state.mainExit else { return nil }
+            state.reported = true
+            return state.stopReason?.jobResult ?? exit.jobResult
+        }
+        guard let result else { return }
+        callbackQueue.async { [onFinished] in onFinished(result) }
+        finish(wasExecuting: true)
+    }
+
+    // MARK: - KVO, outside the lock
+
+    private func setExecuting() {
+        willChangeValue(forKey: "isExecuting")
+        state.withLock { $0.isExecuting = true }
+        didChangeValue(forKey: "isExecuting")
+    }
+
+    private func finish(wasExecuting: Bool) {
+        willChangeValue(forKey: "isFinished")
+        if wasExecuting { willChangeValue(forKey: "isExecuting") }
+        state.withLock { state in
+            state.isExecuting = false
+            state.isFinished = true
+        }
+        if wasExecuting { didChangeValue(forKey: "isExecuting") }
+        didChangeValue(forKey: "isFinished")
+    }
+}

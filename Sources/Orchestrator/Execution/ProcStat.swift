@@ -1,0 +1,49 @@
+import Foundation
+
+/// Reads `/proc/PID/stat` (proc_pid_stat(5)) and other small files of procfs.
+enum ProcStat {
+    /// The fields of `/proc/PID/stat` that follow the command name, split on spaces:
+    /// element 0 is field 3 (`state`), so field N is element N - 3. The command name
+    /// (field 2) is skipped by parsing after the last `)`, since it may hold spaces and `)`.
+    /// - Returns: `nil` when the file cannot be read (no such process).
+    static func fields(pid: Int32) -> [Substring]? {
+        guard let bytes = readFile("/proc/\(pid)/stat"),
+              let close = bytes.lastIndex(of: UInt8(ascii: ")"))
+        else { return nil }
+        let rest = String(decoding: bytes[(close + 1)...], as: UTF8.self)
+        return rest.split(separator: " ", omittingEmptySubsequences: true)
+    }
+
+    /// Field 22 (`starttime`) of `/proc/PID/stat`: when the process started, in clock ticks
+    /// since boot.
+    /// - Returns: `nil` when the process does not exist or the field cannot be parsed.
+    static func startTicks(pid: Int32) -> UInt64? {
+        guard let fields = fields(pid: pid), fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The kernel's boot ID (random(4)), read once: it cannot change while we run.
+    static let bootID: String = {
+        guard let bytes = readFile("/proc/sys/kernel/random/boot_id") else { return "" }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
+
+    /// Reads a small file to its end with read(2). procfs files report size 0, so the size
+    /// cannot come from stat(2).
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return result }
+            result.append(contentsOf: buffer[0..<count])
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import CPosix
+import Dispatch
+import Foundation
+
+/// Runs a ``Teardown`` against one process group, driven by events and a timer.
+///
+/// Each step first checks whether the group is gone (``ProcessGroup/isGone``) and, if so,
+/// ends the run. A `.wait` arms a `DispatchSourceTimer`; ``mainProcessExited()`` re-checks the
+/// group at once, so a group that exits on `SIGTERM` ends the run without waiting out the
+/// grace. No thread sleeps.
+final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched only on `queue`
+    private let steps: [TeardownStep]
+    private let group: ProcessGroup
+    private let queue: DispatchQueue
+    private var nextStep = 0
+    private var timer: (any DispatchSourceTimer)?
+    private var completion: (@Sendable () -> Void)?
+    /// pidfd sources of the members still dying after the last step.
+    private var exitSources: [Int32: any DispatchSourceRead] = [:]
+
+    /// How long to wait, after the last step, for signalled members to actually exit before
+    /// giving up (a member in uninterruptible sleep, or one we may not signal).
+    static let exitWaitLimit: Duration = .seconds(5)
+
+    /// - Parameters:
+    ///   - teardown: the steps to run.
+    ///   - group: the process group to signal.
+    ///   - queue: a serial queue that owns the run's state and runs `completion`.
+    init(teardown: Teardown, group: ProcessGroup, queue: DispatchQueue) {
+        self.steps = teardown.steps
+        self.group = group
+        self.queue = queue
+    }
+
+    /// Starts the steps; `completion` runs once on the queue when the group is gone or the
+    /// last step has run.
+    func start(completion: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.completion = completion
+            self.advance()
+        }
+    }
+
+    /// Tells the run the group's leader has exited; must be called on the queue. Ends the
+    /// run now if nothing of the group is left.
+    func mainProcessExited() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard completion != nil else { return }
+        if group.isGone { return finish() }
+        // Members signalled with the leader may still be dying: watch them by pidfd and end
+        // the grace early once they are gone, instead of waiting it out.
+        if exitSources.isEmpty { awaitMembersExit() }
+    }
+
+    private func advance() {
+        timer = nil
+        cancelExitSources()
+        guard completion != nil else { return }
+        while nextStep < steps.count {
+            if group.isGone { break }
+            let step = steps[nextStep]
+            nextStep += 1
+            switch step {
+            case .signal(let signal):
+                group.signal(signal)
+            case .wait(let duration):
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.schedule(deadline: .now() + duration.dispatchInterval)
+                timer.setEventHandler { [weak self] in self?.advance() }
+                self.timer = timer
+                timer.activate()
+                return
+            }
+        }
+        awaitMembersExit()
+    }
+
+    /// After the last step, signals are in flight but delivery is asynchronous: wait (by
+    /// pidfd, pidfd_open(2) works for non-children too) until the live members exit, so the
+    /// run ends with the group down; capped by ``exitWaitLimit``.
+    private func awaitMembersExit() {
+        let members = group.liveMembers()
+        if members.isEmpty { return finish() }
+        if timer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + Self.exitWaitLimit.dispatchInterval)
+            timer.setEventHandler { [weak self] in self?.finish() }
+            self.timer = timer
+            timer.activate()
+        }
+        for pid in members {
+            let pidfd = cposix_pidfd_open(pid)
+            guard pidfd >= 0 else { continue }  // already gone
+            let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+            source.setEventHandler { [weak self] in
+                guard let self, let source = self.exitSources.removeValue(forKey: pidfd) else { return }
+                source.cancel()
+                if self.exitSources.isEmpty && self.completion != nil { self.awaitMembersExit() }
+            }
+            source.setCancelHandler { close(pidfd) }
+            exitSources[pidfd] = source
+            source.activate()
+        }
+        if exitSources.isEmpty { awaitMembersExit() }
+    }
+
+    private func cancelExitSources() {
+        for source in exitSources.values { source.cancel() }
+        exitSources = [:]
+    }
+
+    private func finish() {
+        cancelExitSources()
+        timer?.cancel()
+        timer = nil
+        nextStep = steps.count
+        guard let completion else { return }
+        self.completion = nil
+        completion()
+    }
+}

@@ -1,0 +1,2 @@
+/// A callback did not arrive within the safety timeout.
+struct RecorderTimeout: Error {}
