@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "orchctlTests", dependencies: ["orchctl"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["OrchestratorAPI", "CPosix"]
+            dependencies: ["OrchestratorAPI", "Orchestrator"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Orchestrator
 import OrchestratorAPI
 import Testing
 
@@ -45,7 +46,7 @@ struct DaemonLifecycleTests {
         let group = try #require(marker.read().flatMap { Int32($0) })
         let queued = try daemon.orchctl(["submit", "--", "echo", "later"]).line
         #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
-        #expect(kill(-group, 0) == -1 && errno == ESRCH, "the running job's group is gone")
+        #expect(ProcessGroup(id: group).isGone, "the running job's group is gone")
 
         try daemon.start()
         let shown = try daemon.orchctl(["show", running, "--json"])
@@ -64,7 +65,7 @@ struct DaemonLifecycleTests {
         #expect(access(daemon.socketPath, F_OK) == 0, "kill -9 leaves the socket file behind")
 
         try daemon.start()
-        #expect(kill(-group, 0) == -1 && errno == ESRCH, "the surviving job was killed, not run twice")
+        #expect(ProcessGroup(id: group).isGone, "the surviving job was killed, not run twice")
         let waited = try daemon.orchctl(["wait", id])
         #expect(waited.status == 1)
         let shown = try daemon.orchctl(["show", id, "--json"])

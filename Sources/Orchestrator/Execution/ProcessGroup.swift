@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 
 /// A process group, addressed by its ID (the pid of the job's main process, which leads it).
@@ -53,5 +54,29 @@ public struct ProcessGroup: Hashable, Sendable {
             if fields[0] != "Z" && fields[0] != "X" { members.append(pid) }
         }
         return members
+    }
+
+    /// Blocks until every live member has exited, waiting on their pidfds with poll(2).
+    ///
+    /// For start-up recovery only, before the daemon serves anyone: signal delivery is
+    /// asynchronous, and a job must be down before it is recorded as ended.
+    /// - Parameter timeout: the longest wait; members still alive then are left.
+    /// - Returns: whether the group is gone.
+    @discardableResult
+    public func waitUntilGone(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isGone {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return false }
+            var descriptors = liveMembers().compactMap { pid -> pollfd? in
+                let pidfd = cposix_pidfd_open(pid)
+                return pidfd >= 0 ? pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0) : nil
+            }
+            defer { descriptors.forEach { close($0.fd) } }
+            guard !descriptors.isEmpty else { continue }
+            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            _ = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+        }
+        return true
     }
 }

@@ -248,11 +248,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             standardOutputPath: logPath(of: job.id, stream: .stdout),
             standardErrorPath: logPath(of: job.id, stream: .stderr))
         let id = job.id
+        let queue = runner.name
         let operation = JobOperation(
             jobID: id, request: request, launcher: launcher, reaper: reaper,
             teardown: .standard(grace: configuration.teardownGrace), callbackQueue: controlQueue,
             onStarted: { [weak self] outcome in self?.operationStarted(id, outcome) },
-            onFinished: { [weak self] result in self?.operationFinished(id, in: runner.name, result: result) })
+            onFinished: { [weak self] result in self?.operationFinished(id, in: queue, result: result) })
         operations[id] = operation
         runner.inFlight.insert(id)
         runner.operationQueue.addOperation(operation)
@@ -348,13 +349,14 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// - Returns: how many jobs were recovered.
     private func recoverInterruptedJobs() throws -> Int {
         let records = try store.runningJobs()
-        let bootID = ProcessIdentity.currentBootID()
         for record in records {
-            if let pid = record.job.pid, let ticks = record.processStartTicks, record.bootID == bootID,
-                ProcessIdentity.startTicks(of: pid) == ticks
+            if let pid = record.job.pid, pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
+                ProcStat.startTicks(pid: pid) == ticks
             {
                 // The job leads its own process group (posix_spawn with SETSID).
-                kill(-pid, SIGKILL)
+                let group = ProcessGroup(id: pid)
+                group.signal(SIGKILL)
+                group.waitUntilGone(timeout: .seconds(5))
                 DaemonLog.warning("job \(record.job.id): killed process group \(pid) left by the previous daemon")
             }
             _ = try store.markFinished(record.job.id, result: .interrupted, at: Date())

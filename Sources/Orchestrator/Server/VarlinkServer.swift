@@ -17,7 +17,7 @@ public final class VarlinkServer: Sendable {
     private let sendTimeoutSeconds: Int
 
     private struct State {
-        var source: (any DispatchSourceRead)?
+        var source: RetainedSource?
         var connections: [ObjectIdentifier: VarlinkConnection] = [:]
         var stopped = false
     }
@@ -43,7 +43,8 @@ public final class VarlinkServer: Sendable {
         source.setEventHandler { [weak self] in self?.acceptPending() }
         let fd = listeningFD
         source.setCancelHandler { Glibc.close(fd) }
-        state.withLock { $0.source = source }
+        let retained = RetainedSource(source: source)
+        state.withLock { $0.source = retained }
         source.resume()
     }
 
@@ -54,7 +55,7 @@ public final class VarlinkServer: Sendable {
             defer { state.source = nil; state.connections = [:] }
             return (state.source, Array(state.connections.values))
         }
-        source?.cancel()
+        source?.source.cancel()
         for connection in connections { connection.close() }
     }
 

@@ -6,7 +6,7 @@ struct CancelHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        do {
+        do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             scheduler.cancel(parameters.ids, by: call.peer.uid) { result in

@@ -6,7 +6,7 @@ struct GetHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        do {
+        do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
             scheduler.job(parameters.id) { result in
                 responder.complete(result) { JobsInterface.JobReply(job: $0) }

@@ -6,7 +6,7 @@ struct ListHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        do {
+        do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.ListParameters.self)
             if let state = parameters.state, !JobState.names.contains(state) {
                 throw VarlinkError.invalidParameter("state")

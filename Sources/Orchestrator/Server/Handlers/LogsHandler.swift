@@ -14,7 +14,7 @@ struct LogsHandler: VarlinkMethodHandler {
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let parameters: JobsInterface.LogsParameters
-        do {
+        do throws(VarlinkError) {
             parameters = try call.parameters(JobsInterface.LogsParameters.self)
             guard (parameters.offset ?? 0) >= 0 else { throw VarlinkError.invalidParameter("offset") }
         } catch {

@@ -7,7 +7,7 @@ struct WaitHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        do {
+        do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             scheduler.wait(for: parameters.ids) { result in
