@@ -73,20 +73,7 @@ public enum Daemon {
         } catch {
             return fail(error.description, errno: error.errno)
         }
-        let service = VarlinkService(
-            handlers: [
-                SubmitHandler(scheduler: scheduler),
-                GetHandler(scheduler: scheduler),
-                ListHandler(scheduler: scheduler),
-                CancelHandler(scheduler: scheduler),
-                WaitHandler(scheduler: scheduler),
-                LogsHandler(scheduler: scheduler),
-                PingHandler(),
-                GetInfoHandler(scheduler: scheduler, configuration: configuration, startTime: startTime),
-                ServiceGetInfoHandler(),
-                GetInterfaceDescriptionHandler(),
-            ],
-            daemonUID: geteuid())
+        let service = makeService(scheduler: scheduler, configuration: configuration, startTime: startTime)
         let server = VarlinkServer(listeningFD: listeningFD, service: service)
 
         let started = DispatchSemaphore(value: 0)
@@ -140,5 +127,25 @@ public enum Daemon {
         withExtendedLifetime(lock) {}
         DaemonLog.info("stopped")
         return 0
+    }
+
+    /// The Varlink service with one handler per method of orchd's interfaces.
+    static func makeService(
+        scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant
+    ) -> VarlinkService {
+        VarlinkService(
+            handlers: [
+                SubmitHandler(scheduler: scheduler),
+                GetHandler(scheduler: scheduler),
+                ListHandler(scheduler: scheduler),
+                CancelHandler(scheduler: scheduler),
+                WaitHandler(scheduler: scheduler),
+                LogsHandler(scheduler: scheduler),
+                PingHandler(),
+                GetInfoHandler(scheduler: scheduler, configuration: configuration, startTime: startTime),
+                ServiceGetInfoHandler(),
+                GetInterfaceDescriptionHandler(),
+            ],
+            daemonUID: geteuid())
     }
 }

@@ -87,7 +87,7 @@ public struct DaemonConfiguration: Sendable {
                 concurrency = number
             case "--kill-grace":
                 let text = try value()
-                guard let span = TimeSpan.duration(text) else {
+                guard let span = TimeSpan.parse(text) else {
                     throw .invalidValue(name, text, "a time span such as 5s, 500ms or 1min")
                 }
                 grace = span

@@ -42,8 +42,28 @@ public enum TimeSpan {
     }
 
     /// Parses a span as a `Duration`; `nil` when invalid.
-    public static func duration(_ text: String) -> Duration? {
+    public static func parse(_ text: String) -> Duration? {
         microseconds(text).map { .microseconds($0) }
+    }
+
+    /// Formats a span compactly for people: `1h 2min`, `42s`, `1.5s`, `450ms` (the two
+    /// largest units, a decimal below 10 s).
+    public static func format(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if seconds < 1 {
+            return "\(max(0, attoseconds / 1_000_000_000_000_000))ms"
+        }
+        if seconds < 10, attoseconds >= 100_000_000_000_000_000 {
+            // Short spans keep a decimal so `1.5s` does not read as `1s`.
+            return "\(seconds).\(attoseconds / 100_000_000_000_000_000)s"
+        }
+        var remaining = seconds
+        var parts: [String] = []
+        for (unit, length) in [("d", Int64(86_400)), ("h", 3_600), ("min", 60), ("s", 1)] where remaining >= length {
+            parts.append("\(remaining / length)\(unit)")
+            remaining %= length
+        }
+        return parts.prefix(2).joined(separator: " ")
     }
 }
 

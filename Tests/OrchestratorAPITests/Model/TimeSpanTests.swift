@@ -1,5 +1,5 @@
 import Testing
-@testable import orchctl
+import OrchestratorAPI
 
 @Suite("Time spans")
 struct TimeSpanTests {

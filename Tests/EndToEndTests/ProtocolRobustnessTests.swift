@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// The daemon never crashes on client input: bad messages get a Varlink error and a closed
+/// connection, and other clients are served throughout.
+@Suite("Varlink robustness end to end")
+struct ProtocolRobustnessTests {
+    @Test("malformed JSON gets an error reply and the connection is closed")
+    func malformedJSON() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send(Array("{not json".utf8) + [0])
+        let (messages, closed) = socket.readMessages(untilClosed: true)
+        #expect(closed)
+        #expect(messages.first?.contains("io.orchd.Manager.MalformedMessage") == true, "\(messages)")
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
+    @Test("a message over 1 MiB is refused without waiting for its end")
+    func oversizedMessage() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send([UInt8](repeating: UInt8(ascii: "a"), count: (1 << 20) + 10))
+        let (messages, closed) = socket.readMessages(untilClosed: true)
+        #expect(closed)
+        #expect(messages.first?.contains("MessageTooLarge") == true, "\(messages)")
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
+    @Test("unknown methods, bad parameters and missing 'more' get the Varlink service errors")
+    func serviceErrors() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = [
+            #"{"method":"io.orchd.Jobs.Explode"}"#,
+            #"{"method":"com.example.Nothing.Here"}"#,
+            #"{"method":"io.orchd.Jobs.Get","parameters":{"id":"seven"}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":[],"cwd":"/"}}}"#,
+            #"{"method":"io.orchd.Jobs.Logs","parameters":{"id":1,"stream":"stdout"}}"#,
+            #"{"method":"io.orchd.Jobs.Get","parameters":{"id":999}}"#,
+            #"{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.orchd.Jobs"}}"#,
+        ]
+        var replies: [String] = []
+        for call in calls {
+            socket.send(Array(call.utf8) + [0])
+            replies += socket.readMessages(untilClosed: false).messages
+        }
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        #expect(replies[0].contains("org.varlink.service.MethodNotFound"))
+        #expect(replies[1].contains("org.varlink.service.InterfaceNotFound"))
+        #expect(replies[2].contains("org.varlink.service.InvalidParameter") && replies[2].contains("id"))
+        #expect(replies[3].contains("io.orchd.Jobs.InvalidJobSpec"))
+        #expect(replies[4].contains("org.varlink.service.ExpectedMore"))
+        #expect(replies[5].contains("io.orchd.Jobs.NoSuchJob"))
+        #expect(replies[6].contains("method Submit"))
+    }
+
+    @Test("a client that vanishes mid-call does not disturb the daemon")
+    func vanishingClient() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--", "sleep", "30"]).line
+        do {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(Array(#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[\#(id)]}}"#.utf8) + [0])
+        }
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Varlink interfaces")
+struct VarlinkInterfaceTests {
+    private func makeService() throws -> (VarlinkService, String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchd-iface-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try JobStore(database: try Database(path: directory + "/orchd.db"))
+        let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, logDirectory: directory, teardownGrace: .seconds(1)))
+        let configuration = DaemonConfiguration(
+            stateDirectory: directory, socketPath: directory + "/s", concurrency: 1, teardownGrace: .seconds(1), logLevel: .error)
+        return (Daemon.makeService(scheduler: scheduler, configuration: configuration, startTime: .now), directory)
+    }
+
+    @Test("every method in the committed .varlink files has a handler, and every handler a method")
+    func interfacesMatchDispatchTable() throws {
+        let (service, directory) = try makeService()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var declared: Set<String> = []
+        for (interface, description) in VarlinkService.interfaceDescriptions {
+            #expect(description.contains("interface \(interface)\n"), "\(interface) declares its own name")
+            for line in description.split(separator: "\n") where line.hasPrefix("method ") {
+                let name = line.dropFirst("method ".count).prefix { $0 != "(" }
+                declared.insert("\(interface).\(name)")
+            }
+        }
+        #expect(Set(service.handlers.keys) == declared)
+    }
+
+    @Test("the served descriptions are the committed files, byte for byte")
+    func servedEqualsCommitted() throws {
+        let folder = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/Orchestrator/Server/Interfaces")
+        for (interface, description) in VarlinkService.interfaceDescriptions {
+            let committed = try String(contentsOf: folder.appendingPathComponent("\(interface).varlink"), encoding: .utf8)
+            #expect(committed == description)
+        }
+    }
+
+    @Test("interface files use lowerCamel fields and document every member with a comment")
+    func interfaceStyle() {
+        for (interface, description) in VarlinkService.interfaceDescriptions where interface.hasPrefix("io.orchd") {
+            let lines = description.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (index, line) in lines.enumerated() where line.hasPrefix("method ") || line.hasPrefix("error ") || line.hasPrefix("type ") {
+                #expect(index > 0 && lines[index - 1].hasPrefix("#"), "\(interface): '\(line)' has a # comment")
+            }
+            for line in lines where line.hasPrefix("  ") && line.contains(":") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+                let field = line.trimmingCharacters(in: .whitespaces).prefix { $0 != ":" }
+                #expect(field.first?.isLowercase == true && !field.contains("_"), "\(interface): field '\(field)' is lowerCamel")
+            }
+        }
+    }
+}
