@@ -33,7 +33,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     public let observers = ObserverSet<any JobObserver>()
 
     private let store: JobStore
-    private let configuration: Configuration
+    private var configuration: Configuration
     private let launcher = ProcessLauncher()
     private let reaper = ChildReaper()
     private var runners: [QueueName: QueueRunner] = [:]
@@ -98,6 +98,23 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         if counts.waiting > 0 { parts.append("\(counts.waiting) waiting") }
         parts.append("\(counts.finished) finished")
         return parts.joined(separator: ", ")
+    }
+
+    /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and
+    /// the concurrency of every queue. Running jobs go on; a lower concurrency only stops new
+    /// starts until enough jobs have finished.
+    /// - Parameters:
+    ///   - concurrency: jobs run at once per queue, at least 1.
+    ///   - teardownGrace: time between SIGTERM and SIGKILL.
+    public func reconfigure(concurrency: Int, teardownGrace: Duration) {
+        controlQueue.async { [self] in
+            configuration.concurrency = max(1, concurrency)
+            configuration.teardownGrace = teardownGrace
+            for runner in runners.values {
+                runner.concurrency = configuration.concurrency
+                feed(runner)
+            }
+        }
     }
 
     // MARK: - Requests
