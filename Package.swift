@@ -35,6 +35,7 @@ let package = Package(
             resources: [
                 .embedInCode("Server/Interfaces/io.orchd.Jobs.varlink"),
                 .embedInCode("Server/Interfaces/io.orchd.Manager.varlink"),
+                .embedInCode("Server/Interfaces/io.orchd.Queues.varlink"),
                 .embedInCode("Server/Interfaces/org.varlink.service.varlink"),
             ]
         ),

@@ -15,6 +15,7 @@ final class VarlinkService: Sendable {
         "org.varlink.service": String(decoding: PackageResources.org_varlink_service_varlink, as: UTF8.self),
         "io.orchd.Jobs": String(decoding: PackageResources.io_orchd_Jobs_varlink, as: UTF8.self),
         "io.orchd.Manager": String(decoding: PackageResources.io_orchd_Manager_varlink, as: UTF8.self),
+        "io.orchd.Queues": String(decoding: PackageResources.io_orchd_Queues_varlink, as: UTF8.self),
     ]
 
     /// Creates the service.

@@ -379,7 +379,6 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
         let job = Job(
             id: JobID(rawValue: id), spec: spec, state: state,
             attempt: Int(try required(integer(15, "attempt"), "attempt")),
-            maxAttempts: Int(try required(integer(16, "max_attempts"), "max_attempts")),
             submittedAt: Timestamp.date(microseconds: try required(integer(18, "submitted_at"), "submitted_at")),
             startedAt: try integer(19, "started_at").map(Timestamp.date(microseconds:)),
             finishedAt: try integer(20, "finished_at").map(Timestamp.date(microseconds:)),

@@ -4,7 +4,8 @@ import FoundationEssentials
 ///
 /// JSON (`orchctl status --json`, `io.orchd.Jobs`) is flat and lowerCamel: `id, name, state,
 /// result, exitCode, signal, reason, failedDependency, queue, priority, argv, shell, cwd, after,
-/// attempt, maxAttempts, submittedAt, startedAt, finishedAt, submitterUid, labels, pid`. Times
+/// attempt, maxAttempts, submittedAt, startedAt, finishedAt, submitterUid, labels, pid,
+/// notBefore, timeoutUSec, uniqueKey`. Times
 /// are RFC 3339 UTC with milliseconds; absent values are `null`. The environment is not part of
 /// the JSON: it can hold secrets.
 public struct Job: Hashable, Sendable, Codable, Identifiable {
@@ -14,9 +15,9 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     /// The attempt running or last run, from 1; 0 before the first start.
     public var attempt: Int
     /// How many attempts the job may take in all (1 = no retries).
-    public var maxAttempts: Int
+    public var maxAttempts: Int { spec.maxAttempts }
     /// The jobs this one waits for.
-    public var after: [JobID]
+    public var after: [JobID] { spec.after }
     public var submittedAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
@@ -27,16 +28,13 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
 
     /// Creates a job value.
     public init(
-        id: JobID, spec: JobSpec, state: JobState, attempt: Int = 0, maxAttempts: Int = 1,
-        after: [JobID] = [], submittedAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil,
+        id: JobID, spec: JobSpec, state: JobState, attempt: Int = 0, submittedAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil,
         submitterUid: UInt32, pid: Int32? = nil
     ) {
         self.id = id
         self.spec = spec
         self.state = state
         self.attempt = attempt
-        self.maxAttempts = maxAttempts
-        self.after = after
         self.submittedAt = submittedAt
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -49,7 +47,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     private enum CodingKeys: String, CodingKey {
         case id, name, state, result, exitCode, signal, reason, failedDependency, queue, priority
         case argv, shell, cwd, after, attempt, maxAttempts, submittedAt, startedAt, finishedAt
-        case submitterUid, labels, pid
+        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,7 +66,12 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
             queue: try c.decode(QueueName.self, forKey: .queue),
             priority: try c.decode(Int.self, forKey: .priority),
             name: try c.decodeIfPresent(String.self, forKey: .name),
-            labels: try c.decodeIfPresent([String: String].self, forKey: .labels) ?? [:])
+            labels: try c.decodeIfPresent([String: String].self, forKey: .labels) ?? [:],
+            after: try c.decodeIfPresent([JobID].self, forKey: .after) ?? [],
+            notBefore: try Self.decodeDate(c, .notBefore),
+            timeoutUSec: try c.decodeIfPresent(Int64.self, forKey: .timeoutUSec),
+            maxAttempts: try c.decode(Int.self, forKey: .maxAttempts),
+            uniqueKey: try c.decodeIfPresent(String.self, forKey: .uniqueKey))
         let stateName = try c.decode(String.self, forKey: .state)
         switch stateName {
         case "waiting": state = .waiting
@@ -91,8 +94,6 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
             throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "unknown state '\(stateName)'")
         }
         attempt = try c.decode(Int.self, forKey: .attempt)
-        maxAttempts = try c.decode(Int.self, forKey: .maxAttempts)
-        after = try c.decodeIfPresent([JobID].self, forKey: .after) ?? []
         submittedAt = try Self.decodeDate(c, .submittedAt)!
         startedAt = try Self.decodeDate(c, .startedAt)
         finishedAt = try Self.decodeDate(c, .finishedAt)
@@ -131,6 +132,9 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         try c.encode(submitterUid, forKey: .submitterUid)
         try c.encode(spec.labels, forKey: .labels)
         try c.encode(pid, forKey: .pid)
+        try c.encode(spec.notBefore.map(Timestamp.format), forKey: .notBefore)
+        try c.encode(spec.timeoutUSec, forKey: .timeoutUSec)
+        try c.encode(spec.uniqueKey, forKey: .uniqueKey)
     }
 
     private static func decodeDate(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date? {

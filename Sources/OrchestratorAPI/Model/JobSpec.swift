@@ -20,6 +20,18 @@ public struct JobSpec: Hashable, Sendable, Codable {
     public var name: String?
     /// Free-form `key=value` labels.
     public var labels: [String: String]
+    /// Jobs that must succeed before this one starts; if one does not, this job finishes as
+    /// `dependencyFailed` without starting.
+    public var after: [JobID]
+    /// The earliest start (`--delay`, `--at`); `nil` for as soon as possible.
+    public var notBefore: Date?
+    /// The longest a run may take, in microseconds, counted from its start; then the job's
+    /// process group is torn down and the result is `timedOut`.
+    public var timeoutUSec: Int64?
+    /// Attempts allowed in all: 1 runs once, N + 1 retries a failed run N times.
+    public var maxAttempts: Int
+    /// While a job with this key is not finished, another with the same key is refused.
+    public var uniqueKey: String?
 
     /// Creates a spec.
     /// - Parameters:
@@ -30,6 +42,11 @@ public struct JobSpec: Hashable, Sendable, Codable {
     ///   - priority: higher first (default 0).
     ///   - name: optional display name.
     ///   - labels: optional labels.
+    ///   - after: jobs that must succeed first.
+    ///   - notBefore: the earliest start.
+    ///   - timeoutUSec: run time limit, in microseconds.
+    ///   - maxAttempts: attempts allowed in all (1 = no retry).
+    ///   - uniqueKey: refuse a second live job with this key.
     public init(
         command: JobCommand,
         cwd: String,
@@ -37,7 +54,12 @@ public struct JobSpec: Hashable, Sendable, Codable {
         queue: QueueName = .default,
         priority: Int = 0,
         name: String? = nil,
-        labels: [String: String] = [:]
+        labels: [String: String] = [:],
+        after: [JobID] = [],
+        notBefore: Date? = nil,
+        timeoutUSec: Int64? = nil,
+        maxAttempts: Int = 1,
+        uniqueKey: String? = nil
     ) {
         self.command = command
         self.cwd = cwd
@@ -46,6 +68,11 @@ public struct JobSpec: Hashable, Sendable, Codable {
         self.priority = priority
         self.name = name
         self.labels = labels
+        self.after = after
+        self.notBefore = notBefore
+        self.timeoutUSec = timeoutUSec
+        self.maxAttempts = maxAttempts
+        self.uniqueKey = uniqueKey
     }
 
     /// Variables that belong to the daemon's supervisor (systemd) and must never reach a job:
@@ -62,8 +89,13 @@ public struct JobSpec: Hashable, Sendable, Codable {
 
     /// Checks the rules the type cannot express.
     /// - Throws: ``JobSpecError`` naming the first rule broken: an empty argv, an empty shell
-    ///   string, a relative cwd, a NUL byte in any string, or an environment name with `=`.
+    ///   string, a relative cwd, a NUL byte in any string, an environment name with `=`, a
+    ///   timeout that is not positive, attempts outside 1...1000, or an empty unique key.
     public func validate() throws(JobSpecError) {
+        if let timeoutUSec, timeoutUSec <= 0 { throw .invalidTimeout }
+        guard (1...1000).contains(maxAttempts) else { throw .invalidAttempts(maxAttempts) }
+        if let uniqueKey, uniqueKey.isEmpty { throw .emptyUniqueKey }
+        if after.contains(where: { $0.rawValue <= 0 }) { throw .invalidDependency }
         switch command {
         case .argv(let argv):
             guard let first = argv.first, !first.isEmpty else { throw .emptyCommand }
@@ -84,6 +116,7 @@ public struct JobSpec: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case argv, shell, cwd, environment, queue, priority, name, labels
+        case after, notBefore, timeoutUSec, maxAttempts, uniqueKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,6 +137,19 @@ public struct JobSpec: Hashable, Sendable, Codable {
         priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
         name = try container.decodeIfPresent(String.self, forKey: .name)
         labels = try container.decodeIfPresent([String: String].self, forKey: .labels) ?? [:]
+        after = try container.decodeIfPresent([JobID].self, forKey: .after) ?? []
+        if let text = try container.decodeIfPresent(String.self, forKey: .notBefore) {
+            guard let date = Timestamp.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .notBefore, in: container, debugDescription: "not an RFC 3339 time: \(text)")
+            }
+            notBefore = date
+        } else {
+            notBefore = nil
+        }
+        timeoutUSec = try container.decodeIfPresent(Int64.self, forKey: .timeoutUSec)
+        maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? 1
+        uniqueKey = try container.decodeIfPresent(String.self, forKey: .uniqueKey)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -118,5 +164,10 @@ public struct JobSpec: Hashable, Sendable, Codable {
         try container.encode(priority, forKey: .priority)
         try container.encodeIfPresent(name, forKey: .name)
         try container.encode(labels, forKey: .labels)
+        if !after.isEmpty { try container.encode(after, forKey: .after) }
+        try container.encodeIfPresent(notBefore.map(Timestamp.format), forKey: .notBefore)
+        try container.encodeIfPresent(timeoutUSec, forKey: .timeoutUSec)
+        if maxAttempts != 1 { try container.encode(maxAttempts, forKey: .maxAttempts) }
+        try container.encodeIfPresent(uniqueKey, forKey: .uniqueKey)
     }
 }

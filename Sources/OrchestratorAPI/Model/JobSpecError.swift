@@ -5,6 +5,12 @@ public enum JobSpecError: Error, Hashable, Sendable {
     case relativeWorkingDirectory(String)
     case nulByte(field: String)
     case invalidEnvironmentName(String)
+    case invalidTimeout
+    case invalidAttempts(Int)
+    case emptyUniqueKey
+    case invalidDependency
+    /// A dependency names a job that does not exist.
+    case unknownDependency(JobID)
 
     /// A sentence a user can act on.
     public var message: String {
@@ -13,6 +19,11 @@ public enum JobSpecError: Error, Hashable, Sendable {
         case .relativeWorkingDirectory(let path): "the working directory must be an absolute path, not '\(path)'"
         case .nulByte(let field): "\(field) contains a NUL byte"
         case .invalidEnvironmentName(let name): "invalid environment variable name '\(name)'"
+        case .invalidTimeout: "the timeout must be longer than zero"
+        case .invalidAttempts(let count): "attempts must be from 1 to 1000 (retries 0 to 999), not \(count)"
+        case .emptyUniqueKey: "the unique key is empty"
+        case .invalidDependency: "dependencies must be job IDs greater than zero"
+        case .unknownDependency(let id): "no job with ID \(id) to depend on"
         }
     }
 }

@@ -3,10 +3,35 @@
 public enum JobsInterface {
     public static let name = "io.orchd.Jobs"
 
-    /// `Submit(spec) -> (job)`: queue one job.
+    /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
     public struct SubmitParameters: Codable, Sendable {
         public var spec: JobSpec
-        public init(spec: JobSpec) { self.spec = spec }
+        /// When the spec's unique key belongs to a live job, reply with that job (and
+        /// `existing: true`) instead of refusing with `DuplicateJob`.
+        public var reuseExisting: Bool?
+        public init(spec: JobSpec, reuseExisting: Bool? = nil) {
+            self.spec = spec
+            self.reuseExisting = reuseExisting
+        }
+    }
+
+    /// `SubmitBatch(specs) -> (jobs)`: queue many jobs in one transaction; all or none.
+    public struct SubmitBatchParameters: Codable, Sendable {
+        public var specs: [JobSpec]
+        public init(specs: [JobSpec]) { self.specs = specs }
+    }
+
+    /// `Prune(olderThanUSec) -> (pruned)`: delete finished jobs and their logs.
+    public struct PruneParameters: Codable, Sendable {
+        /// Only jobs finished at least this long ago, in microseconds (default: all finished).
+        public var olderThanUSec: Int64?
+        public init(olderThanUSec: Int64? = nil) { self.olderThanUSec = olderThanUSec }
+    }
+
+    /// How many jobs `Prune` deleted.
+    public struct PruneReply: Codable, Sendable {
+        public var pruned: Int
+        public init(pruned: Int) { self.pruned = pruned }
     }
 
     /// `Get(id) -> (job)`.
@@ -18,19 +43,31 @@ public enum JobsInterface {
     /// A reply carrying one job.
     public struct JobReply: Codable, Sendable {
         public var job: Job
-        public init(job: Job) { self.job = job }
+        /// `Submit` with `reuseExisting`: the job already existed.
+        public var existing: Bool?
+        /// `Get`: every finished attempt, oldest first.
+        public var attempts: [JobAttempt]?
+        public init(job: Job, existing: Bool? = nil, attempts: [JobAttempt]? = nil) {
+            self.job = job
+            self.existing = existing
+            self.attempts = attempts
+        }
     }
 
-    /// `List(ids, queue, state) -> (jobs)`: jobs in ID order, filtered by every field given.
+    /// `List(ids, queue, state, limit) -> (jobs)`: jobs in ID order, filtered by every field
+    /// given. With `more`, the jobs come in several replies of at most 1,000.
     public struct ListParameters: Codable, Sendable {
         public var ids: [JobID]?
         public var queue: QueueName?
         /// `waiting`, `queued`, `running` or `finished`.
         public var state: String?
-        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil) {
+        /// Only the newest `limit` matching jobs (still listed in ID order).
+        public var limit: Int?
+        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil) {
             self.ids = ids
             self.queue = queue
             self.state = state
+            self.limit = limit
         }
     }
 
@@ -101,6 +138,19 @@ public enum JobsInterface {
     /// `StorageFailure(message)`: the database refused a change; nothing was changed.
     public static func storageFailure(_ message: String) -> VarlinkError {
         VarlinkError("io.orchd.Jobs.StorageFailure", ["message": .string("storage failure: \(message)")])
+    }
+
+    /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
+    public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.DuplicateJob", [
+            "id": .number(Double(id.rawValue)), "uniqueKey": .string(uniqueKey),
+            "message": .string("job \(id) with unique key '\(uniqueKey)' has not finished yet"),
+        ])
+    }
+
+    /// `NotFinished(id)`: only a finished job can be retried.
+    public static func notFinished(_ id: JobID) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.NotFinished", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
     }
 
     /// `ShuttingDown()`: the daemon is stopping and takes no new work.

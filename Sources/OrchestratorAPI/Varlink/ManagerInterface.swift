@@ -2,19 +2,7 @@
 public enum ManagerInterface {
     public static let name = "io.orchd.Manager"
 
-    /// How many jobs are in each state.
-    public struct JobCounts: Codable, Sendable, Hashable {
-        public var waiting: Int
-        public var queued: Int
-        public var running: Int
-        public var finished: Int
-        public init(waiting: Int = 0, queued: Int = 0, running: Int = 0, finished: Int = 0) {
-            self.waiting = waiting
-            self.queued = queued
-            self.running = running
-            self.finished = finished
-        }
-    }
+    public typealias JobCounts = OrchestratorAPI.JobCounts
 
     /// `GetInfo() -> (...)`: the daemon's identity and counters.
     public struct InfoReply: Codable, Sendable {

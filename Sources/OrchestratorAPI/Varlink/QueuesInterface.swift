@@ -1,0 +1,47 @@
+/// Parameter and reply types of the `io.orchd.Queues` interface (`io.orchd.Queues.varlink`).
+public enum QueuesInterface {
+    public static let name = "io.orchd.Queues"
+
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a queue's
+    /// settings, creating it when new; fields not given keep their value.
+    public struct SetParameters: Codable, Sendable {
+        public var name: QueueName
+        public var concurrency: Int?
+        public var retryBaseUSec: Int64?
+        public var retryCapUSec: Int64?
+        public init(name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil) {
+            self.name = name
+            self.concurrency = concurrency
+            self.retryBaseUSec = retryBaseUSec
+            self.retryCapUSec = retryCapUSec
+        }
+    }
+
+    /// `Pause(names) -> (queues)` and `Resume(names) -> (queues)`; no names: every queue.
+    public struct NamesParameters: Codable, Sendable {
+        public var names: [QueueName]?
+        public init(names: [QueueName]? = nil) { self.names = names }
+    }
+
+    /// A reply carrying one queue.
+    public struct QueueReply: Codable, Sendable {
+        public var queue: QueueInfo
+        public init(queue: QueueInfo) { self.queue = queue }
+    }
+
+    /// A reply carrying several queues, by name.
+    public struct QueuesReply: Codable, Sendable {
+        public var queues: [QueueInfo]
+        public init(queues: [QueueInfo]) { self.queues = queues }
+    }
+
+    /// `NoSuchQueue(name)`: no job or setting has ever named this queue.
+    public static func noSuchQueue(_ name: QueueName) -> VarlinkError {
+        VarlinkError("io.orchd.Queues.NoSuchQueue", ["name": .string(name.rawValue), "message": .string("no queue named '\(name)'")])
+    }
+
+    /// `InvalidSetting(message)`: a value is out of range.
+    public static func invalidSetting(_ message: String) -> VarlinkError {
+        VarlinkError("io.orchd.Queues.InvalidSetting", ["message": .string(message)])
+    }
+}
