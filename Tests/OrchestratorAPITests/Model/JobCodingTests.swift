@@ -11,7 +11,7 @@ struct JobCodingTests {
                 command: .argv(["printf", "%s|", "a b", "", "*", "$HOME"]), cwd: "/tmp",
                 environment: ["SECRET": "hidden"], queue: QueueName(rawValue: "builds")!, priority: 5,
                 name: "nightly", labels: ["team": "infra"]),
-            state: state, attempt: 1, maxAttempts: 1,
+            state: state, attempt: 1,
             submittedAt: Timestamp.parse("2026-11-29T12:00:00.125Z")!,
             startedAt: Timestamp.parse("2026-11-29T12:00:01Z"), finishedAt: Timestamp.parse("2026-11-29T12:00:02Z"),
             submitterUid: 1000)
