@@ -35,6 +35,9 @@ CREATE TABLE jobs (
     pid INTEGER,                           -- main process (and process group) ID while running
     process_start_ticks INTEGER,           -- its start time, clock ticks after boot (/proc/PID/stat field 22)
     boot_id TEXT,                          -- /proc/sys/kernel/random/boot_id of the boot it ran in
+    not_before INTEGER,                    -- µs since the Unix epoch: earliest start (delay, --at, retry backoff)
+    timeout_usec INTEGER,                  -- run time limit of one attempt, in µs from its start
+    unique_key TEXT,                       -- at most one job per key that is not finished
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
     CHECK (json_type(environment) = 'object' AND json_type(labels) = 'object'),
@@ -42,3 +45,37 @@ CREATE TABLE jobs (
 );
 CREATE INDEX jobs_runnable ON jobs (queue, priority DESC, id) WHERE state = 'queued';
 CREATE INDEX jobs_by_state ON jobs (state, id);
+CREATE INDEX jobs_by_queue ON jobs (queue, id);
+CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
+CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
+
+-- Dependencies: job_id starts only after every depends_on succeeded.
+CREATE TABLE job_dependencies (
+    job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,      -- the dependent
+    depends_on INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,  -- the dependency
+    PRIMARY KEY (job_id, depends_on)
+) WITHOUT ROWID;
+CREATE INDEX job_dependencies_by_dependency ON job_dependencies (depends_on, job_id);
+
+-- One row per ended attempt of a job that started.
+CREATE TABLE job_attempts (
+    job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,              -- from 1
+    started_at INTEGER,                    -- µs since the Unix epoch
+    finished_at INTEGER NOT NULL,          -- µs since the Unix epoch
+    result TEXT NOT NULL,                  -- JobResult.name
+    exit_code INTEGER,
+    signal INTEGER,
+    reason TEXT,
+    PRIMARY KEY (job_id, attempt)
+) WITHOUT ROWID;
+
+-- Queue settings; a queue gets a row when first used. NULL means the daemon's default.
+CREATE TABLE queues (
+    name TEXT PRIMARY KEY,                 -- QueueName
+    concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- jobs run at once
+    paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),          -- 1: start nothing new
+    retry_base_usec INTEGER,               -- backoff before the first retry, in µs
+    retry_cap_usec INTEGER                 -- longest backoff, in µs
+) WITHOUT ROWID;

@@ -136,6 +136,13 @@ public enum Daemon {
         VarlinkService(
             handlers: [
                 SubmitHandler(scheduler: scheduler),
+                SubmitBatchHandler(scheduler: scheduler),
+                RetryHandler(scheduler: scheduler),
+                PruneHandler(scheduler: scheduler),
+                ListQueuesHandler(scheduler: scheduler),
+                SetQueueHandler(scheduler: scheduler),
+                PauseQueuesHandler(scheduler: scheduler),
+                ResumeQueuesHandler(scheduler: scheduler),
                 GetHandler(scheduler: scheduler),
                 ListHandler(scheduler: scheduler),
                 CancelHandler(scheduler: scheduler),

@@ -1,7 +1,7 @@
 import Foundation
 import OrchestratorAPI
 
-/// One orchd queue: its `OperationQueue`, its concurrency, and the jobs handed to it.
+/// One orchd queue: its `OperationQueue`, its settings, its counts, and the jobs handed to it.
 ///
 /// The scheduler feeds it from the store a window at a time, never more jobs than it has free
 /// slots, so queued jobs stay rows in SQLite and priority order is decided at each start.
@@ -9,6 +9,10 @@ import OrchestratorAPI
 final class QueueRunner {
     let name: QueueName
     let operationQueue: OperationQueue
+    /// The stored settings (`nil` fields: the daemon's defaults).
+    var settings: QueueSettings
+    /// How many of the queue's jobs are in each state.
+    var counts = JobCounts()
     /// Jobs whose operation was created and has not reported its end.
     var inFlight: Set<JobID> = []
 
@@ -19,16 +23,36 @@ final class QueueRunner {
 
     /// Creates a runner.
     /// - Parameters:
-    ///   - name: the queue's name.
-    ///   - concurrency: jobs running at once (at least 1).
-    init(name: QueueName, concurrency: Int) {
-        self.name = name
-        self.concurrency = concurrency
+    ///   - settings: the queue's stored settings.
+    ///   - defaultConcurrency: used when the settings name none (at least 1).
+    init(settings: QueueSettings, defaultConcurrency: Int) {
+        self.name = settings.name
+        self.settings = settings
+        self.concurrency = settings.concurrency ?? defaultConcurrency
         operationQueue = OperationQueue()
-        operationQueue.name = "orchd.queue.\(name)"
+        operationQueue.name = "orchd.queue.\(settings.name)"
         operationQueue.maxConcurrentOperationCount = concurrency
     }
 
-    /// Slots not taken by a job in flight.
-    var freeSlots: Int { max(0, concurrency - inFlight.count) }
+    /// Slots not taken by a job in flight; none while paused.
+    var freeSlots: Int { settings.paused ? 0 : max(0, concurrency - inFlight.count) }
+
+    /// The retry backoff of this queue.
+    func retryPolicy(default standard: RetryPolicy) -> RetryPolicy {
+        RetryPolicy(
+            base: settings.retryBaseUSec.map { .microseconds($0) } ?? standard.base,
+            cap: settings.retryCapUSec.map { .microseconds($0) } ?? standard.cap)
+    }
+
+    /// The queue as `orchctl queues` shows it.
+    func info(default standard: RetryPolicy) -> QueueInfo {
+        let policy = retryPolicy(default: standard)
+        return QueueInfo(
+            name: name, concurrency: concurrency, paused: settings.paused,
+            retryBaseUSec: Self.microseconds(policy.base), retryCapUSec: Self.microseconds(policy.cap), jobs: counts)
+    }
+
+    private static func microseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+    }
 }

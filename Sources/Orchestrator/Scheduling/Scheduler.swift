@@ -8,22 +8,37 @@ import OrchestratorAPI
 /// All mutable state is owned by one serial queue, the control queue (seed 000's main
 /// thread): public methods hop onto it with their arguments captured and answer through a
 /// completion closure, so no caller ever blocks the control queue and the control queue never
-/// blocks on an operation (seed 003). Each state change is one store transaction, committed
-/// before observers hear of it.
+/// blocks on an operation (seed 003). Each state change is committed to the store before
+/// observers hear of it.
+///
+/// Work is driven by events only: submissions, operation ends, queue changes, one wake-up
+/// timer for the earliest delayed start, and one timeout timer per running job with a limit.
 public final class Scheduler: @unchecked Sendable {  // mutable state is confined to controlQueue
     /// Settings the daemon passes in.
     public struct Configuration: Sendable {
-        /// Jobs run at once per queue.
+        /// Jobs run at once in a queue that sets no concurrency of its own.
         public var concurrency: Int
         /// Where `<id>.out` and `<id>.err` are written.
         public var logDirectory: String
         /// How long a job gets between SIGTERM and SIGKILL when torn down.
         public var teardownGrace: Duration
+        /// Retry backoff for queues that set none.
+        public var retryPolicy: RetryPolicy
+        /// Finished jobs older than this are pruned automatically; `nil` keeps them.
+        public var retentionAge: Duration?
+        /// Only this many finished jobs are kept (the newest); `nil` for no limit.
+        public var retentionCount: Int?
 
-        public init(concurrency: Int, logDirectory: String, teardownGrace: Duration) {
+        public init(
+            concurrency: Int, logDirectory: String, teardownGrace: Duration, retryPolicy: RetryPolicy = .standard,
+            retentionAge: Duration? = nil, retentionCount: Int? = nil
+        ) {
             self.concurrency = concurrency
             self.logDirectory = logDirectory
             self.teardownGrace = teardownGrace
+            self.retryPolicy = retryPolicy
+            self.retentionAge = retentionAge
+            self.retentionCount = retentionCount
         }
     }
 
@@ -32,24 +47,28 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// Lifecycle observers, called after each committed change.
     public let observers = ObserverSet<any JobObserver>()
 
-    private let store: JobStore
-    private var configuration: Configuration
-    private let launcher = ProcessLauncher()
-    private let reaper = ChildReaper()
-    private var runners: [QueueName: QueueRunner] = [:]
+    let store: JobStore
+    var configuration: Configuration
+    let launcher = ProcessLauncher()
+    let reaper = ChildReaper()
+    var runners: [QueueName: QueueRunner] = [:]
     /// Operations created and not yet finished, by job.
-    private var operations: [JobID: JobOperation] = [:]
+    var operations: [JobID: JobOperation] = [:]
     /// Jobs whose process was started (recorded running) by this daemon.
-    private var startedJobs: Set<JobID> = []
-    private var waiters: [JobID: [WaitRequest]] = [:]
-    private var counts = ManagerInterface.JobCounts()
-    private var isStopping = false
-    private var shutdownCompletion: (@Sendable () -> Void)?
+    var startedJobs: Set<JobID> = []
+    var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
+    var waiters: [JobID: [WaitRequest]] = [:]
+    /// The timer for the earliest delayed start, and when it fires.
+    var wakeUpTimer: (any DispatchSourceTimer)?
+    var wakeUpAt: Date?
+    var retentionTimer: (any DispatchSourceTimer)?
+    var isStopping = false
+    var shutdownCompletion: (@Sendable () -> Void)?
 
     /// Creates a scheduler over a store.
     /// - Parameters:
     ///   - store: the job store; from now on used on the control queue only.
-    ///   - configuration: concurrency, log directory, teardown grace.
+    ///   - configuration: default concurrency, log directory, teardown grace, retries, retention.
     public init(store: JobStore, configuration: Configuration) {
         self.store = store
         self.configuration = configuration
@@ -57,18 +76,23 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     // MARK: - Life
 
-    /// Recovers jobs a previous daemon left running, then starts every queue's work.
-    /// Returns (calls `completion`) once recovery is committed.
+    /// Recovers jobs a previous daemon left running, loads the queues, and starts their work.
     /// - Parameter completion: called on the control queue with the number of recovered jobs,
-    ///   or the store error that stopped recovery.
+    ///   or the store error that stopped start-up.
     public func start(completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         controlQueue.async { [self] in
             do {
                 let recovered = try recoverInterruptedJobs()
-                counts = try store.counts()
-                for name in try store.queuesWithQueuedJobs() {
-                    feed(runner(for: name))
+                for settings in try store.queueSettings() {
+                    runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
                 }
+                for (name, counts) in try store.countsByQueue() {
+                    runner(for: name).counts = counts
+                }
+                _ = try promoteDueJobs()
+                for runner in runners.values { feed(runner) }
+                scheduleWakeUp()
+                scheduleRetention()
                 completion(.success(recovered))
             } catch {
                 completion(.failure(error))
@@ -76,13 +100,16 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// Stops starting jobs and tears down the running ones; their outcome is recorded as
-    /// `interrupted`. Jobs not yet started stay queued for the next start.
+    /// Stops starting jobs and tears down the running ones; each is retried on the next start
+    /// when it has attempts left, else recorded as `interrupted`. Jobs not yet started stay
+    /// queued for the next start.
     /// - Parameter completion: called on the control queue once every operation has ended.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         controlQueue.async { [self] in
             isStopping = true
             shutdownCompletion = completion
+            wakeUpTimer?.cancel()
+            retentionTimer?.cancel()
             for operation in operations.values {
                 operation.stop(reason: .shutdown)
             }
@@ -90,19 +117,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// The one-line status systemd shows: "2 running, 5 queued, 10 finished".
-    /// Call on the control queue.
-    public var statusLine: String {
-        dispatchPrecondition(condition: .onQueue(controlQueue))
-        var parts = ["\(counts.running) running", "\(counts.queued) queued"]
-        if counts.waiting > 0 { parts.append("\(counts.waiting) waiting") }
-        parts.append("\(counts.finished) finished")
-        return parts.joined(separator: ", ")
-    }
-
     /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and
-    /// the concurrency of every queue. Running jobs go on; a lower concurrency only stops new
-    /// starts until enough jobs have finished.
+    /// the concurrency of every queue that sets none of its own. Running jobs go on; a lower
+    /// concurrency only stops new starts until enough jobs have finished.
     /// - Parameters:
     ///   - concurrency: jobs run at once per queue, at least 1.
     ///   - teardownGrace: time between SIGTERM and SIGKILL.
@@ -110,115 +127,32 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         controlQueue.async { [self] in
             configuration.concurrency = max(1, concurrency)
             configuration.teardownGrace = teardownGrace
-            for runner in runners.values {
+            for runner in runners.values where runner.settings.concurrency == nil {
                 runner.concurrency = configuration.concurrency
                 feed(runner)
             }
         }
     }
 
-    // MARK: - Requests
-
-    /// Stores new jobs, in one transaction, and starts what can start.
-    /// - Parameters:
-    ///   - specs: the jobs; all are refused if one is invalid.
-    ///   - submitterUid: the caller's uid (from `SO_PEERCRED`).
-    ///   - completion: the stored jobs, or why nothing was stored.
-    public func submit(
-        _ specs: [JobSpec], submitterUid: UInt32,
-        completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
-    ) {
-        for spec in specs {
-            do { try spec.validate() } catch {
-                completion(.failure(.invalidSpec(error)))
-                return
-            }
-        }
-        controlQueue.async { [self] in
-            let jobs: [Job]
-            do {
-                jobs = try store.insert(specs, submitterUid: submitterUid, at: Date())
-            } catch {
-                completion(.failure(.storage(String(describing: error))))
-                return
-            }
-            counts.queued += jobs.count
-            for job in jobs {
-                observers.notify { $0.job(job, changedFrom: nil, to: job.state, result: nil) }
-            }
-            completion(.success(jobs))
-            for name in Set(jobs.map(\.spec.queue)) {
-                feed(runner(for: name))
-            }
+    /// How many jobs are in each state, over all queues. Call on the control queue.
+    var totalCounts: JobCounts {
+        runners.values.reduce(into: JobCounts()) { total, runner in
+            total.waiting += runner.counts.waiting
+            total.queued += runner.counts.queued
+            total.running += runner.counts.running
+            total.finished += runner.counts.finished
         }
     }
 
-    /// Looks up one job.
-    public func job(_ id: JobID, completion: @escaping @Sendable (Result<Job, SchedulerError>) -> Void) {
-        controlQueue.async { [self] in
-            completion(Result { () throws(SchedulerError) -> Job in try existingJob(id) })
-        }
-    }
-
-    /// Lists jobs matching every filter given, in ID order.
-    public func list(
-        ids: [JobID]?, queue: QueueName?, stateName: String?,
-        completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
-    ) {
-        controlQueue.async { [self] in
-            do {
-                completion(.success(try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: nil)))
-            } catch {
-                completion(.failure(.storage(String(describing: error))))
-            }
-        }
-    }
-
-    /// Cancels jobs: dequeues those not started, tears down the running ones.
-    /// - Parameters:
-    ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
-    ///   - uid: the caller; root may cancel any job, others only their own.
-    ///   - completion: the jobs once all of them have finished as cancelled.
-    public func cancel(
-        _ ids: [JobID], by uid: UInt32, completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
-    ) {
-        controlQueue.async { [self] in
-            do throws(SchedulerError) {
-                let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
-                for job in jobs {
-                    if job.state.isFinished { throw .alreadyFinished(job.id) }
-                    if uid != 0 && uid != job.submitterUid { throw .notPermitted(job.id) }
-                }
-                for job in jobs {
-                    if let operation = operations[job.id] {
-                        operation.stop(reason: .cancelled)
-                    } else {
-                        try record(job.id, finishedAs: .cancelled)
-                    }
-                }
-                awaitFinish(of: ids, completion: completion)
-            } catch {
-                completion(.failure(error))
-            }
-        }
-    }
-
-    /// Answers once every job in `ids` has finished.
-    /// - Parameter completion: the finished jobs, or `noSuchJob` for an unknown ID.
-    public func wait(for ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
-        controlQueue.async { [self] in
-            do throws(SchedulerError) {
-                for id in ids { _ = try existingJob(id) }
-                awaitFinish(of: ids, completion: completion)
-            } catch {
-                completion(.failure(error))
-            }
-        }
-    }
-
-    /// How many jobs are in each state.
-    public func jobCounts(completion: @escaping @Sendable (ManagerInterface.JobCounts) -> Void) {
-        controlQueue.async { [self] in completion(counts) }
+    /// The one-line status systemd shows: "2 running, 5 queued, 10 finished".
+    /// Call on the control queue.
+    public var statusLine: String {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        let counts = totalCounts
+        var parts = ["\(counts.running) running", "\(counts.queued) queued"]
+        if counts.waiting > 0 { parts.append("\(counts.waiting) waiting") }
+        parts.append("\(counts.finished) finished")
+        return parts.joined(separator: ", ")
     }
 
     /// The path of a job's captured output.
@@ -231,16 +165,16 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     // MARK: - Feeding queues
 
-    private func runner(for name: QueueName) -> QueueRunner {
+    func runner(for name: QueueName) -> QueueRunner {
         if let runner = runners[name] { return runner }
-        let runner = QueueRunner(name: name, concurrency: configuration.concurrency)
+        let runner = QueueRunner(settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency)
         runners[name] = runner
         return runner
     }
 
     /// Hands the queue's next eligible jobs to its OperationQueue, up to its free slots.
-    private func feed(_ runner: QueueRunner) {
-        guard !isStopping, runner.freeSlots > 0 else { return }
+    func feed(_ runner: QueueRunner) {
+        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > runner.inFlight.count else { return }
         let jobs: [Job]
         do {
             jobs = try store.nextQueued(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots)
@@ -282,9 +216,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             let job = try store.markRunning(
                 id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID, at: Date())
             startedJobs.insert(id)
-            counts.queued -= 1
-            counts.running += 1
-            observers.notify { $0.job(job, changedFrom: .queued, to: .running, result: nil) }
+            changed(job, from: .queued)
+            if let timeout = job.spec.timeoutUSec {
+                armTimeout(for: id, after: .microseconds(timeout))
+            }
         } catch {
             DaemonLog.error("cannot record the start of job \(id): \(error)")
         }
@@ -292,13 +227,14 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     private func operationFinished(_ id: JobID, in queue: QueueName, result: JobResult) {
         operations[id] = nil
+        timeoutTimers.removeValue(forKey: id)?.cancel()
         runners[queue]?.inFlight.remove(id)
         let wasStarted = startedJobs.remove(id) != nil
         if isStopping && !wasStarted {
             // Never started: it stays queued for the next daemon.
         } else {
             do {
-                try record(id, finishedAs: result)
+                try attemptEnded(id, result: result)
             } catch {
                 DaemonLog.error("cannot record the end of job \(id) (\(result.name)): \(error)")
             }
@@ -307,8 +243,44 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         finishShutdownIfIdle()
     }
 
-    /// Commits a job's end, updates counters, tells observers and waiters.
-    private func record(_ id: JobID, finishedAs result: JobResult) throws(SchedulerError) {
+    private func armTimeout(for id: JobID, after limit: Duration) {
+        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+        timer.schedule(deadline: .now() + limit.dispatchInterval)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.timeoutTimers[id] = nil
+            self.operations[id]?.stop(reason: .timedOut)
+        }
+        timeoutTimers[id] = timer
+        timer.activate()
+    }
+
+    // MARK: - Recording ends
+
+    /// Records the end of a running attempt: a retry when the result allows one and attempts
+    /// remain, else the job's end.
+    func attemptEnded(_ id: JobID, result: JobResult) throws(SchedulerError) {
+        let job = try existingJob(id)
+        if RetryPolicy.isRetryable(result), job.attempt < job.maxAttempts, case .running = job.state {
+            let policy = runner(for: job.spec.queue).retryPolicy(default: configuration.retryPolicy)
+            let retryAt = Date().addingTimeInterval(policy.backoff(afterAttempt: job.attempt).timeInterval)
+            let waiting: Job
+            do {
+                waiting = try store.markRetrying(id, result: result, retryAt: retryAt, at: Date())
+            } catch {
+                throw .storage(String(describing: error))
+            }
+            DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
+            changed(waiting, from: job.state, attemptResult: result)
+            scheduleWakeUp()
+        } else {
+            try record(id, finishedAs: result)
+        }
+    }
+
+    /// Commits a job's end, updates counters, tells observers and waiters, and settles the
+    /// jobs that depend on it: queued when it succeeded, `dependencyFailed` when it did not.
+    func record(_ id: JobID, finishedAs result: JobResult) throws(SchedulerError) {
         let previous = try existingJob(id)
         let job: Job
         do {
@@ -316,73 +288,54 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         } catch {
             throw .storage(String(describing: error))
         }
-        switch previous.state {
-        case .waiting: counts.waiting -= 1
-        case .queued: counts.queued -= 1
-        case .running: counts.running -= 1
-        case .finished: break
-        }
-        counts.finished += 1
-        observers.notify { $0.job(job, changedFrom: previous.state, to: job.state, result: result) }
+        changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
             request.remaining.remove(id)
             if request.remaining.isEmpty { answer(request) }
         }
+        if case .succeeded = result {
+            do {
+                let promoted = try store.promoteWaiting(now: Date(), dependentsOf: id)
+                promote(promoted)
+            } catch {
+                DaemonLog.error("cannot queue the dependents of job \(id): \(error)")
+            }
+            scheduleWakeUp()
+        } else {
+            let dependents: [JobID]
+            do {
+                dependents = try store.waitingDependents(of: id)
+            } catch {
+                throw .storage(String(describing: error))
+            }
+            for dependent in dependents {
+                try record(dependent, finishedAs: .dependencyFailed(id))
+            }
+        }
     }
 
-    private func finishShutdownIfIdle() {
+    /// Counts and announces jobs that just became queued, and feeds their queues.
+    func promote(_ jobs: [Job]) {
+        for job in jobs { changed(job, from: .waiting) }
+        for name in Set(jobs.map(\.spec.queue)) { feed(runner(for: name)) }
+    }
+
+    /// Updates the counters for a committed change and tells the observers.
+    func changed(_ job: Job, from previous: JobState?, attemptResult: JobResult? = nil) {
+        let runner = runner(for: job.spec.queue)
+        if let previous { runner.counts.add(-1, to: previous) }
+        runner.counts.add(1, to: job.state)
+        let result = job.state.result ?? attemptResult
+        observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
+    }
+
+    func finishShutdownIfIdle() {
         guard isStopping, operations.isEmpty, let completion = shutdownCompletion else { return }
         shutdownCompletion = nil
         completion()
     }
 
-    // MARK: - Waiting
-
-    /// Registers a wait; answers at once when every job has already finished.
-    private func awaitFinish(of ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
-        let request = WaitRequest(ids: ids, completion: completion)
-        for id in Set(ids) {
-            guard let job = try? existingJob(id), !job.state.isFinished else { continue }
-            request.remaining.insert(id)
-            waiters[id, default: []].append(request)
-        }
-        if request.remaining.isEmpty { answer(request) }
-    }
-
-    private func answer(_ request: WaitRequest) {
-        do {
-            let jobs = try request.ids.map { id throws(SchedulerError) in try existingJob(id) }
-            request.completion(.success(jobs))
-        } catch {
-            request.completion(.failure(error))
-        }
-    }
-
-    // MARK: - Recovery
-
-    /// Finishes jobs a previous daemon recorded as running: kills whatever survives of each
-    /// one's process group (same boot, same pid and start time, so a reused pid is never
-    /// killed) and records it `interrupted`.
-    /// - Returns: how many jobs were recovered.
-    private func recoverInterruptedJobs() throws -> Int {
-        let records = try store.runningJobs()
-        for record in records {
-            if let pid = record.job.pid, pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
-                ProcStat.startTicks(pid: pid) == ticks
-            {
-                // The job leads its own process group (posix_spawn with SETSID).
-                let group = ProcessGroup(id: pid)
-                group.signal(SIGKILL)
-                group.waitUntilGone(timeout: .seconds(5))
-                DaemonLog.warning("job \(record.job.id): killed process group \(pid) left by the previous daemon")
-            }
-            _ = try store.markFinished(record.job.id, result: .interrupted, at: Date())
-            DaemonLog.warning("job \(record.job.id) was running when the previous daemon stopped; recorded as interrupted")
-        }
-        return records.count
-    }
-
-    private func existingJob(_ id: JobID) throws(SchedulerError) -> Job {
+    func existingJob(_ id: JobID) throws(SchedulerError) -> Job {
         let job: Job?
         do {
             job = try store.job(id)
@@ -391,5 +344,54 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
         guard let job else { throw .noSuchJob(id) }
         return job
+    }
+
+    // MARK: - Timers
+
+    /// Queues every waiting job whose start time has come and whose dependencies succeeded.
+    func promoteDueJobs() throws -> [Job] {
+        let promoted = try store.promoteWaiting(now: Date())
+        promote(promoted)
+        return promoted
+    }
+
+    /// Arms the one wake-up timer for the earliest future start among waiting jobs.
+    func scheduleWakeUp() {
+        guard !isStopping else { return }
+        let next: Date?
+        do {
+            next = try store.nextWakeUp(after: Date())
+        } catch {
+            DaemonLog.error("cannot read the next delayed start: \(error)")
+            return
+        }
+        guard let next else {
+            wakeUpTimer?.cancel()
+            wakeUpTimer = nil
+            wakeUpAt = nil
+            return
+        }
+        if let wakeUpAt, wakeUpAt <= next, wakeUpTimer != nil { return }
+        wakeUpTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+        // Wall-clock deadline: `--at 08:00` means 08:00 even across a suspend.
+        timer.schedule(wallDeadline: .now() + max(0, next.timeIntervalSinceNow) + 0.001)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.wakeUpTimer = nil
+            self.wakeUpAt = nil
+            do { _ = try self.promoteDueJobs() } catch { DaemonLog.error("cannot queue delayed jobs: \(error)") }
+            self.scheduleWakeUp()
+        }
+        wakeUpTimer = timer
+        wakeUpAt = next
+        timer.activate()
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as `TimeInterval`.
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -6,10 +6,18 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case noSuchJob(JobID)
     /// The job has already finished, so it cannot be cancelled.
     case alreadyFinished(JobID)
+    /// Only a finished job can be retried.
+    case notFinished(JobID)
     /// The caller is neither root nor the job's submitter.
     case notPermitted(JobID)
     /// The spec breaks a rule.
     case invalidSpec(JobSpecError)
+    /// A live job already holds this unique key.
+    case duplicate(JobID, uniqueKey: String)
+    /// No job or setting names this queue.
+    case noSuchQueue(QueueName)
+    /// A queue setting is out of range.
+    case invalidSetting(String)
     /// The store refused the change; nothing was changed. The text is the store's error.
     case storage(String)
 
@@ -17,8 +25,12 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .noSuchJob(let id): "no job with ID \(id)"
         case .alreadyFinished(let id): "job \(id) has already finished"
+        case .notFinished(let id): "job \(id) has not finished"
         case .notPermitted(let id): "job \(id) belongs to another user"
         case .invalidSpec(let error): "invalid job: \(error.message)"
+        case .duplicate(let id, let key): "job \(id) with unique key '\(key)' has not finished yet"
+        case .noSuchQueue(let name): "no queue named '\(name)'"
+        case .invalidSetting(let message): message
         case .storage(let message): "storage failure: \(message)"
         }
     }

@@ -40,12 +40,14 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     static let columns = """
         id, name, queue, priority, argv, shell, cwd, environment, labels, state, result, exit_code, \
         signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
-        started_at, finished_at, pid, process_start_ticks, boot_id
+        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, \
+        (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id)
         """
 
     static let insertSQL = """
-        INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment, labels, state, attempt, \
-        max_attempts, submitter_uid, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, ?, ?)
+        INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment, labels, state, result, \
+        failed_dependency, finished_at, attempt, max_attempts, submitter_uid, submitted_at, not_before, \
+        timeout_usec, unique_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
         """
 
     /// Served by the partial index `jobs_runnable`: a search on `queue`, already in
@@ -89,6 +91,22 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
         try insert([spec], submitterUid: submitterUid, at: at)[0]
     }
 
+    /// Records several new jobs, each in the state given, in one transaction.
+    ///
+    /// The scheduler decides the initial state: `queued`, `waiting` (dependencies unfinished
+    /// or a start time ahead), or `finished(.dependencyFailed)` when a dependency already
+    /// failed. Dependencies (`spec.after`) are recorded, and each queue gets a settings row.
+    /// - Parameters:
+    ///   - jobs: the specs with their initial states, in order.
+    ///   - submitterUid: the client's Unix uid.
+    ///   - at: the submission time.
+    /// - Returns: the jobs as stored, in order.
+    /// - Throws: ``DatabaseError`` (a unique key already live is a constraint error); nothing
+    ///   is stored then.
+    public func insert(_ jobs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date) throws -> [Job] {
+        try insertJobs(jobs, submitterUid: submitterUid, at: at)
+    }
+
     /// Records several new jobs in one transaction: all are stored, or none.
     /// - Parameters:
     ///   - specs: what to run, in order; IDs are assigned in this order.
@@ -97,29 +115,53 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     /// - Returns: the jobs as stored, in the order of `specs`.
     /// - Throws: ``DatabaseError``; nothing is stored then.
     public func insert(_ specs: [JobSpec], submitterUid: UInt32, at: Date) throws -> [Job] {
+        try insertJobs(specs.map { ($0, JobState.queued) }, submitterUid: submitterUid, at: at)
+    }
+
+    private func insertJobs(_ specs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date) throws -> [Job] {
         let microseconds = Timestamp.microseconds(at)
         let submittedAt = Timestamp.date(microseconds: microseconds)
         return try database.write { db in
             let statement = try db.cachedStatement(Self.insertSQL)
             defer { statement.reset() }
+            let dependency = try db.cachedStatement("INSERT OR IGNORE INTO job_dependencies (job_id, depends_on) VALUES (?, ?)")
+            defer { dependency.reset() }
+            let queueRow = try db.cachedStatement("INSERT OR IGNORE INTO queues (name) VALUES (?)")
+            defer { queueRow.reset() }
+            var queues: Set<QueueName> = []
             var jobs: [Job] = []
             jobs.reserveCapacity(specs.count)
-            for spec in specs {
+            for (spec, state) in specs {
                 statement.reset()
                 let argv: String?, shell: String?
                 switch spec.command {
                 case .argv(let words): (argv, shell) = (try json(words), nil)
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
+                let result = state.result
                 try statement.bind([
                     .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
                     .text(spec.cwd), .text(try json(spec.environment)), .text(try json(spec.labels)),
-                    .integer(Int64(submitterUid)), .integer(microseconds),
+                    .text(state.name), .init(result?.name), .init(result?.failedDependency?.rawValue),
+                    result == nil ? .null : .integer(microseconds),
+                    .integer(Int64(spec.maxAttempts)), .integer(Int64(submitterUid)), .integer(microseconds),
+                    .init(spec.notBefore.map(Timestamp.microseconds)), .init(spec.timeoutUSec), .init(spec.uniqueKey),
                 ])
                 try statement.step()
+                let id = JobID(rawValue: db.lastInsertRowID)
+                for dependsOn in spec.after {
+                    dependency.reset()
+                    try dependency.bind([.integer(id.rawValue), .integer(dependsOn.rawValue)])
+                    try dependency.step()
+                }
+                if queues.insert(spec.queue).inserted {
+                    queueRow.reset()
+                    try queueRow.bind([.text(spec.queue.rawValue)])
+                    try queueRow.step()
+                }
                 jobs.append(Job(
-                    id: JobID(rawValue: db.lastInsertRowID), spec: spec, state: .queued,
-                    submittedAt: submittedAt, submitterUid: submitterUid))
+                    id: id, spec: spec, state: state, submittedAt: submittedAt,
+                    finishedAt: result == nil ? nil : submittedAt, submitterUid: submitterUid))
             }
             return jobs
         }
@@ -141,7 +183,7 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     ///   - queue: only jobs of this queue; `nil` for any.
     ///   - stateName: only jobs in this state (one of ``JobState/names``; another name matches
     ///     nothing); `nil` for any.
-    ///   - limit: at most this many, the lowest IDs first; `nil` for no limit.
+    ///   - limit: only the newest (highest IDs) this many; `nil` for no limit.
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
@@ -163,13 +205,13 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
         }
         var sql = "SELECT \(Self.columns) FROM jobs"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += " ORDER BY id"
-        if let limit {
-            sql += " LIMIT ?"
-            values.append(.integer(Int64(max(limit, 0))))
+        guard let limit else {
+            // At most 8 distinct texts per ordering, so caching by text stays small.
+            return try select(sql + " ORDER BY id", values).map(\.job)
         }
-        // At most 16 distinct texts, so caching by text stays small.
-        return try select(sql, values).map(\.job)
+        // The newest `limit`, read backwards along an index, then put in ID order.
+        values.append(.integer(Int64(max(limit, 0))))
+        return try select(sql + " ORDER BY id DESC LIMIT ?", values).map(\.job).reversed()
     }
 
     /// The next queued jobs of `queue` in the order they should start: highest priority
@@ -267,6 +309,13 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     ///   when the job is already finished, or ``DatabaseError``.
     @discardableResult
     public func markFinished(_ id: JobID, result: JobResult, at: Date) throws -> Job {
+        try database.write { db in
+            try recordAttempt(id, result: result, at: at, in: db)
+            return try finish(id, result: result, at: at)
+        }
+    }
+
+    private func finish(_ id: JobID, result: JobResult, at: Date) throws -> Job {
         try transition(id, to: "finished", sql: Self.markFinishedSQL, values: [
             .integer(id.rawValue), .text(result.name), .init(result.exitCode.map(Int64.init)),
             .init(result.signal.map(Int64.init)), .init(result.reason), .init(result.failedDependency?.rawValue),
@@ -274,7 +323,7 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
         ])
     }
 
-    private func transition(_ id: JobID, to target: String, sql: String, values: [DatabaseValue]) throws -> Job {
+    func transition(_ id: JobID, to target: String, sql: String, values: [DatabaseValue]) throws -> Job {
         try database.write { db in
             if let record = try select(sql, values).first { return record.job }
             // Nothing updated: tell a missing job from one in the wrong state.
@@ -290,7 +339,7 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
 
     /// Runs a query selecting ``columns`` and decodes every row, in one read transaction (or
     /// inside the caller's).
-    private func select(_ sql: String, _ values: [DatabaseValue]) throws -> [RunningJobRecord] {
+    func select(_ sql: String, _ values: [DatabaseValue]) throws -> [RunningJobRecord] {
         try database.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
@@ -336,7 +385,7 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
             do {
                 return try decoder.decode(type, from: Data(json.utf8))
             } catch {
-                throw bad(column, "not a JSON \(type == [String].self ? "array" : "object") of strings")
+                throw bad(column, "not valid JSON of the expected shape")
             }
         }
 
@@ -352,7 +401,12 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
         var spec = JobSpec(
             command: command, cwd: try required(text(6, "cwd"), "cwd"), environment: [:], queue: queue,
             priority: Int(try required(integer(3, "priority"), "priority")), name: try text(1, "name"),
-            labels: try decoded([String: String].self, 8, "labels"))
+            labels: try decoded([String: String].self, 8, "labels"),
+            after: try decoded([Int64].self, 27, "dependencies").map(JobID.init(rawValue:)),
+            notBefore: try integer(24, "not_before").map(Timestamp.date(microseconds:)),
+            timeoutUSec: try integer(25, "timeout_usec"),
+            maxAttempts: Int(try required(integer(16, "max_attempts"), "max_attempts")),
+            uniqueKey: try text(26, "unique_key"))
         // Assigned directly: the initializer would filter it, and what was stored is what ran.
         spec.environment = try decoded([String: String].self, 7, "environment")
 
@@ -390,11 +444,11 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
 
     // MARK: - JSON
 
-    private func json(_ value: some Encodable) throws -> String {
+    func json(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    private static func jsonArray(_ ids: [JobID]) -> String {
+    static func jsonArray(_ ids: [JobID]) -> String {
         "[" + ids.map { String($0.rawValue) }.joined(separator: ",") + "]"
     }
 }

@@ -11,6 +11,8 @@ public enum JobSpecError: Error, Hashable, Sendable {
     case invalidDependency
     /// A dependency names a job that does not exist.
     case unknownDependency(JobID)
+    /// Two jobs of one batch have the same unique key.
+    case duplicateUniqueKeyInBatch(String)
 
     /// A sentence a user can act on.
     public var message: String {
@@ -24,6 +26,7 @@ public enum JobSpecError: Error, Hashable, Sendable {
         case .emptyUniqueKey: "the unique key is empty"
         case .invalidDependency: "dependencies must be job IDs greater than zero"
         case .unknownDependency(let id): "no job with ID \(id) to depend on"
+        case .duplicateUniqueKeyInBatch(let key): "two jobs of the batch have the unique key '\(key)'"
         }
     }
 }

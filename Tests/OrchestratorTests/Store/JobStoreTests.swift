@@ -167,7 +167,7 @@ struct JobStoreTests {
         #expect(try store.jobs(queue: other).map(\.id) == [jobs[1].id, jobs[3].id])
         #expect(try store.jobs(stateName: "running").map(\.id) == [jobs[2].id])
         #expect(try store.jobs(queue: .default, stateName: "queued").map(\.id) == [jobs[0].id])
-        #expect(try store.jobs(limit: 2).map(\.id) == [jobs[0].id, jobs[1].id])
+        #expect(try store.jobs(limit: 2).map(\.id) == [jobs[jobs.count - 2].id, jobs[jobs.count - 1].id], "the newest two, in ID order")
         #expect(try store.jobs(stateName: "bogus").isEmpty)
     }
 

@@ -1,6 +1,6 @@
 import OrchestratorAPI
 
-/// `io.orchd.Jobs.Get`: one job by ID.
+/// `io.orchd.Jobs.Get`: one job by ID, with its finished attempts.
 struct GetHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Get"
     let scheduler: Scheduler
@@ -9,7 +9,7 @@ struct GetHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
             scheduler.job(parameters.id) { result in
-                responder.complete(result) { JobsInterface.JobReply(job: $0) }
+                responder.complete(result) { JobsInterface.JobReply(job: $0.job, attempts: $0.attempts) }
             }
         } catch {
             responder.fail(error)

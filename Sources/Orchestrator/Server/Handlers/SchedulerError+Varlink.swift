@@ -8,6 +8,10 @@ extension SchedulerError {
         case .alreadyFinished(let id): JobsInterface.alreadyFinished(id)
         case .notPermitted(let id): JobsInterface.notPermitted(id)
         case .invalidSpec(let error): JobsInterface.invalidJobSpec(error.message)
+        case .notFinished(let id): JobsInterface.notFinished(id)
+        case .duplicate(let id, let key): JobsInterface.duplicateJob(id, uniqueKey: key)
+        case .noSuchQueue(let name): QueuesInterface.noSuchQueue(name)
+        case .invalidSetting(let message): QueuesInterface.invalidSetting(message)
         case .storage(let message): JobsInterface.storageFailure(message)
         }
     }

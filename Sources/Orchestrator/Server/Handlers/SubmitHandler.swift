@@ -13,8 +13,8 @@ struct SubmitHandler: VarlinkMethodHandler {
             responder.fail(error)
             return
         }
-        scheduler.submit([parameters.spec], submitterUid: call.peer.uid) { result in
-            responder.complete(result) { JobsInterface.JobReply(job: $0[0]) }
+        scheduler.submit([parameters.spec], submitterUid: call.peer.uid, reuseExisting: parameters.reuseExisting ?? false) { result in
+            responder.complete(result) { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
         }
     }
 }

@@ -1,0 +1,19 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Prune`: deletes finished jobs and their logs.
+struct PruneHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Prune"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(JobsInterface.PruneParameters.self)
+            if let age = parameters.olderThanUSec, age < 0 { throw VarlinkError.invalidParameter("olderThanUSec") }
+            scheduler.prune(olderThan: parameters.olderThanUSec.map { .microseconds($0) }) { result in
+                responder.complete(result) { JobsInterface.PruneReply(pruned: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Retry`: runs a finished job again under the same ID.
+struct RetryHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Retry"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(JobsInterface.GetParameters.self)
+            scheduler.retry(parameters.id, by: call.peer.uid) { result in
+                responder.complete(result) { JobsInterface.JobReply(job: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

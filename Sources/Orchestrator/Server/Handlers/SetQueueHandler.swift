@@ -1,0 +1,22 @@
+import OrchestratorAPI
+
+/// `io.orchd.Queues.Set`: changes a queue's concurrency or retry backoff at run time.
+struct SetQueueHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Queues.Set"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(QueuesInterface.SetParameters.self)
+            scheduler.setQueue(
+                parameters.name, concurrency: parameters.concurrency,
+                retryBase: parameters.retryBaseUSec.map { .microseconds($0) },
+                retryCap: parameters.retryCapUSec.map { .microseconds($0) }
+            ) { result in
+                responder.complete(result) { QueuesInterface.QueueReply(queue: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

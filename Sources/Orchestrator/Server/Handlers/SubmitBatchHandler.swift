@@ -1,0 +1,19 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.SubmitBatch`: stores many jobs in one transaction, all or none.
+struct SubmitBatchHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.SubmitBatch"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(JobsInterface.SubmitBatchParameters.self)
+            guard !parameters.specs.isEmpty else { throw VarlinkError.invalidParameter("specs") }
+            scheduler.submit(parameters.specs, submitterUid: call.peer.uid) { result in
+                responder.complete(result) { JobsInterface.JobsReply(jobs: $0.jobs) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

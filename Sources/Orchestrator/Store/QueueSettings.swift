@@ -1,0 +1,21 @@
+import OrchestratorAPI
+
+/// A queue's stored settings; `nil` fields take the daemon's defaults.
+public struct QueueSettings: Hashable, Sendable {
+    public var name: QueueName
+    /// Jobs run at once; `nil` for the daemon's `--concurrency`.
+    public var concurrency: Int?
+    public var paused: Bool
+    /// Backoff before the first retry, in microseconds; `nil` for the default.
+    public var retryBaseUSec: Int64?
+    /// Longest backoff, in microseconds; `nil` for the default.
+    public var retryCapUSec: Int64?
+
+    public init(name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil) {
+        self.name = name
+        self.concurrency = concurrency
+        self.paused = paused
+        self.retryBaseUSec = retryBaseUSec
+        self.retryCapUSec = retryCapUSec
+    }
+}
