@@ -62,7 +62,7 @@ public enum Daemon {
 
         // 3. The scheduler, after recovering what a previous daemon left running.
         let scheduler = Scheduler(store: store, configuration: .init(
-            concurrency: configuration.concurrency, logDirectory: logDirectory, teardownGrace: configuration.teardownGrace))
+            concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory, teardownGrace: configuration.teardownGrace))
         let statusReporter = StatusReporter(scheduler: scheduler, notifier: notifier)
         scheduler.observers.add(statusReporter)
 

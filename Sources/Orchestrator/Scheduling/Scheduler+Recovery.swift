@@ -14,20 +14,25 @@ extension Scheduler {
         let records = try store.runningJobs()
         for record in records {
             let job = record.job
-            if let pid = job.pid, pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
-                ProcStat.startTicks(pid: pid) == ticks
-            {
-                // The job leads its own process group (posix_spawn with SETSID).
-                let group = ProcessGroup(id: pid)
+            var groups: [ProcessGroup] = []
+            if let pid = job.pid {
+                if pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
+                    ProcStat.startTicks(pid: pid) == ticks
+                {
+                    // The job leads its own process group (posix_spawn with SETSID).
+                    groups.append(ProcessGroup(id: pid))
+                }
+            } else {
+                // Claimed but its pid never recorded: it may have been spawned all the same.
+                groups = ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: configuration.stateDirectory)
+                    .map { ProcessGroup(id: $0) }
+            }
+            for group in groups {
                 group.signal(SIGKILL)
                 group.waitUntilGone(timeout: .seconds(5))
-                DaemonLog.warning("job \(job.id): killed process group \(pid) left by the previous daemon")
+                DaemonLog.warning("job \(job.id): killed process group \(group.id) left by the previous daemon")
             }
-            do {
-                try attemptEnded(job.id, result: .interrupted)
-            } catch {
-                throw error
-            }
+            try attemptEnded(job.id, result: .interrupted)
             DaemonLog.warning("job \(job.id) was running when the previous daemon stopped; \(job.attempt < job.maxAttempts ? "retrying it" : "recorded as interrupted")")
         }
         return records.count

@@ -18,6 +18,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     public struct Configuration: Sendable {
         /// Jobs run at once in a queue that sets no concurrency of its own.
         public var concurrency: Int
+        /// The daemon's state directory; jobs see it as `$ORCHD_STATE_DIR`.
+        public var stateDirectory: String
         /// Where `<id>.out` and `<id>.err` are written.
         public var logDirectory: String
         /// How long a job gets between SIGTERM and SIGKILL when torn down.
@@ -30,10 +32,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         public var retentionCount: Int?
 
         public init(
-            concurrency: Int, logDirectory: String, teardownGrace: Duration, retryPolicy: RetryPolicy = .standard,
+            concurrency: Int, stateDirectory: String, logDirectory: String, teardownGrace: Duration,
+            retryPolicy: RetryPolicy = .standard,
             retentionAge: Duration? = nil, retentionCount: Int? = nil
         ) {
             self.concurrency = concurrency
+            self.stateDirectory = stateDirectory
             self.logDirectory = logDirectory
             self.teardownGrace = teardownGrace
             self.retryPolicy = retryPolicy
@@ -187,8 +191,20 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    private func launch(_ job: Job, in runner: QueueRunner) {
+    private func launch(_ queued: Job, in runner: QueueRunner) {
+        let job: Job
+        do {
+            job = try store.claim(queued.id, at: Date())
+        } catch {
+            DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
+            return
+        }
+        changed(job, from: .queued)
         var environment = job.spec.environment
+        // Tells the job who it is, and lets recovery find its processes should the daemon die
+        // before it recorded their pid.
+        environment[ProcessIdentity.jobVariable] = job.id.description
+        environment[ProcessIdentity.stateDirectoryVariable] = configuration.stateDirectory
         if let extra = observers.query({ $0.environment(for: job) }) {
             environment.merge(extra) { _, new in new }
         }
@@ -213,10 +229,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     private func operationStarted(_ id: JobID, _ outcome: Result<LaunchedProcess, LaunchError>) {
         guard case .success(let process) = outcome else { return }
         do {
-            let job = try store.markRunning(
-                id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID, at: Date())
+            let job = try store.recordProcess(
+                id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
             startedJobs.insert(id)
-            changed(job, from: .queued)
             if let timeout = job.spec.timeoutUSec {
                 armTimeout(for: id, after: .microseconds(timeout))
             }
@@ -231,7 +246,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         runners[queue]?.inFlight.remove(id)
         let wasStarted = startedJobs.remove(id) != nil
         if isStopping && !wasStarted {
-            // Never started: it stays queued for the next daemon.
+            // Claimed but never spawned: queued again for the next daemon.
+            do {
+                let job = try store.releaseClaim(id)
+                changed(job, from: .running)
+            } catch {
+                DaemonLog.error("cannot give back the claim on job \(id): \(error)")
+            }
         } else {
             do {
                 try attemptEnded(id, result: result)

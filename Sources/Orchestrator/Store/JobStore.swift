@@ -277,24 +277,51 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
 
     // MARK: - Transitions
 
-    /// Records that a queued job's process started: state running, one more attempt, the
-    /// start time and the process's identity.
-    /// - Parameters:
-    ///   - id: the job; it must be queued.
-    ///   - pid: the main process ID (also its process group ID).
-    ///   - processStartTicks: the process's start time in clock ticks after boot
-    ///     (`/proc/PID/stat` field 22), to recognise it after a daemon restart.
-    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
-    ///   - at: the start time (stored to the microsecond).
+    /// Claims a queued job for a start: state running, one more attempt, the start time, and
+    /// no process yet. Committed before the process is spawned, so a daemon that dies in
+    /// between leaves a running job for recovery to settle, never a queued one that would
+    /// run a second time.
     /// - Returns: the job as now stored.
     /// - Throws: ``JobStoreError/noSuchJob(_:)``, ``JobStoreError/invalidTransition(_:from:to:)``
     ///   when the job is not queued, or ``DatabaseError``.
     @discardableResult
-    public func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
+    public func claim(_ id: JobID, at: Date) throws -> Job {
         try transition(id, to: "running", sql: Self.markRunningSQL, values: [
-            .integer(id.rawValue), .integer(Timestamp.microseconds(at)), .integer(Int64(pid)),
-            .integer(Int64(bitPattern: processStartTicks)), .text(bootID),
+            .integer(id.rawValue), .integer(Timestamp.microseconds(at)), .null, .null, .null,
         ])
+    }
+
+    /// Records the identity of a claimed job's process, to recognise it after a restart.
+    /// - Parameters:
+    ///   - id: the job; it must be running.
+    ///   - pid: the main process ID (also its process group ID).
+    ///   - processStartTicks: its start time in clock ticks after boot (`/proc/PID/stat` field 22).
+    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
+    /// - Returns: the job as now stored.
+    @discardableResult
+    public func recordProcess(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws -> Job {
+        try transition(id, to: "running", sql: """
+            UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'             RETURNING \(Self.columns)
+            """, values: [.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
+    }
+
+    /// Gives back a claim whose process was never spawned (the daemon is stopping): queued
+    /// again, the attempt not counted.
+    @discardableResult
+    public func releaseClaim(_ id: JobID) throws -> Job {
+        try transition(id, to: "queued", sql: """
+            UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL             WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
+            """, values: [.integer(id.rawValue)])
+    }
+
+    /// Claims a queued job and records its process in one transaction (``claim(_:at:)`` then
+    /// ``recordProcess(_:pid:processStartTicks:bootID:)``).
+    @discardableResult
+    public func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
+        try database.write { _ in
+            try claim(id, at: at)
+            return try recordProcess(id, pid: pid, processStartTicks: processStartTicks, bootID: bootID)
+        }
     }
 
     /// Records that a job ended: state finished with `result`, the finish time; the process

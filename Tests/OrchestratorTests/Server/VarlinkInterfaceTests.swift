@@ -10,7 +10,7 @@ struct VarlinkInterfaceTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchd-iface-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try JobStore(database: try Database(path: directory + "/orchd.db"))
-        let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, logDirectory: directory, teardownGrace: .seconds(1)))
+        let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, stateDirectory: directory, logDirectory: directory, teardownGrace: .seconds(1)))
         let configuration = DaemonConfiguration(
             stateDirectory: directory, socketPath: directory + "/s", concurrency: 1, teardownGrace: .seconds(1), logLevel: .error)
         return (Daemon.makeService(scheduler: scheduler, configuration: configuration, startTime: .now), directory)
