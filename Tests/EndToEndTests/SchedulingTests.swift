@@ -1,0 +1,230 @@
+import Foundation
+import Glibc
+import Orchestrator
+import OrchestratorAPI
+import Testing
+
+/// Queues, priorities, dependencies, time limits, retries and crash recovery, end to end.
+@Suite("Scheduling end to end")
+struct SchedulingTests {
+    /// Lines a set of jobs appended to one file (each line one small O_APPEND write).
+    private func lines(_ path: String) throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    private func job(_ daemon: TestDaemon, _ id: String) throws -> [String: Any] {
+        let shown = try daemon.orchctl(["show", id, "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [String: Any], "\(shown)")
+    }
+
+    @Test("priorities start highest first, FIFO among equals, once the paused queue resumes")
+    func priorities() throws {
+        let daemon = try TestDaemon()
+        let records = daemon.directory + "/order"
+        #expect(try daemon.orchctl(["queue", "set", "work", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "work"]).status == 0)
+        var ids: [String] = []
+        for (label, priority) in [("p0", 0), ("p5a", 5), ("p1", 1), ("p5b", 5)] {
+            ids.append(try daemon.orchctl([
+                "submit", "--queue", "work", "--priority", String(priority), "--shell", "echo \(label) >> '\(records)'",
+            ]).line)
+        }
+        #expect(!FileManager.default.fileExists(atPath: records), "a paused queue starts nothing")
+        #expect(try daemon.orchctl(["resume", "work"]).status == 0)
+        #expect(try daemon.orchctl(["wait"] + ids).status == 0)
+        #expect(try lines(records) == ["p5a", "p5b", "p1", "p0"])
+    }
+
+    @Test("raising a queue's concurrency starts more at once; lowering it starts none until few enough run")
+    func concurrencyAtRunTime() throws {
+        let daemon = try TestDaemon()
+        let records = daemon.directory + "/records"
+        #expect(try daemon.orchctl(["queue", "set", "q", "--concurrency", "1"]).status == 0)
+        // Jobs 1-3 say they started, then block until the test opens their gate (a FIFO).
+        var markers: [ReadyMarker] = []
+        var gates: [String] = []
+        var ids: [String] = []
+        for index in 0..<3 {
+            markers.append(try ReadyMarker(path: daemon.directory + "/started\(index)"))
+            gates.append(daemon.directory + "/gate\(index)")
+            try #require(mkfifo(gates[index], 0o600) == 0)
+            ids.append(try daemon.orchctl([
+                "submit", "--queue", "q", "--shell", "echo go > '\(markers[index].path)'; cat '\(gates[index])' >/dev/null",
+            ]).line)
+        }
+        for _ in 3..<6 {
+            ids.append(try daemon.orchctl(["submit", "--queue", "q", "--shell", "echo start >> '\(records)'; sleep 0.2; echo end >> '\(records)'"]).line)
+        }
+        func state(_ id: String) throws -> String? { try job(daemon, id)["state"] as? String }
+        func open(gate index: Int) throws {
+            let writer = Glibc.open(gates[index], O_WRONLY)
+            close(writer)
+            #expect(try daemon.orchctl(["wait", ids[index]]).status == 0)
+        }
+
+        #expect(markers[0].read() != nil)
+        #expect(try state(ids[1]) == "queued", "concurrency 1: one at a time")
+        #expect(try daemon.orchctl(["queue", "set", "q", "--concurrency", "3"]).status == 0)
+        #expect(markers[1].read() != nil && markers[2].read() != nil, "raised to 3: two more start at once")
+        #expect(try state(ids[3]) == "queued")
+
+        #expect(try daemon.orchctl(["queue", "set", "q", "--concurrency", "1"]).status == 0)
+        try open(gate: 1)
+        #expect(try state(ids[3]) == "queued", "two still run, more than the new limit: no start")
+        try open(gate: 2)
+        #expect(try state(ids[3]) == "queued", "one still runs, as many as the limit: no start")
+        try open(gate: 0)
+        #expect(try daemon.orchctl(["wait"] + ids).status == 0)
+        var running = 0
+        var most = 0
+        for line in try lines(records) {
+            running += line == "start" ? 1 : -1
+            most = max(most, running)
+        }
+        #expect(most == 1, "the rest ran one at a time")
+        for id in ids.prefix(3) {
+            #expect(try job(daemon, id)["result"] as? String == "succeeded", "nothing was killed")
+        }
+    }
+
+    @Test("a failed job fails its whole chain of dependents without starting them")
+    func dependencyChain() throws {
+        let daemon = try TestDaemon()
+        let ran = daemon.directory + "/ran"
+        let a = try daemon.orchctl(["submit", "--", "sh", "-c", "exit 1"]).line
+        let b = try daemon.orchctl(["submit", "--after", a, "--", "touch", ran]).line
+        let c = try daemon.orchctl(["submit", "--after", b, "--", "touch", ran]).line
+        #expect(try daemon.orchctl(["wait", c]).status == 1)
+        for (id, dependency) in [(b, a), (c, b)] {
+            let shown = try job(daemon, id)
+            #expect(shown["result"] as? String == "dependency_failed")
+            #expect((shown["failedDependency"] as? Int).map(String.init) == dependency)
+            #expect(shown["startedAt"] is NSNull, "never started")
+        }
+        #expect(!FileManager.default.fileExists(atPath: ran))
+        // Depending on an already failed job fails at once; an unknown ID is a submit error.
+        let late = try daemon.orchctl(["submit", "--after", a, "--", "true"]).line
+        #expect(try job(daemon, late)["result"] as? String == "dependency_failed")
+        let unknown = try daemon.orchctl(["submit", "--after", "9999", "--", "true"])
+        #expect(unknown.status != 0)
+        #expect(unknown.standardError.contains("9999"), "\(unknown)")
+    }
+
+    @Test("a successful dependency lets the dependent run")
+    func dependencySuccess() throws {
+        let daemon = try TestDaemon()
+        let a = try daemon.orchctl(["submit", "--", "sh", "-c", "echo a > '\(daemon.directory)/a'"]).line
+        let b = try daemon.orchctl(["submit", "--after", a, "--", "cat", daemon.directory + "/a"]).line
+        #expect(try daemon.orchctl(["wait", b]).status == 0)
+        #expect(try daemon.orchctl(["logs", b]).standardOutput == "a\n")
+    }
+
+    @Test("--timeout tears down a job that ignores SIGTERM: result timed_out, nothing left")
+    func timeout() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--timeout", "1s", "--", "sh", "-c", "trap '' TERM; echo $$ > '\(marker.path)'; sleep 100"]).line
+        let group = try #require(marker.read().flatMap { Int32($0) })
+        #expect(try daemon.orchctl(["wait", id]).status == 124)
+        #expect(try job(daemon, id)["result"] as? String == "timed_out")
+        #expect(ProcessGroup(id: group).isGone)
+    }
+
+    @Test("--retries 2 on a command that fails twice then succeeds: three attempts, succeeded")
+    func retries() throws {
+        let daemon = try TestDaemon()
+        let counter = daemon.directory + "/count"
+        try #require(daemon.orchctl(["queue", "set", "default", "--retry-base", "10ms", "--retry-cap", "50ms"]).status == 0)
+        let script = "n=$(cat '\(counter)' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '\(counter)'; [ $n -ge 3 ]"
+        let id = try daemon.orchctl(["submit", "--retries", "2", "--shell", script]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        let shown = try job(daemon, id)
+        #expect(shown["attempt"] as? Int == 3)
+        #expect(shown["result"] as? String == "succeeded")
+        let attempts = try #require(shown["attempts"] as? [[String: Any]])
+        #expect(attempts.map { $0["result"] as? String } == ["failed", "failed", "succeeded"])
+    }
+
+    @Test("retry runs a finished job again under the same ID")
+    func retryCommand() throws {
+        let daemon = try TestDaemon()
+        let flag = daemon.directory + "/flag"
+        let id = try daemon.orchctl(["submit", "--", "test", "-e", flag]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 1)
+        _ = FileManager.default.createFile(atPath: flag, contents: nil)
+        #expect(try daemon.orchctl(["retry", id]).status == 0)
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(try job(daemon, id)["attempt"] as? Int == 2)
+        #expect(try daemon.orchctl(["retry", "4242"]).status == 1)
+    }
+
+    @Test("--delay keeps a job waiting, then it runs on its own")
+    func delay() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--delay", "1s", "--", "true"]).line
+        #expect(try job(daemon, id)["state"] as? String == "waiting")
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        let shown = try job(daemon, id)
+        let submitted = try #require((shown["submittedAt"] as? String).flatMap(Timestamp.parse))
+        let started = try #require((shown["startedAt"] as? String).flatMap(Timestamp.parse))
+        #expect(started.timeIntervalSince(submitted) >= 0.95)
+    }
+
+    @Test("--unique refuses a second live job with the key, or returns it with --reuse")
+    func uniqueness() throws {
+        let daemon = try TestDaemon()
+        let first = try daemon.orchctl(["submit", "--unique", "backup", "--", "sleep", "30"]).line
+        let second = try daemon.orchctl(["submit", "--unique", "backup", "--", "sleep", "30"])
+        #expect(second.status == 1)
+        #expect(second.standardError.contains(first), "\(second)")
+        #expect(try daemon.orchctl(["submit", "--unique", "backup", "--reuse", "--", "sleep", "30"]).line == first)
+        #expect(try daemon.orchctl(["cancel", first]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--unique", "backup", "--", "true"]).status == 0, "a finished job frees its key")
+    }
+
+    @Test("prune deletes finished jobs with their logs, never one a live job depends on")
+    func prune() throws {
+        let daemon = try TestDaemon()
+        let done = try daemon.orchctl(["submit", "--wait", "--", "echo", "x"]).line
+        let needed = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let dependent = try daemon.orchctl(["submit", "--after", needed, "--delay", "1h", "--", "true"]).line
+        let pruned = try daemon.orchctl(["prune"])
+        #expect(pruned.status == 0, "\(pruned)")
+        #expect(try daemon.orchctl(["show", done]).status == 1)
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(done).out"))
+        #expect(try daemon.orchctl(["show", needed]).status == 0)
+        #expect(try daemon.orchctl(["cancel", dependent]).status == 0)
+    }
+
+    @Test("kill -9 with 2 running and 10 queued: after restart every job ends exactly once, nothing left over")
+    func crashWithRunningAndQueued() throws {
+        let daemon = try TestDaemon(concurrency: 2)
+        let records = daemon.directory + "/ran"
+        let first = try ReadyMarker(path: daemon.directory + "/first")
+        let second = try ReadyMarker(path: daemon.directory + "/second")
+        // Two long jobs: one may be retried, one may not.
+        let retried = try daemon.orchctl([
+            "submit", "--retries", "1", "--shell", "echo r >> '\(records)'; echo $$ > '\(first.path)'; sleep 300",
+        ]).line
+        let once = try daemon.orchctl(["submit", "--shell", "echo $$ > '\(second.path)'; sleep 300"]).line
+        let groups = [first.read(), second.read()].compactMap { $0.flatMap { Int32($0) } }
+        #expect(groups.count == 2)
+        var queued: [String] = []
+        for index in 0..<10 {
+            queued.append(try daemon.orchctl(["submit", "--shell", "echo \(index) >> '\(records)'"]).line)
+        }
+        daemon.crash()
+        try daemon.start()
+        for group in groups { #expect(ProcessGroup(id: group).isGone, "no leftover process of group \(group)") }
+        #expect(try daemon.orchctl(["wait"] + queued).status == 0)
+        #expect(try job(daemon, once)["result"] as? String == "interrupted")
+        let retriedJob = try job(daemon, retried)
+        #expect(retriedJob["state"] as? String != "finished" || retriedJob["result"] as? String != "interrupted",
+                "a job with a retry left is retried, not finished as interrupted")
+        #expect(try daemon.orchctl(["cancel", retried]).status == 0)
+        let ran = try lines(records)
+        for index in 0..<10 {
+            #expect(ran.filter { $0 == String(index) }.count == 1, "job \(index) ran exactly once")
+        }
+    }
+}

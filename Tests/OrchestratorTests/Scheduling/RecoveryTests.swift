@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Crash recovery")
+struct RecoveryTests {
+    private func makeScheduler(_ directory: TemporaryDirectory) throws -> Scheduler {
+        let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+        return Scheduler(store: store, configuration: .init(
+            concurrency: 1, stateDirectory: directory.path, logDirectory: directory.path, teardownGrace: .seconds(1)))
+    }
+
+    private func start(_ scheduler: Scheduler) throws -> Int {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = LockedBox<Result<Int, any Error>?>(nil)
+        scheduler.start { result in
+            outcome.value = result
+            done.signal()
+        }
+        done.wait()
+        return try #require(outcome.value).get()
+    }
+
+    @Test("a job claimed but whose pid was never recorded is found by its environment and killed, not run again")
+    func unrecordedProcessIsKilled() throws {
+        let directory = try TemporaryDirectory()
+        let id: JobID
+        do {
+            // The previous daemon: it claimed the job, spawned it, and died before recording the pid.
+            let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+            let job = try store.insert(
+                JobSpec(command: .argv(["sleep", "300"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+            id = job.id
+            try store.claim(id, at: Date())
+        }
+        let process = try ProcessLauncher().launch(LaunchRequest(
+            arguments: ["sleep", "300"], workingDirectory: "/",
+            environment: ["ORCHD_JOB_ID": id.description, "ORCHD_STATE_DIR": directory.path, "PATH": "/usr/bin:/bin"],
+            standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
+        let exited = DispatchSemaphore(value: 0)
+        let reaper = ChildReaper()
+        reaper.watch(process, on: DispatchQueue(label: "test.reaper")) { _ in exited.signal() }
+
+        let scheduler = try makeScheduler(directory)
+        #expect(try start(scheduler) == 1)
+        #expect(exited.wait(timeout: .now() + 10) == .success, "the orphaned process was killed")
+        withExtendedLifetime(reaper) {}
+
+        let found = DispatchSemaphore(value: 0)
+        let result = LockedBox<JobResult?>(nil)
+        scheduler.job(id) { outcome in
+            result.value = try? outcome.get().job.state.result
+            found.signal()
+        }
+        found.wait()
+        #expect(result.value == .interrupted)
+    }
+
+    @Test("another daemon's job with the same ID is left alone")
+    func otherStateDirectoryUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let other = try TemporaryDirectory()
+        let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+        let job = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+        try store.claim(job.id, at: Date())
+        let process = try ProcessLauncher().launch(LaunchRequest(
+            arguments: ["sleep", "300"], workingDirectory: "/",
+            environment: ["ORCHD_JOB_ID": job.id.description, "ORCHD_STATE_DIR": other.path, "PATH": "/usr/bin:/bin"],
+            standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
+        defer { kill(-process.pid, SIGKILL) }
+        #expect(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: directory.path).isEmpty)
+        #expect(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: other.path) == [process.pid])
+    }
+}
