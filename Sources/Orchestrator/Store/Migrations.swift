@@ -86,5 +86,47 @@ public enum Migrations {
             retry_base_usec INTEGER,               -- backoff before the first retry, in µs
             retry_cap_usec INTEGER                 -- longest backoff, in µs
         ) WITHOUT ROWID;
+
+        -- The event log: every lifecycle change, numbered, written by the triggers below in the same
+        -- transaction as the change itself. Pruned to a bounded number of rows.
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, -- Event.seq; never reused
+            at INTEGER NOT NULL,                   -- µs since the Unix epoch (UTC)
+            kind TEXT NOT NULL,                    -- submitted, queued, started, retrying, requeued, finished, cancelled,
+                                                   -- queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping
+            job_id INTEGER,                        -- no foreign key: events outlive pruned jobs
+            queue TEXT,
+            state TEXT,                            -- the job's state after the event
+            previous_state TEXT,
+            result TEXT,
+            exit_code INTEGER,
+            signal INTEGER,
+            attempt INTEGER
+        );
+        CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
+        CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, result, attempt)
+            VALUES (NEW.submitted_at, 'submitted', NEW.id, NEW.queue, NEW.state, NEW.result, NEW.attempt);
+        END;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                CASE
+                    WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN NEW.state = 'waiting' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a ON NEW.state = 'waiting' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        CREATE TRIGGER queues_paused_event AFTER UPDATE OF paused ON queues WHEN NEW.paused <> OLD.paused BEGIN
+            INSERT INTO events (at, kind, queue)
+            VALUES (CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                    CASE NEW.paused WHEN 1 THEN 'queue_paused' ELSE 'queue_resumed' END, NEW.name);
+        END;
         """
 }
