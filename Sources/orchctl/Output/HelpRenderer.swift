@@ -46,6 +46,13 @@ struct HelpRenderer: Sendable {
         for option in command.options + GlobalOptions.specs + [GlobalOptions.help] {
             text += row(option.label, helpText(option))
         }
+        if command.isGroup {
+            text += "\nSUBCOMMANDS:\n"
+            for subcommand in command.subcommands {
+                text += row(subcommand.word, subcommand.abstract)
+            }
+            text += "\n  See '\(program) help \(command.name) <subcommand>' for detailed help.\n"
+        }
         return text
     }
 
