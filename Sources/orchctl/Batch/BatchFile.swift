@@ -33,7 +33,8 @@ enum BatchFile {
         let decoder = JSONDecoder()
         let encoder = JSONEncoder()
 
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift, so CRLF files need it named as a separator.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let line = rawLine.trimmingCharacters(while: \.isWhitespace)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let number = index + 1

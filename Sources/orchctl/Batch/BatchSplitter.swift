@@ -36,8 +36,9 @@ enum BatchSplitter {
     /// An upper bound of the spec's size as JSONEncoder writes it (keys, punctuation, and
     /// strings with every escape counted), without encoding it.
     static func estimatedBytes(_ spec: JobSpec) -> Int {
-        // Keys, quotes, braces and numbers of every field, generously.
-        var total = 320
+        // Keys, quotes, braces, numbers and the time of every field (about 220 bytes at most),
+        // and the comma between specs.
+        var total = 240
         switch spec.command {
         case .argv(let argv): total += argv.reduce(0) { $0 + string($1) + 1 }
         case .shell(let shell): total += string(shell)

@@ -20,7 +20,7 @@ enum QueueCommand: OrchctlCommand {
 enum QueueSetCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "queue set",
-        abstract: "Change how many jobs a queue runs at once and how it backs off retries.",
+        abstract: "Change a queue's concurrency and retry backoff.",
         discussion: "Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.",
         usage: "queue set <queue> [<options>]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],
