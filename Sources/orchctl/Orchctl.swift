@@ -51,7 +51,7 @@ enum Orchctl {
     /// Prints a usage error: `Error: …`, `Usage: …`, `See 'orchctl <cmd> --help'.`
     static func report(_ error: CommandLineError, context: CommandContext) {
         let renderer = helpRenderer
-        let spec = error.command.flatMap { name in CommandTable.specs.first { $0.name == name } }
+        let spec = error.command.flatMap { name in CommandTable.allSpecs.first { $0.name == name } }
         let usage = spec.map(renderer.usage(for:)) ?? renderer.rootUsage
         let helpCommand = spec.map { "orchctl \($0.name) --help" } ?? "orchctl --help"
         context.console.printError("Error: \(error.message)\nUsage: \(usage)\nSee '\(helpCommand)'.")

@@ -18,8 +18,8 @@ struct OrchctlTests {
         let status = Orchctl.run(["--socket", "/tmp/x", "submit"], context: testContext(capture))
         #expect(status == .usage)
         #expect(capture.standardError == """
-            Error: no command to run: give --shell <string> or -- <argv> ...
-            Usage: orchctl submit [<options>] (--shell <string> | -- <argv> ...)
+            Error: no command to run: give --shell <string>, -- <argv> ... or --batch <file>
+            Usage: orchctl submit [<options>] (--shell <string> | -- <argv> ... | --batch <file>)
             See 'orchctl submit --help'.
 
             """)

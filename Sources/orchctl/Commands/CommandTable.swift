@@ -1,6 +1,6 @@
 /// Every command orchctl knows, in the order help lists them.
 enum CommandTable {
-    /// The commands' implementations.
+    /// The commands' implementations, subcommands (`queue set`) included.
     static let commands: [any OrchctlCommand.Type] = [
         SubmitCommand.self,
         StatusCommand.self,
@@ -8,15 +8,26 @@ enum CommandTable {
         LogsCommand.self,
         WaitCommand.self,
         CancelCommand.self,
+        RetryCommand.self,
+        QueuesCommand.self,
+        QueueCommand.self,
+        QueueSetCommand.self,
+        PauseCommand.self,
+        ResumeCommand.self,
+        PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,
         HelpCommand.self,
     ]
 
-    /// Their declarations.
-    static var specs: [CommandSpec] { commands.map { $0.spec } }
+    /// The top-level declarations (a group carries its subcommands), for the parser and the
+    /// top-level help.
+    static var specs: [CommandSpec] { commands.map { $0.spec }.filter { !$0.name.contains(" ") } }
 
-    /// The implementation of the command named `name`.
+    /// Every declaration, subcommands included.
+    static var allSpecs: [CommandSpec] { specs.flatMap(\.flattened) }
+
+    /// The implementation of the command named `name` (`queue set` for a subcommand).
     static func command(named name: String) -> (any OrchctlCommand.Type)? {
         commands.first { $0.spec.name == name }
     }

@@ -4,8 +4,8 @@ enum HelpCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "help",
         abstract: "Show help for orchctl or one of its commands.",
-        usage: "help [<subcommand>]",
-        arguments: [ArgumentSpec(name: "subcommand", kind: .text, arity: .optional, help: "The command to show help for.")],
+        usage: "help [<subcommand> ...]",
+        arguments: [ArgumentSpec(name: "subcommand", kind: .text, arity: .zeroOrMore, help: "The command to show help for, e.g. 'submit' or 'queue set'.")],
         options: [])
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {

@@ -14,16 +14,18 @@ enum ShowCommand: OrchctlCommand {
         let connection = try context.connect(invocation)
         let id = invocation.jobIDs[0]
         let reply = try connection.call("io.orchd.Jobs.Get", JobsInterface.GetParameters(id: id), returning: JobsInterface.JobReply.self)
+        let attempts = reply.attempts ?? []
         if invocation.global.json {
-            context.console.write(try JSONOutput.text(reply.job))
+            context.console.write(try JSONOutput.text(JobWithAttempts(job: reply.job, attempts: attempts)))
         } else {
-            context.console.write(render(reply.job, time: context.time, now: Date()))
+            context.console.write(render(reply.job, attempts: attempts, time: context.time, now: Date()))
         }
         return .success
     }
 
-    /// The text form: aligned `key: value` lines, `-` for absent values.
-    static func render(_ job: Job, time: TimeFormatter, now: Date) -> String {
+    /// The text form: aligned `key: value` lines, `-` for absent values, then the finished
+    /// attempts, one line each.
+    static func render(_ job: Job, attempts: [JobAttempt] = [], time: TimeFormatter, now: Date) -> String {
         var pairs: [(String, String)] = [
             ("id", job.id.description),
             ("name", job.spec.name ?? "-"),
@@ -45,6 +47,10 @@ enum ShowCommand: OrchctlCommand {
             ("cwd", job.spec.cwd),
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
             ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
+            ("max attempts", String(job.maxAttempts)),
+            ("not before", job.spec.notBefore.map(time.dateTime) ?? "-"),
+            ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(.microseconds($0)) } ?? "-"),
+            ("unique key", job.spec.uniqueKey ?? "-"),
             ("submitted", time.dateTime(job.submittedAt)),
             ("started", job.startedAt.map(time.dateTime) ?? "-"),
             ("finished", job.finishedAt.map(time.dateTime) ?? "-"),
@@ -53,6 +59,35 @@ enum ShowCommand: OrchctlCommand {
             ("pid", job.pid.map { String($0) } ?? "-"),
             ("labels", job.spec.labels.isEmpty ? "-" : job.spec.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
         ]
-        return KeyValueLines.render(pairs)
+        var text = KeyValueLines.render(pairs)
+        if !attempts.isEmpty {
+            text += "attempts:\n"
+            let results = attempts.map { JobText.result($0.result) }
+            let numberWidth = attempts.map { String($0.attempt).count }.max() ?? 1
+            let resultWidth = results.map(\.count).max() ?? 0
+            for (attempt, result) in zip(attempts, results) {
+                let number = String(attempt.attempt)
+                text += "  " + String(repeating: " ", count: numberWidth - number.count) + number
+                text += "  " + result + String(repeating: " ", count: resultWidth - result.count)
+                text += "  started " + (attempt.startedAt.map(time.dateTime) ?? "-")
+                text += "  finished " + time.dateTime(attempt.finishedAt) + "\n"
+            }
+        }
+        return text
+    }
+}
+
+/// `show --json`: the job object with its finished attempts as the field `attempts`.
+struct JobWithAttempts: Encodable {
+    var job: Job
+    var attempts: [JobAttempt]
+
+    private enum CodingKeys: String, CodingKey { case attempts }
+
+    func encode(to encoder: any Encoder) throws {
+        // Both write into the same JSON object.
+        try job.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(attempts, forKey: .attempts)
     }
 }

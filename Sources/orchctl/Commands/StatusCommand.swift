@@ -1,35 +1,102 @@
 import FoundationEssentials
 import OrchestratorAPI
 
-/// `orchctl status [ID...] [--queue Q] [--state S]`: a table of jobs and a summary.
+/// `orchctl status [ID...] [--queue Q] [--state S] [--limit N | --all]`: a table of jobs and
+/// a summary.
 enum StatusCommand: OrchctlCommand {
+    /// How many jobs `status` shows without `--limit` or `--all`.
+    static let defaultLimit = 100
+
     static let spec = CommandSpec(
         name: "status",
         abstract: "List jobs with their state, queue and times.",
-        discussion: "Without IDs, lists every job the daemon keeps. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted.",
-        usage: "status [<id> ...] [--queue <queue>] [--state <state>]",
+        discussion: "Without IDs, lists the newest 100 matching jobs (see --limit and --all), in ID order, then the job counts of orchd (or of the queue given with --queue). Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX).",
+        usage: "status [<options>] [<id> ...]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "Only these jobs.")],
         options: [
             .value("queue", "queue", kind: .queueName, help: "Only jobs in this queue."),
             .value("state", "state", kind: .choice(JobState.names),
                    help: "Only jobs in this state: waiting, queued, running or finished."),
+            .value("limit", "n", kind: .integerIn(1...Int.max), help: "Show only the newest N matching jobs.", default: "100"),
+            .flag("all", help: "Show every matching job."),
         ])
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        if invocation.flag("all") && invocation.value("limit") != nil {
+            throw CommandLineError(.conflictingOptions, "give either --limit or --all, not both", command: spec.name)
+        }
         let connection = try context.connect(invocation)
         let ids = invocation.jobIDs
-        let parameters = JobsInterface.ListParameters(
-            ids: ids.isEmpty ? nil : ids,
-            queue: invocation.value("queue").flatMap(QueueName.init(rawValue:)),
-            state: invocation.value("state"))
-        let reply = try connection.call("io.orchd.Jobs.List", parameters, returning: JobsInterface.JobsReply.self)
-        if invocation.global.json {
-            context.console.write(try JSONOutput.text(reply.jobs))
+        let queue = invocation.value("queue").flatMap(QueueName.init(rawValue:))
+        let state = invocation.value("state")
+        let parameters = JobsInterface.ListParameters(ids: ids.isEmpty ? nil : ids, queue: queue, state: state)
+
+        // Named IDs are shown whatever the limit; otherwise one more than the limit is asked
+        // for, so a cut list is known to be cut without trusting the counts.
+        let limit = ids.isEmpty && !invocation.flag("all") ? invocation.integer("limit") ?? defaultLimit : nil
+        var jobs: [Job] = []
+        if let limit {
+            var limited = parameters
+            limited.limit = limit == Int.max ? limit : limit + 1
+            jobs = try connection.call("io.orchd.Jobs.List", limited, returning: JobsInterface.JobsReply.self).jobs
         } else {
-            let width = context.console.outputIsTerminal ? (context.console.terminalColumns ?? 80) : nil
-            let table = JobTable(time: context.time, maximumWidth: width)
-            context.console.write(table.render(reply.jobs, now: Date()))
+            try connection.stream("io.orchd.Jobs.List", parameters, returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+                jobs += reply.jobs
+            }
         }
+        let hidden = limit.map { jobs.count > $0 } ?? false
+        if let limit, hidden { jobs.removeFirst(jobs.count - limit) }
+
+        // The counts for the summary and for how many jobs a cut list hides.
+        var counts: JobCounts?
+        if ids.isEmpty && (!invocation.global.json || hidden) {
+            counts = try self.counts(queue: queue, connection: connection)
+        }
+        let note = hidden ? JobTable.truncation(shown: jobs.count, total: max(total(counts, state: state), jobs.count + 1), state: state) : nil
+
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(jobs))
+            if let note { context.console.printError("Note: " + note) }
+            return .success
+        }
+        let width = context.console.outputIsTerminal ? (context.console.terminalColumns ?? 80) : nil
+        context.console.write(render(jobs, counts: counts, queue: queue, note: note,
+                                     table: JobTable(time: context.time, maximumWidth: width), now: Date()))
         return .success
+    }
+
+    /// The text output: the table, the summary (orchd's counts, or over `jobs` when there
+    /// are none), and the truncation note when the limit hid jobs.
+    static func render(_ jobs: [Job], counts: JobCounts?, queue: QueueName?, note: String?, table: JobTable, now: Date) -> String {
+        var text = table.render(jobs, now: now)
+        if let counts {
+            if counts.live + counts.finished > 0 { text += JobTable.summary(counts, queue: queue) + "\n" }
+        } else if !jobs.isEmpty {
+            text += JobTable.summary(jobs) + "\n"
+        }
+        if let note { text += note + "\n" }
+        return text
+    }
+
+    /// How many jobs match the state filter, by the counts.
+    private static func total(_ counts: JobCounts?, state: String?) -> Int {
+        guard let counts else { return 0 }
+        return switch state {
+        case "waiting": counts.waiting
+        case "queued": counts.queued
+        case "running": counts.running
+        case "finished": counts.finished
+        default: counts.live + counts.finished
+        }
+    }
+
+    /// orchd's job counts: of one queue (io.orchd.Queues.List), or of all
+    /// (io.orchd.Manager.GetInfo).
+    private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts {
+        if let queue {
+            let queues = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+            return queues.first { $0.name == queue }?.jobs ?? JobCounts()
+        }
+        return try connection.call("io.orchd.Manager.GetInfo", VarlinkNoParameters(), returning: ManagerInterface.InfoReply.self).jobs
     }
 }

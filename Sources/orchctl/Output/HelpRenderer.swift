@@ -35,7 +35,7 @@ struct HelpRenderer: Sendable {
         if let discussion = command.discussion {
             text += wrap(discussion, indent: 0) + "\n"
         }
-        text += "USAGE: \(usage(for: command))\n"
+        text += hanging("USAGE: \(usage(for: command))", indent: 2)
         if !command.arguments.isEmpty {
             text += "\nARGUMENTS:\n"
             for argument in command.arguments {
@@ -45,6 +45,13 @@ struct HelpRenderer: Sendable {
         text += "\nOPTIONS:\n"
         for option in command.options + GlobalOptions.specs + [GlobalOptions.help] {
             text += row(option.label, helpText(option))
+        }
+        if command.isGroup {
+            text += "\nSUBCOMMANDS:\n"
+            for subcommand in command.subcommands {
+                text += row(subcommand.word, subcommand.abstract)
+            }
+            text += "\n  See '\(program) help \(command.name) <subcommand>' for detailed help.\n"
         }
         return text
     }
@@ -76,6 +83,30 @@ struct HelpRenderer: Sendable {
             return lead + String(repeating: " ", count: helpColumn - lead.count) + body.dropFirst(helpColumn)
         }
         return lead + "\n" + body
+    }
+
+    /// Wraps one line at word boundaries, the continuation lines indented by `indent` spaces.
+    private func hanging(_ text: String, indent: Int) -> String {
+        // An option stays on one line with its value (`--batch <file>`).
+        var words: [String] = []
+        for word in text.split(separator: " ") {
+            if word.hasPrefix("<"), let last = words.last, last.hasPrefix("-") || last.hasPrefix("[-") || last.hasPrefix("(-") {
+                words[words.count - 1] += " " + word
+            } else {
+                words.append(String(word))
+            }
+        }
+        var lines: [String] = []
+        var line = ""
+        for word in words {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = String(repeating: " ", count: indent)
+            }
+            line += (line.allSatisfy { $0 == " " } ? "" : " ") + word
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// Wraps `text` at word boundaries; every line indented by `indent` spaces and ended by a

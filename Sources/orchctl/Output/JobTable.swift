@@ -1,7 +1,7 @@
 import FoundationEssentials
 import OrchestratorAPI
 
-/// The `orchctl status` table: one row per job and a one-line summary.
+/// The `orchctl status` table: one row per job; and the summary lines under it.
 ///
 /// ```
 /// ID  STATE      QUEUE    PRI  SUBMITTED  STARTED   DURATION  COMMAND
@@ -16,14 +16,14 @@ struct JobTable: Sendable {
 
     private static let headers = ["ID", "STATE", "QUEUE", "PRI", "SUBMITTED", "STARTED", "DURATION", "COMMAND"]
 
-    /// Renders `jobs`, header first, then the summary line; `No jobs.` when there are none.
+    /// Renders `jobs`, header first; `No jobs.` when there are none.
     /// - Parameter now: the current time, for running durations and the compact time format.
     func render(_ jobs: [Job], now: Date) -> String {
         guard !jobs.isEmpty else { return "No jobs.\n" }
         let rows = jobs.map { job in
             [
                 job.id.description,
-                JobText.state(job.state),
+                JobText.state(of: job),
                 job.spec.queue.rawValue,
                 String(job.spec.priority),
                 time.compact(job.submittedAt, now: now),
@@ -53,11 +53,42 @@ struct JobTable: Sendable {
             }
             text += line + "\n"
         }
-        text += Self.summary(jobs) + "\n"
         return text
     }
 
-    /// `2 running, 5 queued, 10 finished (3 failed)`; waiting only when there are some.
+    /// `2 running, 5 queued, 10 finished`, from orchd's counts; waiting only when there are
+    /// some; prefixed by `queue Q: ` for one queue.
+    static func summary(_ counts: JobCounts, queue: QueueName? = nil) -> String {
+        var parts = ["\(grouped(counts.running)) running", "\(grouped(counts.queued)) queued"]
+        if counts.waiting > 0 { parts.append("\(grouped(counts.waiting)) waiting") }
+        parts.append("\(grouped(counts.finished)) finished")
+        return (queue.map { "queue \($0): " } ?? "") + parts.joined(separator: ", ")
+    }
+
+    /// The line under a table cut by `--limit`:
+    /// `Showing the newest 100 of 12,345 jobs; use --all or --limit N.`
+    /// - Parameters:
+    ///   - shown: how many jobs are shown.
+    ///   - total: how many match.
+    ///   - state: the `--state` filter, named before "jobs".
+    static func truncation(shown: Int, total: Int, state: String? = nil) -> String {
+        let what = state.map { "\($0) jobs" } ?? "jobs"
+        return "Showing the newest \(grouped(shown)) of \(grouped(total)) \(what); use --all or --limit N."
+    }
+
+    /// `12,345`: digits in groups of three.
+    static func grouped(_ number: Int) -> String {
+        let digits = String(number.magnitude)
+        var text = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { text += "," }
+            text.append(digit)
+        }
+        return (number < 0 ? "-" : "") + text
+    }
+
+    /// `2 running, 5 queued, 10 finished (3 not succeeded)`, counted over `jobs` (for
+    /// `status ID...`); waiting only when there are some.
     static func summary(_ jobs: [Job]) -> String {
         var waiting = 0, queued = 0, running = 0, finished = 0, unsuccessful = 0
         for job in jobs {

@@ -10,6 +10,15 @@ enum JobText {
         return self.result(result)
     }
 
+    /// The STATE column of a job: as ``state(_:)``, except that a job waiting to retry shows
+    /// `retrying(2/3)`: the attempt it waits for, of those allowed.
+    static func state(of job: Job) -> String {
+        if job.state == .waiting && job.attempt > 0 {
+            return "retrying(\(job.attempt + 1)/\(job.maxAttempts))"
+        }
+        return state(job.state)
+    }
+
     /// A result with its payload in parentheses when it has a number.
     static func result(_ result: JobResult) -> String {
         switch result {

@@ -109,6 +109,16 @@ struct ArgumentParser: Sendable {
                 invocation = Invocation(command: spec, global: global)
                 continue
             }
+            if current.command.isGroup {
+                // `queue set`: the word after a group names its subcommand.
+                guard let subcommand = current.command.subcommands.first(where: { $0.word == word }) else {
+                    throw CommandLineError(
+                        .unknownCommand, "unknown subcommand '\(word)' of '\(current.command.name)'", command: current.command.name)
+                }
+                command = subcommand
+                invocation = Invocation(command: subcommand, global: global)
+                continue
+            }
             if current.command.takesTrailingArguments {
                 // The job's argv is taken only after `--`, so a mistyped option is never run.
                 throw CommandLineError(
@@ -129,14 +139,17 @@ struct ArgumentParser: Sendable {
         invocation.global = global
 
         if command.name == "help" {
-            guard let topic = invocation.arguments.first else { return .help(nil) }
-            guard invocation.arguments.count == 1 else {
-                throw CommandLineError(.unexpectedArgument, "unexpected argument '\(invocation.arguments[1])'", command: "help")
-            }
-            guard let spec = commands.first(where: { $0.name == topic }) else {
+            // `help queue set` names a subcommand by its words.
+            guard !invocation.arguments.isEmpty else { return .help(nil) }
+            let topic = invocation.arguments.joined(separator: " ")
+            guard let spec = commands.flatMap(\.flattened).first(where: { $0.name == topic }) else {
                 throw CommandLineError(.unknownCommand, "unknown command '\(topic)'", command: "help")
             }
             return .help(spec)
+        }
+        if command.isGroup {
+            let words = command.subcommands.map(\.word).joined(separator: ", ")
+            throw CommandLineError(.missingCommand, "missing subcommand of '\(command.name)': \(words)", command: command.name)
         }
 
         try Self.checkArguments(invocation.arguments, of: command)
@@ -177,6 +190,17 @@ struct ArgumentParser: Sendable {
         let problem: String? = switch kind {
         case .text: nil
         case .integer: Int(value) == nil ? "'\(value)' is not an integer" : nil
+        case .integerIn(let range):
+            if let number = Int(value), range.contains(number) {
+                nil
+            } else if range.upperBound == Int.max {
+                "'\(value)' is not a whole number of at least \(range.lowerBound)"
+            } else {
+                "'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)"
+            }
+        case .startTime:
+            StartTime.parse(value) == nil
+                ? "'\(value)' is not a time (RFC 3339 such as 2026-12-01T08:00:00Z, or HH:MM or HH:MM:SS)" : nil
         case .keyValue: KeyValue.split(value) == nil ? "'\(value)' is not of the form KEY=VALUE" : nil
         case .queueName: QueueName(rawValue: value) == nil ? "'\(value)' is not a valid queue name (\(QueueName.rule))" : nil
         case .jobID: JobID(parsing: value) == nil ? "'\(value)' is not a job ID (a positive integer)" : nil

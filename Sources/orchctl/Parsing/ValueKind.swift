@@ -5,6 +5,8 @@ enum ValueKind: Hashable, Sendable {
     case text
     /// A whole number, possibly negative.
     case integer
+    /// A whole number within a range (`--retries` 0...999, `--limit` 1 or more).
+    case integerIn(ClosedRange<Int>)
     /// `KEY=VALUE` with a non-empty key.
     case keyValue
     /// A queue name (``QueueName``).
@@ -13,6 +15,8 @@ enum ValueKind: Hashable, Sendable {
     case jobID
     /// A systemd-style time span (`30s`, `5min`, `1h30min`, plain seconds).
     case timeSpan
+    /// When a job may start: RFC 3339, or `HH:MM[:SS]` local time (``StartTime``).
+    case startTime
     /// One of a fixed set of words.
     case choice([String])
 }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -38,6 +39,49 @@ struct SubmitCommandTests {
         let error = #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/nonexistent-dir", "--", "ls"]) }
         #expect(error?.message == "invalid value for option '--cwd': /nonexistent-dir: No such file or directory")
         #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/etc/passwd", "--", "ls"]) }
+    }
+
+    func spec(_ arguments: [String], now: Date, zone: LocalTimeZone) throws -> JobSpec {
+        try SubmitCommand.makeSpec(try invocation(arguments), context: testContext(console), now: now, zone: zone)
+    }
+
+    @Test("--after, --timeout, --retries and --unique fill the spec")
+    func schedulingOptions() throws {
+        let built = try spec(["submit", "--after", "3", "--after", "5", "--timeout", "1h30min", "--retries", "2",
+                              "--unique", "nightly", "--", "make"])
+        #expect(built.after == [JobID(rawValue: 3), JobID(rawValue: 5)])
+        #expect(built.timeoutUSec == 5_400_000_000)
+        #expect(built.maxAttempts == 3)
+        #expect(built.uniqueKey == "nightly")
+        let plain = try spec(["submit", "--", "true"])
+        #expect(plain.maxAttempts == 1 && plain.after.isEmpty && plain.timeoutUSec == nil && plain.notBefore == nil && plain.uniqueKey == nil)
+        #expect(try spec(["submit", "--retries", "999", "--", "true"]).maxAttempts == 1_000)
+    }
+
+    @Test("--delay and --at set notBefore; they exclude each other")
+    func startTimes() throws {
+        let utc = LocalTimeZone.fixed(secondsFromGMT: 0)
+        #expect(try spec(["submit", "--delay", "5min", "--", "true"], now: referenceDate, zone: utc).notBefore
+            == referenceDate.addingTimeInterval(300))
+        #expect(try spec(["submit", "--at", "2026-12-01T08:00:00+01:00", "--", "true"], now: referenceDate, zone: utc).notBefore
+            == Timestamp.parse("2026-12-01T07:00:00Z"))
+        #expect(try spec(["submit", "--at", "06:30", "--", "true"], now: referenceDate, zone: .fixed(secondsFromGMT: -3_600)).notBefore
+            == Timestamp.parse("2026-11-30T07:30:00Z"))
+        let error = #expect(throws: CommandLineError.self) {
+            try spec(["submit", "--delay", "5min", "--at", "08:00", "--", "true"], now: referenceDate, zone: utc)
+        }
+        #expect(error?.code == .conflictingOptions)
+        #expect(error?.message == "give either --delay or --at, not both")
+    }
+
+    @Test("a zero timeout, an empty unique key and --reuse without --unique are refused")
+    func refusals() {
+        let zero = #expect(throws: CommandLineError.self) { try spec(["submit", "--timeout", "0", "--", "true"]) }
+        #expect(zero?.message == "invalid value for option '--timeout': it must be longer than zero")
+        #expect(throws: CommandLineError.self) { try spec(["submit", "--unique", "", "--", "true"]) }
+        let reuse = #expect(throws: CommandLineError.self) { try spec(["submit", "--reuse", "--", "true"]) }
+        #expect(reuse?.message == "--reuse needs --unique <key>")
+        #expect(throws: Never.self) { try spec(["submit", "--unique", "k", "--reuse", "--", "true"]) }
     }
 
     @Test("an empty command is refused")

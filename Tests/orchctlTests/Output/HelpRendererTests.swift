@@ -5,7 +5,7 @@ import Testing
 @Suite("Help text")
 struct HelpRendererTests {
     @Test("every command's help has OVERVIEW, USAGE and OPTIONS, and lists each of its options",
-          arguments: CommandTable.specs.map(\.name))
+          arguments: CommandTable.allSpecs.map(\.name))
     func everyCommand(name: String) throws {
         let spec = try #require(CommandTable.command(named: name)).spec
         let text = Orchctl.helpRenderer.help(for: spec)
@@ -21,7 +21,7 @@ struct HelpRendererTests {
 
     @Test("abstracts and option help are sentences ending with a period")
     func sentences() {
-        for spec in CommandTable.specs {
+        for spec in CommandTable.allSpecs {
             #expect(spec.abstract.first?.isUppercase == true && spec.abstract.hasSuffix("."), "\(spec.name)")
             for option in spec.options + GlobalOptions.specs {
                 #expect(option.help.hasSuffix(".") || option.help.hasSuffix(")"), "\(spec.name) --\(option.name)")
@@ -36,6 +36,28 @@ struct HelpRendererTests {
         #expect(text.contains("\nUSAGE: orchctl [--socket <path>] [--json] <subcommand>\n"))
         #expect(text.contains("\nSUBCOMMANDS:\n"))
         for spec in CommandTable.specs { #expect(text.contains("  \(spec.name) ")) }
+    }
+
+    @Test("a group's help lists its subcommands; the top level lists the group, not its subcommands")
+    func groupHelp() throws {
+        let text = Orchctl.helpRenderer.help(for: try #require(CommandTable.command(named: "queue")).spec)
+        #expect(text.contains("\nSUBCOMMANDS:\n  set  "))
+        #expect(text.contains("See 'orchctl help queue <subcommand>' for detailed help."))
+        let root = Orchctl.helpRenderer.rootHelp()
+        #expect(root.contains("\n  queue  "))
+        #expect(!root.contains("queue set"))
+        for name in ["queues", "pause", "resume", "retry", "prune"] { #expect(root.contains("\n  \(name) ")) }
+    }
+
+    @Test("'orchctl help queue set' prints exactly what 'orchctl queue set --help' prints")
+    func subcommandHelpEqualsFlag() {
+        let viaCommand = CapturedConsole()
+        let viaFlag = CapturedConsole()
+        #expect(Orchctl.run(["help", "queue", "set"], context: testContext(viaCommand)) == .success)
+        #expect(Orchctl.run(["queue", "set", "--help"], context: testContext(viaFlag)) == .success)
+        #expect(viaCommand.standardOutput == viaFlag.standardOutput)
+        #expect(viaCommand.standardOutput.hasPrefix("OVERVIEW: Change a queue's concurrency and retry backoff.\n"))
+        #expect(viaCommand.standardOutput.contains("\nUSAGE: orchctl queue set <queue> [<options>]\n"))
     }
 
     @Test("'orchctl help submit' prints exactly what 'orchctl submit --help' prints")

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -22,10 +23,44 @@ struct JobTableTests {
             3   queued       default  -1   11:59:50   -         -         echo 'hello world'
             12  succeeded    default  0    11:59:55   11:59:56  0ms       true
             13  signaled(9)  default  0    11:59:57   11:59:57  2s        yes
-            1 running, 1 queued, 3 finished (2 not succeeded)
 
             """
         #expect(table.render(jobs, now: referenceDate) == expected)
+        #expect(JobTable.summary(jobs) == "1 running, 1 queued, 3 finished (2 not succeeded)")
+    }
+
+    @Test("a job waiting for its next attempt shows retrying(attempt/max)")
+    func retrying() {
+        var job = makeJob(4, .argv(["flaky"]), state: .waiting)
+        job.attempt = 1
+        job.spec.maxAttempts = 3
+        #expect(JobText.state(of: job) == "retrying(2/3)")
+        #expect(table.render([job], now: referenceDate).contains("\n4   retrying(2/3)  default"))
+        job.attempt = 0
+        #expect(JobText.state(of: job) == "waiting")
+        job.state = .queued
+        job.attempt = 2
+        #expect(JobText.state(of: job) == "queued")
+    }
+
+    @Test("the status summary comes from orchd's counts; a cut list says how many jobs it hides")
+    func statusSummary() {
+        let jobs = [makeJob(12_344, .argv(["true"]), state: .queued), makeJob(12_345, .argv(["true"]), state: .queued)]
+        let counts = JobCounts(waiting: 0, queued: 12_000, running: 2, finished: 343)
+        #expect(JobTable.summary(counts) == "2 running, 12,000 queued, 343 finished")
+        #expect(JobTable.summary(JobCounts(waiting: 4, queued: 1), queue: QueueName(rawValue: "io")) == "queue io: 0 running, 1 queued, 4 waiting, 0 finished")
+        #expect(JobTable.truncation(shown: 100, total: 12_345) == "Showing the newest 100 of 12,345 jobs; use --all or --limit N.")
+        #expect(JobTable.truncation(shown: 2, total: 1_000_000, state: "finished") == "Showing the newest 2 of 1,000,000 finished jobs; use --all or --limit N.")
+        let text = StatusCommand.render(jobs, counts: counts, queue: nil, note: JobTable.truncation(shown: 2, total: 12_345),
+                                        table: table, now: referenceDate)
+        #expect(text.hasSuffix("""
+            12345  queued  default  0    12:00:00   -        -         true
+            2 running, 12,000 queued, 343 finished
+            Showing the newest 2 of 12,345 jobs; use --all or --limit N.
+
+            """))
+        #expect(StatusCommand.render([], counts: JobCounts(), queue: nil, note: nil, table: table, now: referenceDate) == "No jobs.\n")
+        #expect([0, 7, 999, 1_000, 65_536, -1_234].map(JobTable.grouped) == ["0", "7", "999", "1,000", "65,536", "-1,234"])
     }
 
     @Test("an empty list says so")
@@ -68,5 +103,46 @@ struct JobTableTests {
         #expect(text.contains("submitted:     2026-11-29 12:00:00\n"))
         #expect(text.contains("duration:      2s\n"))
         #expect(text.contains("cwd:           /tmp\n"))
+        #expect(text.contains("max attempts:  1\n"))
+        #expect(text.contains("not before:    -\n"))
+        #expect(text.contains("timeout:       -\n"))
+        #expect(text.contains("unique key:    -\n"))
+        #expect(!text.contains("attempts:\n"))
+    }
+
+    @Test("show lists the new fields and the finished attempts, one line each")
+    func showAttempts() throws {
+        var job = makeJob(7, .argv(["flaky"]), state: .running, started: 10)
+        job.attempt = 3
+        job.spec.maxAttempts = 12
+        job.spec.notBefore = referenceDate.addingTimeInterval(9)
+        job.spec.timeoutUSec = 90_000_000
+        job.spec.uniqueKey = "flaky-nightly"
+        let attempts = [
+            JobAttempt(attempt: 1, startedAt: referenceDate.addingTimeInterval(1), finishedAt: referenceDate.addingTimeInterval(2), result: .failed(exitCode: 1)),
+            JobAttempt(attempt: 2, startedAt: nil, finishedAt: referenceDate.addingTimeInterval(5), result: .spawnFailed(reason: "No such file or directory")),
+        ]
+        let text = ShowCommand.render(job, attempts: attempts, time: TimeFormatter(utc: true), now: referenceDate.addingTimeInterval(20))
+        #expect(text.contains("attempt:       3 of 12\n"))
+        #expect(text.contains("max attempts:  12\n"))
+        #expect(text.contains("not before:    2026-11-29 12:00:09\n"))
+        #expect(text.contains("timeout:       1min 30s\n"))
+        #expect(text.contains("unique key:    flaky-nightly\n"))
+        #expect(text.hasSuffix("""
+            attempts:
+              1  failed(1)     started 2026-11-29 12:00:01  finished 2026-11-29 12:00:02
+              2  spawn_failed  started -  finished 2026-11-29 12:00:05
+
+            """))
+
+        // --json: the job object with an `attempts` field.
+        let json = try JSONOutput.text(JobWithAttempts(job: job, attempts: attempts))
+        let object = try JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))
+        #expect(object["id"] == .number(7))
+        #expect(object["uniqueKey"] == .string("flaky-nightly"))
+        #expect(object["timeoutUSec"] == .number(90_000_000))
+        guard case .array(let list)? = object["attempts"] else { Issue.record("no attempts array"); return }
+        #expect(list.count == 2)
+        #expect(try JSONDecoder().decode(Job.self, from: Data(json.utf8)) == job)
     }
 }

@@ -118,7 +118,64 @@ struct ArgumentParserTests {
         #expect(parseError(["show"])?.code == .missingArgument)
         #expect(parseError(["show", "1", "2"])?.code == .unexpectedArgument)
         #expect(parseError(["ping", "now"])?.code == .unexpectedArgument)
-        #expect(parseError(["wait"])?.code == .missingArgument)
+    }
+
+    @Test("wait needs IDs or --all, not both; the check comes before any connection")
+    func waitArity() {
+        let capture = CapturedConsole()
+        #expect(Orchctl.run(["--socket", "/nonexistent", "wait"], context: testContext(capture)) == .usage)
+        #expect(capture.standardError.hasPrefix("Error: missing argument '<id>' (or --all)\nUsage: orchctl wait"))
+        #expect(Orchctl.run(["--socket", "/nonexistent", "wait", "3", "--all"], context: testContext(capture)) == .usage)
+        #expect(throws: Never.self) { try invocation(["wait", "--all", "--timeout", "5min"]) }
+    }
+
+    @Test("an integer with a range is checked against it")
+    func integerRange() {
+        #expect(parseError(["submit", "--retries", "-1", "--", "true"])?.message
+            == "invalid value for option '--retries': '-1' is not a whole number from 0 to 999")
+        #expect(parseError(["submit", "--retries", "1000", "--", "true"])?.code == .invalidValue)
+        #expect(parseError(["submit", "--retries", "999", "--", "true"]) == nil)
+        #expect(parseError(["status", "--limit", "0"])?.message == "invalid value for option '--limit': '0' is not a whole number of at least 1")
+        #expect(parseError(["queue", "set", "q", "--concurrency", "0"])?.code == .invalidValue)
+    }
+
+    @Test("submit's new values are checked by the parser")
+    func submitValues() {
+        #expect(parseError(["submit", "--after", "0", "--", "true"])?.message
+            == "invalid value for option '--after': '0' is not a job ID (a positive integer)")
+        #expect(parseError(["submit", "--delay", "soon", "--", "true"])?.code == .invalidValue)
+        #expect(parseError(["submit", "--timeout", "5 parsecs", "--", "true"])?.code == .invalidValue)
+        #expect(parseError(["submit", "--at", "25:00", "--", "true"])?.message
+            == "invalid value for option '--at': '25:00' is not a time (RFC 3339 such as 2026-12-01T08:00:00Z, or HH:MM or HH:MM:SS)")
+        #expect(parseError(["prune", "--older-than", "later"])?.code == .invalidValue)
+        #expect(parseError(["queue", "set", "q", "--retry-base", "x"])?.code == .invalidValue)
+    }
+
+    @Test("'queue set' is a two-word command; a group alone or an unknown subcommand is a usage error")
+    func subcommands() throws {
+        let parsed = try invocation(["queue", "set", "build", "--concurrency", "4", "--json"])
+        #expect(parsed.command.name == "queue set")
+        #expect(parsed.arguments == ["build"])
+        #expect(parsed.integer("concurrency") == 4)
+        #expect(parsed.global.json)
+        let alone = parseError(["queue"])
+        #expect(alone?.code == .missingCommand)
+        #expect(alone?.message == "missing subcommand of 'queue': set")
+        #expect(alone?.command == "queue")
+        #expect(parseError(["queue", "frob"])?.message == "unknown subcommand 'frob' of 'queue'")
+        #expect(parseError(["queue", "set"])?.code == .missingArgument)
+    }
+
+    @Test("'help queue', 'queue --help', 'help queue set' and 'queue set --help' name the right command")
+    func subcommandHelp() throws {
+        let group = try #require(CommandTable.command(named: "queue")).spec
+        let set = try #require(CommandTable.command(named: "queue set")).spec
+        #expect(try parse(["help", "queue"]) == .help(group))
+        #expect(try parse(["queue", "--help"]) == .help(group))
+        #expect(try parse(["help", "queue", "set"]) == .help(set))
+        #expect(try parse(["queue", "set", "--help"]) == .help(set))
+        #expect(try parse(["queue", "set", "-h"]) == .help(set))
+        #expect(parseError(["help", "queue", "frob"])?.code == .unknownCommand)
     }
 
     @Test("a job command without '--' is refused with a hint")

@@ -1,0 +1,197 @@
+import FoundationEssentials
+import OrchestratorAPI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The input of `orchctl submit --batch`: one job per line.
+///
+/// ```
+/// # comments and blank lines are skipped
+/// make -C lib test                                  a shell command line
+/// {"argv": ["convert", "a b.png"], "priority": 5}  a JSON job spec
+/// ```
+///
+/// Every job starts from the defaults the other submit options give; a JSON line's fields
+/// replace them (a missing `cwd` or `environment` stays the caller's).
+enum BatchFile {
+    /// The JSON fields a line may carry: those of a ``JobSpec``.
+    static let fields: Set<String> = [
+        "argv", "shell", "cwd", "environment", "queue", "priority", "name", "labels",
+        "after", "notBefore", "timeoutUSec", "maxAttempts", "uniqueKey",
+    ]
+
+    /// Turns the file's text into job specs, in line order.
+    /// - Parameters:
+    ///   - text: the whole file.
+    ///   - defaults: the spec the options describe; its command is replaced on every line.
+    /// - Throws: ``BatchFileError`` listing every bad line; then no spec is returned.
+    static func parse(_ text: String, defaults: JobSpec) throws(BatchFileError) -> [JobSpec] {
+        var specs: [JobSpec] = []
+        var problems: [BatchFileError.Problem] = []
+        var defaultsObject: [String: JSONValue]?
+        let decoder = JSONDecoder()
+        let encoder = JSONEncoder()
+
+        // "\r\n" is one Character in Swift, so CRLF files need it named as a separator.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+            let line = rawLine.trimmingCharacters(while: \.isWhitespace)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let number = index + 1
+            do throws(BatchFileError.Problem) {
+                var spec: JobSpec
+                if line.hasPrefix("{") {
+                    if defaultsObject == nil { defaultsObject = try object(of: defaults, encoder: encoder, decoder: decoder, line: number) }
+                    spec = try jsonSpec(String(line), defaults: defaultsObject ?? [:], encoder: encoder, decoder: decoder, line: number)
+                } else {
+                    spec = defaults
+                    spec.command = .shell(String(line))
+                }
+                do {
+                    try spec.validate()
+                } catch {
+                    throw BatchFileError.Problem(line: number, message: error.message)
+                }
+                specs.append(spec)
+            } catch {
+                problems.append(error)
+            }
+        }
+        guard problems.isEmpty else { throw BatchFileError(problems: problems) }
+        return specs
+    }
+
+    /// A JSON line: its fields over the defaults', decoded as a ``JobSpec``.
+    private static func jsonSpec(
+        _ line: String, defaults: [String: JSONValue], encoder: JSONEncoder, decoder: JSONDecoder, line number: Int
+    ) throws(BatchFileError.Problem) -> JobSpec {
+        let given: [String: JSONValue]
+        do {
+            given = try decoder.decode([String: JSONValue].self, from: Data(line.utf8))
+        } catch {
+            throw .init(line: number, message: "not a JSON object")
+        }
+        if let unknown = given.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw .init(line: number, message: "unknown field '\(unknown)' (fields: \(fields.sorted().joined(separator: ", ")))")
+        }
+        if given["argv"] == nil && given["shell"] == nil {
+            throw .init(line: number, message: "give the command as \"argv\" or \"shell\"")
+        }
+        let merged = defaults.merging(given) { _, new in new }
+        do {
+            return try decoder.decode(JobSpec.self, from: try encoder.encode(merged))
+        } catch let error as DecodingError {
+            throw .init(line: number, message: describe(error))
+        } catch {
+            throw .init(line: number, message: "\(error)")
+        }
+    }
+
+    /// The defaults as a JSON object without a command, to put a line's fields over.
+    private static func object(
+        of defaults: JobSpec, encoder: JSONEncoder, decoder: JSONDecoder, line: Int
+    ) throws(BatchFileError.Problem) -> [String: JSONValue] {
+        do {
+            var object = try decoder.decode([String: JSONValue].self, from: try encoder.encode(defaults))
+            object["argv"] = nil
+            object["shell"] = nil
+            return object
+        } catch {
+            throw .init(line: line, message: "cannot apply the defaults: \(error)")
+        }
+    }
+
+    /// A decoding error as a short sentence naming the field.
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "field '\(path(context))' is not \(typeName(type))"
+        case .valueNotFound(let type, let context):
+            return "field '\(path(context))' must be \(typeName(type)), not null"
+        case .keyNotFound(let key, _):
+            return "field '\(key.stringValue)' is missing"
+        case .dataCorrupted(let context):
+            let field = path(context)
+            return (field.isEmpty ? "" : "field '\(field)': ") + context.debugDescription
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is [String].Type: "an array of strings"
+        case is [String: String].Type: "an object of strings"
+        case is [Any].Type: "an array"
+        case is [String: Any].Type: "an object"
+        case is Bool.Type: "true or false"
+        default: "of the expected type (\(type))"
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Reads the whole file, or standard input for `-`.
+    /// - Throws: ``CommandLineError`` when it cannot be read or is not UTF-8.
+    static func read(_ path: String) throws(CommandLineError) -> String {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CommandLineError(.invalidValue, "invalid value for option '--batch': \(path): \(String(cString: strerror(errno)))", command: "submit")
+        }
+        defer { if fd != 0 { close(fd) } }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CommandLineError(.invalidValue, "invalid value for option '--batch': cannot read \(path): \(String(cString: strerror(errno)))", command: "submit")
+            }
+            if n == 0 { break }
+            bytes += buffer[..<n]
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CommandLineError(.invalidValue, "invalid value for option '--batch': \(path) is not UTF-8 text", command: "submit")
+        }
+        return text
+    }
+}
+
+/// Bad lines of a batch file; nothing is submitted.
+struct BatchFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// One bad line.
+    struct Problem: Error, Hashable, Sendable {
+        /// The line number, from 1.
+        var line: Int
+        /// What is wrong with it.
+        var message: String
+    }
+
+    /// Every bad line, in order.
+    var problems: [Problem]
+
+    /// The most lines the description lists.
+    static let listed = 20
+
+    /// `line 7: ...` per bad line (the first ``listed``), how many more there are, and that
+    /// nothing was submitted.
+    var description: String {
+        var lines = problems.prefix(Self.listed).map { "line \($0.line): \($0.message)" }
+        if problems.count > Self.listed { lines.append("... and \(problems.count - Self.listed) more bad lines") }
+        // orchctl prints the first line after `Error: `; the others get the prefix here.
+        return lines.joined(separator: "\nError: ") + "\nNothing was submitted."
+    }
+}
+
+extension Substring {
+    /// The substring without leading and trailing characters matching `predicate`.
+    fileprivate func trimmingCharacters(while predicate: (Character) -> Bool) -> Substring {
+        guard let first = firstIndex(where: { !predicate($0) }), let last = lastIndex(where: { !predicate($0) }) else { return "" }
+        return self[first...last]
+    }
+}

@@ -1,0 +1,69 @@
+import OrchestratorAPI
+
+/// Splits a batch into `SubmitBatch` calls that stay well under orchd's message cap (1 MiB,
+/// DESIGN.md §7): at most ``maximumCount`` specs and about ``maximumBytes`` of JSON each.
+///
+/// Each chunk is one transaction on the daemon, so a batch that needs several is stored in
+/// several.
+enum BatchSplitter {
+    /// The most specs in one call.
+    static let maximumCount = 2_000
+    /// The most estimated JSON bytes in one call; half the cap leaves room for the envelope
+    /// and for the estimate's own slack.
+    static let maximumBytes = 512 * 1024
+
+    /// Consecutive ranges of `specs`, in order, each within both limits (a single spec larger
+    /// than `maximumBytes` gets a chunk of its own; the daemon then decides).
+    static func chunks(
+        _ specs: [JobSpec], maximumCount: Int = maximumCount, maximumBytes: Int = maximumBytes
+    ) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var bytes = 0
+        for (index, spec) in specs.enumerated() {
+            let size = estimatedBytes(spec)
+            if index > start && (index - start >= maximumCount || bytes + size > maximumBytes) {
+                ranges.append(start..<index)
+                start = index
+                bytes = 0
+            }
+            bytes += size
+        }
+        if start < specs.count { ranges.append(start..<specs.count) }
+        return ranges
+    }
+
+    /// An upper bound of the spec's size as JSONEncoder writes it (keys, punctuation, and
+    /// strings with every escape counted), without encoding it.
+    static func estimatedBytes(_ spec: JobSpec) -> Int {
+        // Keys, quotes, braces, numbers and the time of every field (about 220 bytes at most),
+        // and the comma between specs.
+        var total = 240
+        switch spec.command {
+        case .argv(let argv): total += argv.reduce(0) { $0 + string($1) + 1 }
+        case .shell(let shell): total += string(shell)
+        }
+        total += string(spec.cwd)
+        total += spec.environment.reduce(0) { $0 + string($1.key) + string($1.value) + 2 }
+        total += spec.labels.reduce(0) { $0 + string($1.key) + string($1.value) + 2 }
+        total += spec.name.map(string) ?? 0
+        total += spec.uniqueKey.map(string) ?? 0
+        total += spec.queue.rawValue.utf8.count
+        total += spec.after.count * 21
+        return total
+    }
+
+    /// A JSON string's length: quotes plus each byte, escapes counted at their longest
+    /// (`\u00XX` for control bytes, two bytes for `"`, `\` and `/`).
+    private static func string(_ text: String) -> Int {
+        var length = 2
+        for byte in text.utf8 {
+            switch byte {
+            case 0..<0x20: length += 6
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): length += 2
+            default: length += 1
+            }
+        }
+        return length
+    }
+}

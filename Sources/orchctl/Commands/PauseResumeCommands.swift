@@ -1,0 +1,66 @@
+import OrchestratorAPI
+
+/// `orchctl pause [Q...]`: queues start nothing new; running jobs go on.
+enum PauseCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "pause",
+        abstract: "Pause queues: start none of their jobs until resumed.",
+        discussion: "Running jobs go on; queued jobs stay queued. Without a queue name, pauses every queue. Prints each queue that was paused.",
+        usage: "pause [<queue> ...]",
+        arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .zeroOrMore, help: "The queues to pause. (default: every queue)")],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        try QueuePausing.run(invocation, context: context, pause: true)
+    }
+}
+
+/// `orchctl resume [Q...]`: paused queues start jobs again.
+enum ResumeCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "resume",
+        abstract: "Resume paused queues.",
+        discussion: "Without a queue name, resumes every queue. Prints each queue that was resumed.",
+        usage: "resume [<queue> ...]",
+        arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .zeroOrMore, help: "The queues to resume. (default: every queue)")],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        try QueuePausing.run(invocation, context: context, pause: false)
+    }
+}
+
+/// What `pause` and `resume` share.
+enum QueuePausing {
+    static func run(_ invocation: Invocation, context: CommandContext, pause: Bool) throws -> ExitCode {
+        let names = invocation.arguments.compactMap(QueueName.init(rawValue:))
+        let connection = try context.connect(invocation)
+        // The queues before the change, so the output says what changed and what already was.
+        let before = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+        let method = pause ? "io.orchd.Queues.Pause" : "io.orchd.Queues.Resume"
+        let parameters = QueuesInterface.NamesParameters(names: names.isEmpty ? nil : names)
+        let after = try connection.call(method, parameters, returning: QueuesInterface.QueuesReply.self).queues
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(after))
+        } else {
+            context.console.write(changes(before: before, after: after, pause: pause))
+        }
+        return .success
+    }
+
+    /// One line per queue of the reply: `paused build`, or `build was already paused`.
+    static func changes(before: [QueueInfo], after: [QueueInfo], pause: Bool) -> String {
+        let verb = pause ? "paused" : "resumed"
+        guard !after.isEmpty else { return "No queues to \(pause ? "pause" : "resume").\n" }
+        var text = ""
+        for queue in after {
+            let was = before.first { $0.name == queue.name }?.paused
+            if was == pause {
+                text += "\(queue.name) was already \(pause ? "paused" : "running")\n"
+            } else {
+                text += "\(verb) \(queue.name)\n"
+            }
+        }
+        return text
+    }
+}

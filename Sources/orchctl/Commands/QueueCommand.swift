@@ -1,0 +1,59 @@
+import OrchestratorAPI
+
+/// `orchctl queue`: the group of commands that change one queue (`queue set`).
+enum QueueCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "queue",
+        abstract: "Change a queue's settings.",
+        usage: "queue <subcommand>",
+        arguments: [],
+        options: [],
+        subcommands: [QueueSetCommand.spec])
+
+    /// Never reached: the parser refuses a group without its subcommand.
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        throw CommandLineError(.missingCommand, "missing subcommand of 'queue'", command: spec.name)
+    }
+}
+
+/// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN]`.
+enum QueueSetCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "queue set",
+        abstract: "Change a queue's concurrency and retry backoff.",
+        discussion: "Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.",
+        usage: "queue set <queue> [<options>]",
+        arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],
+        options: [
+            .value("concurrency", "n", kind: .integerIn(1...Int.max), help: "Run at most this many of the queue's jobs at once."),
+            .value("retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
+            .value("retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
+        ])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let parameters = try makeParameters(invocation)
+        let connection = try context.connect(invocation)
+        let queue = try connection.call("io.orchd.Queues.Set", parameters, returning: QueuesInterface.QueueReply.self).queue
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(queue))
+        } else {
+            context.console.write(QueueText.settings(queue))
+        }
+        return .success
+    }
+
+    /// The `Set` call's parameters.
+    /// - Throws: ``CommandLineError`` when no setting is given.
+    static func makeParameters(_ invocation: Invocation) throws(CommandLineError) -> QueuesInterface.SetParameters {
+        let parameters = QueuesInterface.SetParameters(
+            name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
+            concurrency: invocation.integer("concurrency"),
+            retryBaseUSec: invocation.value("retry-base").flatMap(TimeSpan.microseconds),
+            retryCapUSec: invocation.value("retry-cap").flatMap(TimeSpan.microseconds))
+        guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil else {
+            throw CommandLineError(
+                .missingArgument, "nothing to change: give --concurrency, --retry-base or --retry-cap", command: spec.name)
+        }
+        return parameters
+    }
+}

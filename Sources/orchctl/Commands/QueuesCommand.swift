@@ -1,0 +1,23 @@
+import OrchestratorAPI
+
+/// `orchctl queues`: every queue with its settings and job counts.
+enum QueuesCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "queues",
+        abstract: "List queues with their settings and job counts.",
+        discussion: "Lists every queue that has jobs or settings. RETRY BASE/CAP is the backoff before the first retry (doubled for each further one) and its upper limit.",
+        usage: "queues",
+        arguments: [],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let connection = try context.connect(invocation)
+        let queues = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(queues))
+        } else {
+            context.console.write(QueueText.table(queues))
+        }
+        return .success
+    }
+}

@@ -1,0 +1,62 @@
+import OrchestratorAPI
+
+/// How `queues`, `queue set`, `pause` and `resume` show queues.
+enum QueueText {
+    private static let headers = ["NAME", "CONCURRENCY", "PAUSED", "RUNNING", "QUEUED", "WAITING", "FINISHED", "RETRY BASE/CAP"]
+
+    /// The `orchctl queues` table, header first; `No queues.` when there are none.
+    ///
+    /// ```
+    /// NAME     CONCURRENCY  PAUSED  RUNNING  QUEUED  WAITING  FINISHED  RETRY BASE/CAP
+    /// default  2            no      2        10      0        140       1s/10min
+    /// ```
+    static func table(_ queues: [QueueInfo]) -> String {
+        guard !queues.isEmpty else { return "No queues.\n" }
+        let rows = queues.map { queue in
+            [
+                queue.name.rawValue, String(queue.concurrency), queue.paused ? "yes" : "no",
+                String(queue.jobs.running), String(queue.jobs.queued), String(queue.jobs.waiting),
+                String(queue.jobs.finished), "\(span(queue.retryBaseUSec))/\(span(queue.retryCapUSec))",
+            ]
+        }
+        return TextTable.render([headers] + rows)
+    }
+
+    /// One queue's settings as aligned `key: value` lines.
+    static func settings(_ queue: QueueInfo) -> String {
+        KeyValueLines.render([
+            ("queue", queue.name.rawValue),
+            ("concurrency", String(queue.concurrency)),
+            ("paused", queue.paused ? "yes" : "no"),
+            ("retry base", span(queue.retryBaseUSec)),
+            ("retry cap", span(queue.retryCapUSec)),
+        ])
+    }
+
+    /// A span in microseconds, as `TimeSpan.format` writes it.
+    static func span(_ microseconds: Int64) -> String {
+        TimeSpan.format(.microseconds(microseconds))
+    }
+}
+
+/// Left-aligned columns separated by two spaces, the last column unpadded.
+enum TextTable {
+    /// Renders `rows` (the header is simply the first row), each ending with a newline.
+    static func render(_ rows: [[String]]) -> String {
+        var widths: [Int] = []
+        for row in rows {
+            for (column, cell) in row.enumerated() {
+                if column < widths.count { widths[column] = max(widths[column], cell.count) } else { widths.append(cell.count) }
+            }
+        }
+        var text = ""
+        for row in rows {
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                line += column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count + 2)
+            }
+            text += line + "\n"
+        }
+        return text
+    }
+}

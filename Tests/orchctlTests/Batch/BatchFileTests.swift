@@ -1,0 +1,155 @@
+import FoundationEssentials
+import OrchestratorAPI
+import Testing
+@testable import orchctl
+
+@Suite("submit --batch files")
+struct BatchFileTests {
+    let defaults = JobSpec(
+        command: .shell("true"), cwd: "/tmp", environment: ["PATH": "/bin", "HOME": "/home/test"],
+        queue: QueueName(rawValue: "build")!, priority: 2, labels: ["team": "infra"], maxAttempts: 3)
+
+    @Test("shell lines, JSON lines, comments and blank lines")
+    func lines() throws {
+        let text = """
+            # nightly jobs
+
+            make -C lib test
+               echo indented   \r
+            {"argv": ["convert", "a b.png", "b.jpg"]}
+            \t# an indented comment
+            {"shell": "exit 3", "priority": 9, "queue": "io", "cwd": "/", "environment": {"A": "1"}, "timeoutUSec": 3600000000}
+            """
+        let specs = try BatchFile.parse(text, defaults: defaults)
+        try #require(specs.count == 4)
+        #expect(specs[0].command == .shell("make -C lib test"))
+        #expect(specs[1].command == .shell("echo indented"))
+        #expect(specs[2].command == .argv(["convert", "a b.png", "b.jpg"]))
+        #expect(specs[3].command == .shell("exit 3"))
+        // Defaults apply to shell lines and to JSON lines that do not say otherwise.
+        for spec in specs.prefix(3) {
+            #expect(spec.queue.rawValue == "build")
+            #expect(spec.priority == 2)
+            #expect(spec.cwd == "/tmp")
+            #expect(spec.environment == ["PATH": "/bin", "HOME": "/home/test"])
+            #expect(spec.labels == ["team": "infra"])
+            #expect(spec.maxAttempts == 3)
+        }
+        // A JSON line's fields replace the defaults.
+        #expect(specs[3].priority == 9)
+        #expect(specs[3].queue.rawValue == "io")
+        #expect(specs[3].cwd == "/")
+        #expect(specs[3].environment == ["A": "1"])
+        #expect(specs[3].timeoutUSec == 3_600_000_000)
+        #expect(specs[3].labels == ["team": "infra"])
+        #expect(specs[3].maxAttempts == 3)
+    }
+
+    @Test("JSON lines carry every spec field")
+    func jsonFields() throws {
+        let line = #"{"argv": ["x"], "after": [4, 5], "notBefore": "2026-12-01T08:00:00Z", "maxAttempts": 1, "uniqueKey": "k", "name": "n", "labels": {}}"#
+        let spec = try #require(try BatchFile.parse(line, defaults: defaults).first)
+        #expect(spec.after == [JobID(rawValue: 4), JobID(rawValue: 5)])
+        #expect(spec.notBefore == Timestamp.parse("2026-12-01T08:00:00Z"))
+        #expect(spec.maxAttempts == 1)
+        #expect(spec.uniqueKey == "k")
+        #expect(spec.name == "n")
+        #expect(spec.labels.isEmpty)
+    }
+
+    @Test("bad lines are reported with their line numbers and nothing is returned")
+    func badLines() {
+        let text = """
+            echo fine
+            {"argv": "not an array"}
+            # fine
+            {not json
+            {"shell": "x", "delay": "5s"}
+            {"priority": 1}
+            {"shell": "x", "cwd": "relative"}
+            {"shell": "x", "maxAttempts": 0}
+            """
+        let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
+        #expect(error?.problems.map(\.line) == [2, 4, 5, 6, 7, 8])
+        #expect(error?.problems[0].message == "field 'argv' is not an array")
+        #expect(error?.problems[1].message == "not a JSON object")
+        #expect(error?.problems[2].message.hasPrefix("unknown field 'delay'") == true)
+        #expect(error?.problems[3].message == #"give the command as "argv" or "shell""#)
+        #expect(error?.problems[4].message == "the working directory must be an absolute path, not 'relative'")
+        #expect(error?.description.hasPrefix("line 2: field 'argv' is not an array\nError: line 4: not a JSON object\n") == true)
+        #expect(error?.description.hasSuffix("\nNothing was submitted.") == true)
+    }
+
+    @Test("an empty file or one of comments only has no jobs")
+    func empty() throws {
+        #expect(try BatchFile.parse("", defaults: defaults).isEmpty)
+        #expect(try BatchFile.parse("# only\n\n  \n", defaults: defaults).isEmpty)
+    }
+
+    @Test("submit's options become the defaults; --batch refuses a command, --unique, --reuse and --wait")
+    func defaultsFromOptions() throws {
+        let capture = CapturedConsole()
+        let parsed = try invocation(["submit", "--batch", "-", "--queue", "io", "--retries", "2", "--timeout", "1min", "--after", "7"])
+        let template = try SubmitCommand.defaults(parsed, context: testContext(capture), command: .shell("true"))
+        let spec = try #require(try BatchFile.parse("echo hi", defaults: template).first)
+        #expect(spec.queue.rawValue == "io")
+        #expect(spec.maxAttempts == 3)
+        #expect(spec.timeoutUSec == 60_000_000)
+        #expect(spec.after == [JobID(rawValue: 7)])
+        #expect(spec.cwd == "/tmp")
+        for extra in [["--shell", "x"], ["--unique", "k"], ["--wait"], ["--", "ls"]] {
+            let refused = try invocation(["submit", "--batch", "-"] + extra)
+            #expect(throws: CommandLineError.self) { try SubmitCommand.defaults(refused, context: testContext(capture), command: .shell("true")) }
+        }
+    }
+
+    @Test("a batch file that cannot be read is a usage error")
+    func unreadable() {
+        let error = #expect(throws: CommandLineError.self) { try BatchFile.read("/nonexistent/jobs.txt") }
+        #expect(error?.message == "invalid value for option '--batch': /nonexistent/jobs.txt: No such file or directory")
+    }
+}
+
+@Suite("Batch splitting")
+struct BatchSplitterTests {
+    func spec(_ shell: String, environment: [String: String] = [:]) -> JobSpec {
+        JobSpec(command: .shell(shell), cwd: "/tmp", environment: environment)
+    }
+
+    @Test("at most 2,000 specs a call")
+    func byCount() {
+        let specs = Array(repeating: spec("true"), count: 4_500)
+        #expect(BatchSplitter.chunks(specs) == [0..<2_000, 2_000..<4_000, 4_000..<4_500])
+        #expect(BatchSplitter.chunks([]) == [])
+        #expect(BatchSplitter.chunks([spec("true")]) == [0..<1])
+    }
+
+    @Test("at most about 512 KiB a call")
+    func bySize() {
+        // ~3 KiB of environment each: far fewer than 2,000 fit.
+        let environment = Dictionary(uniqueKeysWithValues: (0..<30).map { ("VARIABLE_\($0)", String(repeating: "v", count: 90)) })
+        let specs = Array(repeating: spec("make", environment: environment), count: 1_000)
+        let chunks = BatchSplitter.chunks(specs)
+        #expect(chunks.count > 1)
+        #expect(chunks.first?.lowerBound == 0 && chunks.last?.upperBound == 1_000)
+        for (a, b) in zip(chunks, chunks.dropFirst()) { #expect(a.upperBound == b.lowerBound) }
+        for chunk in chunks {
+            #expect(chunk.reduce(0) { $0 + BatchSplitter.estimatedBytes(specs[$1]) } <= BatchSplitter.maximumBytes)
+        }
+        // A spec bigger than the limit travels alone.
+        let huge = spec(String(repeating: "x", count: 600_000))
+        #expect(BatchSplitter.chunks([spec("a"), huge, spec("b")]) == [0..<1, 1..<2, 2..<3])
+    }
+
+    @Test("the estimate is never below the encoded size", arguments: [
+        "plain", "quotes \" and \\ backslashes / slashes", "control \u{1}\u{7f}\n\t", "unicode ✓ 日本語",
+    ])
+    func estimateIsUpperBound(text: String) throws {
+        let full = JobSpec(
+            command: .argv([text, text]), cwd: "/tmp/" + text, environment: ["K": text, text: "v"],
+            priority: -12_345, name: text, labels: [text: text], after: [JobID(rawValue: Int64.max)],
+            notBefore: referenceDate, timeoutUSec: Int64.max, maxAttempts: 1_000, uniqueKey: text)
+        let encoded = try JSONEncoder().encode(JobsInterface.SubmitBatchParameters(specs: [full]))
+        #expect(BatchSplitter.estimatedBytes(full) >= encoded.count)
+    }
+}
