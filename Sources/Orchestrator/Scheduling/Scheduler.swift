@@ -178,7 +178,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     /// Hands the queue's next eligible jobs to its OperationQueue, up to its free slots.
     func feed(_ runner: QueueRunner) {
-        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > runner.inFlight.count else { return }
+        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0 else { return }
         let jobs: [Job]
         do {
             jobs = try store.nextQueued(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots)
