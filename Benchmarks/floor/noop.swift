@@ -1,0 +1,1 @@
+// A Swift program that does nothing: the start-up floor of a static Swift binary.

@@ -1,0 +1,2 @@
+// A Swift program that imports Foundation and does nothing.
+import Foundation
