@@ -49,7 +49,8 @@ extension Scheduler {
             }
             runner.settings = settings
             runner.concurrency = settings.concurrency ?? configuration.concurrency
-            completion(.success(runner.info(default: configuration.retryPolicy)))
+            let info = runner.info(default: configuration.retryPolicy)
+            groupCommit.afterDurable { completion(.success(info)) }
             feed(runner)
         }
     }
@@ -84,7 +85,8 @@ extension Scheduler {
                 }
                 runner.settings = settings
             }
-            completion(.success(targets.map { $0.info(default: configuration.retryPolicy) }))
+            let infos = targets.map { $0.info(default: configuration.retryPolicy) }
+            groupCommit.afterDurable { completion(.success(infos)) }
             if !paused { targets.forEach(feed) }
         }
     }

@@ -60,7 +60,8 @@ extension Scheduler {
                     throw .storage(String(describing: error))
                 }
                 for job in jobs { changed(job, from: nil) }
-                completion(.success(Submission(jobs: jobs, existing: false)))
+                // The reply promises durability (synchronous=FULL semantics): after the barrier.
+                groupCommit.afterDurable { completion(.success(Submission(jobs: jobs, existing: false))) }
                 if jobs.contains(where: { $0.state == .waiting && $0.spec.notBefore != nil }) { scheduleWakeUp() }
                 for name in Set(jobs.filter { $0.state == .queued }.map(\.spec.queue)) {
                     feed(runner(for: name))
@@ -169,7 +170,7 @@ extension Scheduler {
                 let job: Job
                 do { job = try store.markRequeued(id) } catch { throw .storage(String(describing: error)) }
                 changed(job, from: previous.state)
-                completion(.success(job))
+                groupCommit.afterDurable { completion(.success(job)) }
                 feed(runner(for: job.spec.queue))
             } catch {
                 completion(.failure(error))
@@ -264,12 +265,14 @@ extension Scheduler {
         if request.remaining.isEmpty { answer(request) }
     }
 
+    /// Answers a wait once the ends it reports are durable.
     func answer(_ request: WaitRequest) {
+        let outcome: Result<[Job], SchedulerError>
         do {
-            let jobs = try request.ids.map { id throws(SchedulerError) in try existingJob(id) }
-            request.completion(.success(jobs))
+            outcome = .success(try request.ids.map { id throws(SchedulerError) in try existingJob(id) })
         } catch {
-            request.completion(.failure(error))
+            outcome = .failure(error)
         }
+        groupCommit.afterDurable { request.completion(outcome) }
     }
 }

@@ -52,6 +52,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     public let observers = ObserverSet<any JobObserver>()
 
     let store: JobStore
+    /// Makes committed changes durable in groups, and holds acknowledgements until they are.
+    let groupCommit: GroupCommit
     var configuration: Configuration
     let launcher = ProcessLauncher()
     let reaper = ChildReaper()
@@ -76,6 +78,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     public init(store: JobStore, configuration: Configuration) {
         self.store = store
         self.configuration = configuration
+        self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
     }
 
     // MARK: - Life
@@ -347,6 +350,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         if let previous { runner.counts.add(-1, to: previous) }
         runner.counts.add(1, to: job.state)
         let result = job.state.result ?? attemptResult
+        groupCommit.changed()
         observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
     }
 

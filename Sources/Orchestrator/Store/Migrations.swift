@@ -6,7 +6,10 @@ public enum Migrations {
     /// The migrator with all of orchd's migrations registered.
     public static let migrator: Migrator = {
         var migrator = Migrator()
-        migrator.registerMigration("v1-jobs") { db in try db.execute(v1JobsSQL) }
+        migrator.registerMigration("v1-jobs") { db in
+            try db.execute(v1JobsSQL)
+            try db.execute("INSERT INTO durability_barrier (id, commits) VALUES (1, 0)")
+        }
         return migrator
     }()
 
@@ -86,6 +89,12 @@ public enum Migrations {
             retry_base_usec INTEGER,               -- backoff before the first retry, in µs
             retry_cap_usec INTEGER                 -- longest backoff, in µs
         ) WITHOUT ROWID;
+
+        -- One row, updated by each group commit's durable barrier (GroupCommit.swift).
+        CREATE TABLE durability_barrier (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            commits INTEGER NOT NULL               -- barriers committed so far
+        );
 
         -- The event log: every lifecycle change, numbered, written by the triggers below in the same
         -- transaction as the change itself. Pruned to a bounded number of rows.
