@@ -1,6 +1,6 @@
 /// A queue's settings and how many of its jobs are in each state.
 ///
-/// JSON: `name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs`.
+/// JSON: `name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks`.
 public struct QueueInfo: Hashable, Sendable, Codable {
     public var name: QueueName
     /// Jobs run at once.
@@ -12,13 +12,35 @@ public struct QueueInfo: Hashable, Sendable, Codable {
     /// The longest backoff, in microseconds.
     public var retryCapUSec: Int64
     public var jobs: JobCounts
+    /// Commands run (with `/bin/sh -c`) on events of this queue's jobs, by event kind; see
+    /// `orchctl queue set --help`.
+    public var hooks: [String: String]
 
-    public init(name: QueueName, concurrency: Int, paused: Bool, retryBaseUSec: Int64, retryCapUSec: Int64, jobs: JobCounts) {
+    public init(
+        name: QueueName, concurrency: Int, paused: Bool, retryBaseUSec: Int64, retryCapUSec: Int64, jobs: JobCounts,
+        hooks: [String: String] = [:]
+    ) {
         self.name = name
         self.concurrency = concurrency
         self.paused = paused
         self.retryBaseUSec = retryBaseUSec
         self.retryCapUSec = retryCapUSec
         self.jobs = jobs
+        self.hooks = hooks
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(QueueName.self, forKey: .name)
+        concurrency = try c.decode(Int.self, forKey: .concurrency)
+        paused = try c.decode(Bool.self, forKey: .paused)
+        retryBaseUSec = try c.decode(Int64.self, forKey: .retryBaseUSec)
+        retryCapUSec = try c.decode(Int64.self, forKey: .retryCapUSec)
+        jobs = try c.decode(JobCounts.self, forKey: .jobs)
+        hooks = try c.decodeIfPresent([String: String].self, forKey: .hooks) ?? [:]
     }
 }

@@ -113,6 +113,31 @@ public enum JobsInterface {
         }
     }
 
+    /// `Subscribe(since, follow, queue, jobId) -> (event)`, called with `more`: first every
+    /// retained event after `since` that matches the filters, oldest first, then (with
+    /// `follow`) each new one as it is committed. Without `follow` the last reply is the last
+    /// retained event (or, when there is none, a reply without `event`).
+    public struct SubscribeParameters: Codable, Sendable {
+        /// Only events with a larger sequence number (default 0: every retained event).
+        public var since: Int64?
+        /// Keep the stream open for new events.
+        public var follow: Bool?
+        public var queue: QueueName?
+        public var jobId: JobID?
+        public init(since: Int64? = nil, follow: Bool? = nil, queue: QueueName? = nil, jobId: JobID? = nil) {
+            self.since = since
+            self.follow = follow
+            self.queue = queue
+            self.jobId = jobId
+        }
+    }
+
+    /// One event of a `Subscribe` stream; `nil` only in the single reply of an empty backlog.
+    public struct EventReply: Codable, Sendable {
+        public var event: Event?
+        public init(event: Event?) { self.event = event }
+    }
+
     // MARK: - Errors
 
     /// `NoSuchJob(id)`: no job has that ID (or it was pruned).

@@ -9,11 +9,18 @@ public enum QueuesInterface {
         public var concurrency: Int?
         public var retryBaseUSec: Int64?
         public var retryCapUSec: Int64?
-        public init(name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil) {
+        /// Hook commands to set, by event kind (`finished`, `failed`, `succeeded`, `cancelled`,
+        /// `retrying`, `started`, `queue_drained`); an empty command removes that hook.
+        public var hooks: [String: String]?
+        public init(
+            name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
+            hooks: [String: String]? = nil
+        ) {
             self.name = name
             self.concurrency = concurrency
             self.retryBaseUSec = retryBaseUSec
             self.retryCapUSec = retryCapUSec
+            self.hooks = hooks
         }
     }
 
@@ -22,6 +29,16 @@ public enum QueuesInterface {
         public var names: [QueueName]?
         public init(names: [QueueName]? = nil) { self.names = names }
     }
+
+    /// `WaitDrained(name) -> (queue)`: replies once the queue has no waiting, queued or
+    /// running job (at once when it has none).
+    public struct WaitDrainedParameters: Codable, Sendable {
+        public var name: QueueName
+        public init(name: QueueName) { self.name = name }
+    }
+
+    /// The event kinds a hook may be set for.
+    public static let hookEvents: Set<String> = ["started", "retrying", "finished", "succeeded", "failed", "cancelled", "queue_drained"]
 
     /// A reply carrying one queue.
     public struct QueueReply: Codable, Sendable {
