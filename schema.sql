@@ -77,7 +77,8 @@ CREATE TABLE queues (
     concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- jobs run at once
     paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),          -- 1: start nothing new
     retry_base_usec INTEGER,               -- backoff before the first retry, in µs
-    retry_cap_usec INTEGER                 -- longest backoff, in µs
+    retry_cap_usec INTEGER,                -- longest backoff, in µs
+    hooks TEXT NOT NULL DEFAULT '{}'       -- JSON object: event kind -> command run with /bin/sh -c
 ) WITHOUT ROWID;
 
 -- One row, updated by each group commit's durable barrier (GroupCommit.swift).

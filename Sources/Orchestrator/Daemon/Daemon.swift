@@ -63,8 +63,13 @@ public enum Daemon {
         // 3. The scheduler, after recovering what a previous daemon left running.
         let scheduler = Scheduler(store: store, configuration: .init(
             concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory, teardownGrace: configuration.teardownGrace))
+        // Built-in observers, added before the scheduler starts so they see every event.
         let statusReporter = StatusReporter(scheduler: scheduler, notifier: notifier)
+        let journal = JournalObserver()
+        let hooks = HookRunner(scheduler: scheduler)
         scheduler.observers.add(statusReporter)
+        scheduler.observers.add(journal)
+        scheduler.observers.add(hooks)
 
         // 4. The control socket.
         let listeningFD: Int32
@@ -102,6 +107,7 @@ public enum Daemon {
                 scheduler.controlQueue.async {
                     notifier.stopping(status: "stopping: " + scheduler.statusLine)
                 }
+                scheduler.recordDaemonEvent("daemon_stopping")
                 scheduler.shutdown {
                     stopped.signal()
                 }
@@ -117,14 +123,16 @@ public enum Daemon {
         scheduler.controlQueue.sync {
             notifier.ready(status: scheduler.statusLine)
         }
+        scheduler.recordDaemonEvent("daemon_ready")
         DaemonLog.info("orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath), state \(configuration.stateDirectory), concurrency \(configuration.concurrency)")
 
         // 6. Run until stopped; then stop in reverse order.
         stopped.wait()
+        scheduler.flush()
         server.stop()
         unlink(configuration.socketPath)
         for source in signalSources { source.cancel() }
-        withExtendedLifetime(lock) {}
+        withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
         DaemonLog.info("stopped")
         return 0
     }
@@ -143,6 +151,8 @@ public enum Daemon {
                 SetQueueHandler(scheduler: scheduler),
                 PauseQueuesHandler(scheduler: scheduler),
                 ResumeQueuesHandler(scheduler: scheduler),
+                SubscribeHandler(scheduler: scheduler),
+                WaitDrainedHandler(scheduler: scheduler),
                 GetHandler(scheduler: scheduler),
                 ListHandler(scheduler: scheduler),
                 CancelHandler(scheduler: scheduler),

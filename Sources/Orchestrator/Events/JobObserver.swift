@@ -18,9 +18,14 @@ public protocol JobObserver: AnyObject, Sendable {
     /// asked in registration order and, as in seed 002, the last observer that answers (returns
     /// non-`nil`) wins.
     func environment(for job: Job) -> [String: String]?
+
+    /// An event was recorded in the event log and is durable: every job change, queue pauses
+    /// and drains, the daemon's readiness and stop. Called in sequence order.
+    func eventRecorded(_ event: Event)
 }
 
 extension JobObserver {
     public func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?) {}
     public func environment(for job: Job) -> [String: String]? { nil }
+    public func eventRecorded(_ event: Event) {}
 }

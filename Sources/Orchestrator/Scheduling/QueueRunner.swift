@@ -49,7 +49,8 @@ final class QueueRunner {
         let policy = retryPolicy(default: standard)
         return QueueInfo(
             name: name, concurrency: concurrency, paused: settings.paused,
-            retryBaseUSec: Self.microseconds(policy.base), retryCapUSec: Self.microseconds(policy.cap), jobs: counts)
+            retryBaseUSec: Self.microseconds(policy.base), retryCapUSec: Self.microseconds(policy.cap), jobs: counts,
+            hooks: settings.hooks)
     }
 
     private static func microseconds(_ duration: Duration) -> Int64 {

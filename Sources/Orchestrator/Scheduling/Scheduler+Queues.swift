@@ -18,9 +18,11 @@ extension Scheduler {
     ///     until enough finished when lowered; no running job is stopped.
     ///   - retryBase: backoff before the first retry.
     ///   - retryCap: the longest backoff.
+    ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
+    ///     command removes one.
     ///   - completion: the queue as now set, or `invalidSetting`.
     public func setQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?,
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
         completion: @escaping @Sendable (Result<QueueInfo, SchedulerError>) -> Void
     ) {
         if let concurrency, !(1...10_000).contains(concurrency) {
@@ -35,9 +37,17 @@ extension Scheduler {
             completion(.failure(.invalidSetting("the retry cap must be longer than zero")))
             return
         }
+        if let unknown = hooks?.keys.first(where: { !QueuesInterface.hookEvents.contains($0) }) {
+            completion(.failure(.invalidSetting(
+                "no hook event '\(unknown)'; one of \(QueuesInterface.hookEvents.sorted().joined(separator: ", "))")))
+            return
+        }
         controlQueue.async { [self] in
             let runner = runner(for: name)
             var settings = runner.settings
+            for (event, command) in hooks ?? [:] {
+                settings.hooks[event] = command.isEmpty ? nil : command
+            }
             if let concurrency { settings.concurrency = concurrency }
             if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
             if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
@@ -89,5 +99,17 @@ extension Scheduler {
             groupCommit.afterDurable { completion(.success(infos)) }
             if !paused { targets.forEach(feed) }
         }
+    }
+
+    /// A queue's hook commands by event kind. Call on the control queue.
+    func hooks(of name: QueueName) -> [String: String] {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        return runners[name]?.settings.hooks ?? [:]
+    }
+
+    /// A job as stored, or `nil`. Call on the control queue.
+    func storedJob(_ id: JobID) -> Job? {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        return try? store.job(id)
     }
 }

@@ -30,11 +30,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         public var retentionAge: Duration?
         /// Only this many finished jobs are kept (the newest); `nil` for no limit.
         public var retentionCount: Int?
+        /// How many of the newest events the event log keeps.
+        public var eventRetention: Int
 
         public init(
             concurrency: Int, stateDirectory: String, logDirectory: String, teardownGrace: Duration,
             retryPolicy: RetryPolicy = .standard,
-            retentionAge: Duration? = nil, retentionCount: Int? = nil
+            retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int = 100_000
         ) {
             self.concurrency = concurrency
             self.stateDirectory = stateDirectory
@@ -43,6 +45,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             self.retryPolicy = retryPolicy
             self.retentionAge = retentionAge
             self.retentionCount = retentionCount
+            self.eventRetention = eventRetention
         }
     }
 
@@ -54,6 +57,11 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     let store: JobStore
     /// Makes committed changes durable in groups, and holds acknowledgements until they are.
     let groupCommit: GroupCommit
+    /// The numbered event log, and how far it has been delivered to observers.
+    let eventLog: EventLog
+    var lastDeliveredSeq: Int64 = 0
+    var subscribers: [EventSubscriber] = []
+    var drainWaiters: [QueueName: [@Sendable (Result<QueueInfo, SchedulerError>) -> Void]] = [:]
     var configuration: Configuration
     let launcher = ProcessLauncher()
     let reaper = ChildReaper()
@@ -79,6 +87,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         self.store = store
         self.configuration = configuration
         self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
+        self.eventLog = EventLog(database: store.database)
+        groupCommit.afterBarrier = { [unowned self] in deliverEvents() }
     }
 
     // MARK: - Life
@@ -89,6 +99,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     public func start(completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         controlQueue.async { [self] in
             do {
+                // Events written before this start are history, not news for observers.
+                lastDeliveredSeq = try eventLog.lastSeq()
+                try eventLog.prune(keep: configuration.eventRetention)
                 let recovered = try recoverInterruptedJobs()
                 for settings in try store.queueSettings() {
                     runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
@@ -122,6 +135,14 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             }
             finishShutdownIfIdle()
         }
+    }
+
+    /// Makes every committed change durable and delivers the pending events, waiting until
+    /// done (seed 004: a synchronous wrapper). Refuses (traps) when called on the control queue,
+    /// which would deadlock.
+    public func flush() {
+        dispatchPrecondition(condition: .notOnQueue(controlQueue))
+        controlQueue.sync { groupCommit.flush() }
     }
 
     /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and
@@ -347,8 +368,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// Updates the counters for a committed change and tells the observers.
     func changed(_ job: Job, from previous: JobState?, attemptResult: JobResult? = nil) {
         let runner = runner(for: job.spec.queue)
+        let hadLiveJobs = runner.counts.live > 0
         if let previous { runner.counts.add(-1, to: previous) }
         runner.counts.add(1, to: job.state)
+        noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
         let result = job.state.result ?? attemptResult
         groupCommit.changed()
         observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import OrchestratorAPI
+import Synchronization
 
 /// One client connection: reads NUL-framed calls, hands them one at a time to the service,
 /// and writes the replies in order.
@@ -21,6 +22,13 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     /// A call is being handled and has not sent its final reply.
     private var isBusy = false
     private var isClosed = false
+    /// Readable from any queue: whether the connection is open, and how many replies wait to
+    /// be written.
+    private let open = Atomic<Bool>(true)
+    private let queuedReplies = Atomic<Int>(0)
+    /// A client that lets more replies than this pile up (it stopped reading a stream) is
+    /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
+    static let maximumQueuedReplies = 10_000
     private let onClose: @Sendable (VarlinkConnection) -> Void
 
     /// Creates a connection over an accepted socket.
@@ -115,9 +123,18 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         isBusy = true
         let responder = VarlinkResponder(
             send: { [weak self] data, isFinal in
-                guard let self else { return }
-                self.queue.async { self.deliver(data, isFinal: isFinal, oneway: call.oneway) }
+                guard let self, self.open.load(ordering: .relaxed) else { return }
+                if self.queuedReplies.wrappingAdd(1, ordering: .relaxed).newValue > Self.maximumQueuedReplies {
+                    DaemonLog.warning("dropping a client (pid \(self.peer.pid)) that stopped reading its replies")
+                    self.close()
+                    return
+                }
+                self.queue.async {
+                    self.queuedReplies.wrappingSubtract(1, ordering: .relaxed)
+                    self.deliver(data, isFinal: isFinal, oneway: call.oneway)
+                }
             },
+            isConnected: { [weak self] in self?.open.load(ordering: .relaxed) ?? false },
             more: call.more, oneway: call.oneway)
         service.handle(call, responder: responder)
     }
@@ -152,6 +169,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     private func shutdown() {
         guard !isClosed else { return }
         isClosed = true
+        open.store(false, ordering: .relaxed)
         pending.removeAll()
         if let readSource {
             // libdispatch requires the fd to stay open until the source's cancel handler runs.

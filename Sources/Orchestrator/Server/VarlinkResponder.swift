@@ -6,6 +6,8 @@ import OrchestratorAPI
 /// number of ``reply(_:continues:)`` with `continues: true` when it was made with `more`.
 public struct VarlinkResponder: Sendable {
     let send: @Sendable (_ message: Data, _ isFinal: Bool) -> Void
+    /// Whether the client is still connected (a stream stops for a client that left).
+    let isConnected: @Sendable () -> Bool
     /// Whether the caller asked for several replies.
     public let more: Bool
     /// Whether the caller asked for no reply at all.

@@ -17,6 +17,9 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     private let queue: DispatchQueue
     private var barrierScheduled = false
     private var waiting: [() -> Void] = []
+    /// Runs after each barrier, before the acknowledgements (the scheduler delivers the new
+    /// events from the log here).
+    var afterBarrier: (() -> Void)?
 
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
     /// fail, every commit stays `FULL`: slower, never less durable.
@@ -43,6 +46,11 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
         queue.async { [self] in barrier() }
     }
 
+    /// Makes every commit so far durable now (at shutdown), whether or not a barrier is due.
+    func flush() {
+        barrier()
+    }
+
     /// One durable commit for the whole burst, then the acknowledgements.
     private func barrier() {
         barrierScheduled = false
@@ -55,6 +63,7 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
             DaemonLog.error("cannot sync the job database to disk: \(error)")
             try? database.execute("PRAGMA synchronous = NORMAL")
         }
+        afterBarrier?()
         let work = waiting
         waiting.removeAll()
         for item in work { item() }

@@ -10,12 +10,18 @@ public struct QueueSettings: Hashable, Sendable {
     public var retryBaseUSec: Int64?
     /// Longest backoff, in microseconds; `nil` for the default.
     public var retryCapUSec: Int64?
+    /// Hook commands by event kind.
+    public var hooks: [String: String]
 
-    public init(name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil) {
+    public init(
+        name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
+        hooks: [String: String] = [:]
+    ) {
         self.name = name
         self.concurrency = concurrency
         self.paused = paused
         self.retryBaseUSec = retryBaseUSec
         self.retryCapUSec = retryCapUSec
+        self.hooks = hooks
     }
 }

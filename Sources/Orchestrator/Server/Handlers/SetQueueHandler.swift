@@ -11,7 +11,7 @@ struct SetQueueHandler: VarlinkMethodHandler {
             scheduler.setQueue(
                 parameters.name, concurrency: parameters.concurrency,
                 retryBase: parameters.retryBaseUSec.map { .microseconds($0) },
-                retryCap: parameters.retryCapUSec.map { .microseconds($0) }
+                retryCap: parameters.retryCapUSec.map { .microseconds($0) }, hooks: parameters.hooks
             ) { result in
                 responder.complete(result) { QueuesInterface.QueueReply(queue: $0) }
             }

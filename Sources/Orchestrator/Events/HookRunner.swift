@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+import OrchestratorAPI
+
+/// Runs the per-queue hook commands (`orchctl queue set Q --on failed='...'`) when their
+/// events are recorded.
+///
+/// Called on the control queue, it only looks up the hooks and hands each command to its own
+/// `OperationQueue`, so a slow hook never delays the scheduler. A hook runs with `/bin/sh -c`,
+/// in `/`, with the event's fields in `ORCHD_*` variables and its output discarded; one that
+/// runs longer than ``timeout`` is torn down like a job. Hooks are processes, so a hook that
+/// crashes harms nothing but itself; its failure is logged.
+final class HookRunner: JobObserver {
+    /// The longest a hook may run.
+    static let timeout: Duration = .seconds(60)
+
+    private unowned let scheduler: Scheduler
+    private let hooks = OperationQueue()
+    private let launcher = ProcessLauncher()
+    private let reaper = ChildReaper()
+    private let callbacks = DispatchQueue(label: "orchd.hooks")
+
+    init(scheduler: Scheduler) {
+        self.scheduler = scheduler
+        hooks.name = "orchd.hooks"
+        hooks.maxConcurrentOperationCount = 4
+    }
+
+    /// The hook kinds an event triggers: its own kind, plus `finished` for a cancel and
+    /// `succeeded` or `failed` for a finish.
+    static func hookKinds(of event: Event) -> [String] {
+        switch event.kind {
+        case "finished": ["finished", event.result == "succeeded" ? "succeeded" : "failed"]
+        case "cancelled": ["cancelled", "finished"]
+        case "started", "retrying", "queue_drained": [event.kind]
+        default: []
+        }
+    }
+
+    func eventRecorded(_ event: Event) {
+        guard let queue = event.queue else { return }
+        let configured = scheduler.hooks(of: queue)
+        let commands = Self.hookKinds(of: event).compactMap { configured[$0] }
+        guard !commands.isEmpty else { return }
+        let job = event.jobId.flatMap { scheduler.storedJob($0) }
+        var environment = [
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "ORCHD_EVENT": event.kind, "ORCHD_EVENT_SEQ": String(event.seq), "ORCHD_QUEUE": queue.rawValue,
+        ]
+        environment["ORCHD_JOB_ID"] = event.jobId?.description
+        environment["ORCHD_RESULT"] = event.result
+        environment["ORCHD_EXIT_CODE"] = event.exitCode.map(String.init)
+        environment["ORCHD_SIGNAL"] = event.signal.map(String.init)
+        environment["ORCHD_ATTEMPT"] = event.attempt.map(String.init)
+        environment["ORCHD_JOB_NAME"] = job?.spec.name
+        environment["ORCHD_COMMAND"] = job?.spec.command.displayText
+        for command in commands {
+            run(command, environment: environment, for: event)
+        }
+    }
+
+    private func run(_ command: String, environment: [String: String], for event: Event) {
+        let request = LaunchRequest(
+            arguments: ["/bin/sh", "-c", command], workingDirectory: "/", environment: environment,
+            standardOutputPath: "/dev/null", standardErrorPath: "/dev/null")
+        let label = "hook '\(command)' for event \(event.seq) (\(EventDescription.message(event)))"
+        let operation = JobOperation(
+            jobID: event.jobId ?? JobID(rawValue: 0), request: request, launcher: launcher, reaper: reaper,
+            teardown: .standard(grace: .seconds(5)), callbackQueue: callbacks,
+            onStarted: { _ in },
+            onFinished: { result in
+                if result != .succeeded { DaemonLog.warning("\(label) ended \(result.name)") }
+            })
+        callbacks.asyncAfter(deadline: .now() + Self.timeout.dispatchInterval) { [weak operation] in
+            operation?.stop(reason: .timedOut)
+        }
+        hooks.addOperation(operation)
+    }
+}

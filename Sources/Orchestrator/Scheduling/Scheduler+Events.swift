@@ -1,0 +1,121 @@
+import Foundation
+import OrchestratorAPI
+
+// MARK: - Event delivery, subscriptions and drain waits
+
+extension Scheduler {
+    /// Hands every durable event not yet delivered to the observers and live subscribers, in
+    /// sequence order. Runs after each group-commit barrier.
+    func deliverEvents() {
+        while true {
+            let events: [Event]
+            do {
+                events = try eventLog.events(after: lastDeliveredSeq, limit: 1000)
+            } catch {
+                DaemonLog.error("cannot read the event log: \(error)")
+                return
+            }
+            for event in events {
+                lastDeliveredSeq = event.seq
+                observers.notify { $0.eventRecorded(event) }
+                subscribers.removeAll { subscriber in subscriber.wants(event) && !subscriber.deliver(event) }
+            }
+            if events.count < 1000 { return }
+        }
+    }
+
+    /// Streams the retained events after `since` that match the filters, then (with `follow`)
+    /// every new one as it becomes durable. The backlog is read a page per turn of the control
+    /// queue, and the subscriber goes live in the same turn as the last page, so it misses no
+    /// event and sees none twice.
+    /// - Parameters:
+    ///   - since: only events with a larger sequence number.
+    ///   - follow: keep delivering new events after the backlog.
+    ///   - send: delivers one event (`isLast` when the stream ends with it; `nil` with
+    ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
+    public func subscribe(
+        since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?,
+        send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool
+    ) {
+        controlQueue.async { [self] in
+            sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, send: send)
+        }
+    }
+
+    private func sendBacklog(
+        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?,
+        send: @escaping @Sendable (Event?, Bool) -> Bool
+    ) {
+        let page: [Event]
+        do {
+            page = try eventLog.events(after: cursor, through: lastDeliveredSeq, queue: queue, jobID: jobID, limit: 500)
+        } catch {
+            DaemonLog.error("cannot read the event log: \(error)")
+            _ = send(nil, true)
+            return
+        }
+        // One event is held back so that, without follow, the last one can say it is last.
+        var held = pending
+        for event in page {
+            if let previous = held, !send(previous, false) { return }
+            held = event
+        }
+        if page.count == 500 {
+            let next = page.last?.seq ?? cursor
+            let carried = held
+            controlQueue.async { [self] in
+                sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, send: send)
+            }
+            return
+        }
+        if follow {
+            if let held, !send(held, false) { return }
+            subscribers.append(EventSubscriber(queue: queue, jobID: jobID) { event in send(event, false) })
+        } else {
+            _ = send(held, true)
+        }
+    }
+
+    /// Answers once the queue has no waiting, queued or running job (at once when it has none).
+    public func waitUntilDrained(_ name: QueueName, completion: @escaping @Sendable (Result<QueueInfo, SchedulerError>) -> Void) {
+        controlQueue.async { [self] in
+            guard let runner = runners[name] else {
+                completion(.failure(.noSuchQueue(name)))
+                return
+            }
+            if runner.counts.live == 0 {
+                let info = runner.info(default: configuration.retryPolicy)
+                groupCommit.afterDurable { completion(.success(info)) }
+            } else {
+                drainWaiters[name, default: []].append(completion)
+            }
+        }
+    }
+
+    /// After a change of `runner`'s counts: when its last live job just ended, records
+    /// `queue_drained` and answers the drain waits.
+    func noteDrainIfEmpty(_ runner: QueueRunner, hadLiveJobs: Bool) {
+        guard hadLiveJobs, runner.counts.live == 0 else { return }
+        do {
+            try eventLog.append(kind: "queue_drained", queue: runner.name, at: Date())
+        } catch {
+            DaemonLog.error("cannot record that queue \(runner.name) drained: \(error)")
+        }
+        let info = runner.info(default: configuration.retryPolicy)
+        for waiter in drainWaiters.removeValue(forKey: runner.name) ?? [] {
+            groupCommit.afterDurable { waiter(.success(info)) }
+        }
+    }
+
+    /// Records `daemon_ready` or `daemon_stopping`.
+    public func recordDaemonEvent(_ kind: String) {
+        controlQueue.async { [self] in
+            do {
+                try eventLog.append(kind: kind, at: Date())
+                groupCommit.changed()
+            } catch {
+                DaemonLog.error("cannot record \(kind): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import OrchestratorAPI
+
+/// `io.orchd.Jobs.Subscribe`: streams the event log's backlog, then (with `follow`) live
+/// events, one per reply. A client that disconnects is dropped at the next event.
+struct SubscribeHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Jobs.Subscribe"
+    static let requiresMore = true
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(JobsInterface.SubscribeParameters.self)
+            if let since = parameters.since, since < 0 { throw VarlinkError.invalidParameter("since") }
+            scheduler.subscribe(
+                since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
+                jobID: parameters.jobId
+            ) { event, isLast in
+                guard responder.isConnected() else { return false }
+                responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
+                return true
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

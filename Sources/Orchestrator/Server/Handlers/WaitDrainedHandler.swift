@@ -1,0 +1,18 @@
+import OrchestratorAPI
+
+/// `io.orchd.Queues.WaitDrained`: replies once a queue has no live job; event-driven.
+struct WaitDrainedHandler: VarlinkMethodHandler {
+    static let method = "io.orchd.Queues.WaitDrained"
+    let scheduler: Scheduler
+
+    func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+        do throws(VarlinkError) {
+            let parameters = try call.parameters(QueuesInterface.WaitDrainedParameters.self)
+            scheduler.waitUntilDrained(parameters.name) { result in
+                responder.complete(result) { QueuesInterface.QueueReply(queue: $0) }
+            }
+        } catch {
+            responder.fail(error)
+        }
+    }
+}

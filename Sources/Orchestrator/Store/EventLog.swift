@@ -1,0 +1,94 @@
+import Foundation
+import OrchestratorAPI
+
+/// The numbered record of lifecycle events (`events` table). Job and queue events are written
+/// by triggers in the same transaction as the change they describe (schema.sql); the few
+/// events that are no row change (a queue drained, the daemon ready or stopping) are appended
+/// here. Confined to the control queue, like the store whose connection it shares.
+public final class EventLog: @unchecked Sendable {  // confined to the control queue
+    private let database: Database
+
+    /// Creates the log over the store's connection.
+    public init(database: Database) {
+        self.database = database
+    }
+
+    /// The largest sequence number written so far (0 when none).
+    public func lastSeq() throws -> Int64 {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT coalesce(max(seq), 0) FROM events")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return statement.int64(at: 0)
+        }
+    }
+
+    /// Events after `seq` up to `through`, oldest first, matching the filters given.
+    /// - Parameters:
+    ///   - seq: only later events.
+    ///   - through: only events up to this sequence number.
+    ///   - queue: only this queue's events.
+    ///   - jobID: only this job's events.
+    ///   - limit: at most this many.
+    public func events(after seq: Int64, through: Int64 = .max, queue: QueueName? = nil, jobID: JobID? = nil, limit: Int) throws -> [Event] {
+        var sql = """
+            SELECT seq, at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt \
+            FROM events WHERE seq > ?1 AND seq <= ?2
+            """
+        var values: [DatabaseValue] = [.integer(seq), .integer(through)]
+        if let queue {
+            sql += " AND queue = ?\(values.count + 1)"
+            values.append(.text(queue.rawValue))
+        }
+        if let jobID {
+            sql += " AND job_id = ?\(values.count + 1)"
+            values.append(.integer(jobID.rawValue))
+        }
+        sql += " ORDER BY seq LIMIT ?\(values.count + 1)"
+        values.append(.integer(Int64(max(0, limit))))
+        return try database.read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(values)
+            var events: [Event] = []
+            while try statement.step() {
+                func int(_ index: Int) -> Int64? { statement.isNull(at: index) ? nil : statement.int64(at: index) }
+                events.append(Event(
+                    seq: statement.int64(at: 0), at: Timestamp.date(microseconds: statement.int64(at: 1)),
+                    kind: statement.string(at: 2) ?? "", jobId: int(3).map(JobID.init(rawValue:)),
+                    queue: statement.string(at: 4).flatMap(QueueName.init(rawValue:)), state: statement.string(at: 5),
+                    previousState: statement.string(at: 6), result: statement.string(at: 7),
+                    exitCode: int(8).map { Int32(truncatingIfNeeded: $0) }, signal: int(9).map { Int32(truncatingIfNeeded: $0) },
+                    attempt: int(10).map { Int($0) }))
+            }
+            return events
+        }
+    }
+
+    /// Appends an event that is not a row change.
+    /// - Parameters:
+    ///   - kind: `queue_drained`, `daemon_ready` or `daemon_stopping`.
+    ///   - queue: the queue it is about, if any.
+    ///   - at: when it happened.
+    public func append(kind: String, queue: QueueName? = nil, at: Date) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement("INSERT INTO events (at, kind, queue) VALUES (?, ?, ?)")
+            defer { statement.reset() }
+            try statement.bind([.integer(Timestamp.microseconds(at)), .text(kind), .init(queue?.rawValue)])
+            try statement.step()
+        }
+    }
+
+    /// Deletes all but the newest `keep` events.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func prune(keep: Int) throws -> Int {
+        try database.write { db in
+            let statement = try db.cachedStatement("DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - ?")
+            defer { statement.reset() }
+            try statement.bind([.integer(Int64(max(0, keep)))])
+            _ = try statement.step()
+            return db.changes
+        }
+    }
+}
