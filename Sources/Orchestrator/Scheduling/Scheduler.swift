@@ -120,21 +120,41 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// Stops starting jobs and tears down the running ones; each is retried on the next start
-    /// when it has attempts left, else recorded as `interrupted`. Jobs not yet started stay
-    /// queued for the next start.
-    /// - Parameter completion: called on the control queue once every operation has ended.
-    public func shutdown(completion: @escaping @Sendable () -> Void) {
+    /// Stops starting jobs, lets the running ones finish for up to `drainTimeout`, then tears
+    /// down what still runs; each torn-down job is retried on the next start when it has
+    /// attempts left, else recorded as `interrupted`. Jobs not yet started stay queued.
+    /// - Parameters:
+    ///   - drainTimeout: how long running jobs may go on finishing by themselves (zero: tear
+    ///     down at once).
+    ///   - completion: called on the control queue once every operation has ended.
+    public func shutdown(drainTimeout: Duration = .zero, completion: @escaping @Sendable () -> Void) {
         controlQueue.async { [self] in
             isStopping = true
             shutdownCompletion = completion
             wakeUpTimer?.cancel()
             retentionTimer?.cancel()
-            for operation in operations.values {
-                operation.stop(reason: .shutdown)
+            if drainTimeout > .zero && !operations.isEmpty {
+                DaemonLog.info("draining: \(operations.count) running jobs may finish for up to \(TimeSpan.format(drainTimeout))")
+                controlQueue.asyncAfter(deadline: .now() + drainTimeout.dispatchInterval) { [self] in
+                    tearDownRunningJobs()
+                }
+            } else {
+                tearDownRunningJobs()
             }
             finishShutdownIfIdle()
         }
+    }
+
+    private func tearDownRunningJobs() {
+        for operation in operations.values {
+            operation.stop(reason: .shutdown)
+        }
+    }
+
+    /// How many jobs are running; for the drain's progress. Call on the control queue.
+    public var runningJobCount: Int {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        return operations.count
     }
 
     /// Makes every committed change durable and delivers the pending events, waiting until
