@@ -177,12 +177,12 @@ public enum Daemon {
         scheduler.controlQueue.sync {
             notifier.ready(status: scheduler.statusLine)
         }
-        let watchdog = Watchdog(controlQueue: scheduler.controlQueue, notifier: notifier)
+        let watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
         watchdog?.start()
         DaemonLog.info(
             "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
                 + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency)"
-                + (watchdog.map { ", watchdog ping every \($0.tickInterval)" } ?? ""))
+                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
 
         // 6. Run until stopped; then stop in reverse order.
         stopped.wait()

@@ -1,6 +1,7 @@
 import CSystemd
 import Dispatch
 import Glibc
+import OrchestratorAPI
 import Synchronization
 
 /// Keeps systemd's watchdog fed (`WatchdogSec=`), but only while the scheduler's control
@@ -10,12 +11,14 @@ import Synchronization
 /// Every half interval a timer tick checks that the probe the previous tick posted onto the
 /// control queue has run; only then does it send `WATCHDOG=1` (sd_notify(3)) and post the
 /// next probe. A probe still waiting means the control queue was busy or blocked for the
-/// whole half interval, and the ping is withheld. Probes never pile up: a new one is posted
-/// only after the previous one ran.
+/// whole half interval, and the ping is withheld (and `STATUS=` says so, see
+/// ``stuckStatus``). Probes never pile up: a new one is posted only after the previous one ran.
 final class Watchdog: @unchecked Sendable {  // safe: every stored property is immutable; `probe` is a Mutex and the timer a thread-safe dispatch source
     /// Half of `WATCHDOG_USEC`: the period of the ticks, as sd_watchdog_enabled(3) advises.
     let tickInterval: Duration
-    private let controlQueue: DispatchQueue
+    /// The `STATUS=` text sent when a ping is first withheld.
+    static let stuckStatus = "the scheduler is not responding; watchdog pings withheld"
+    private let scheduler: Scheduler
     private let notifier: SystemdNotifier
     private let timer: any DispatchSourceTimer
     private struct Probe {
@@ -31,14 +34,14 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
     /// Creates a watchdog when the service manager asked for one: `$WATCHDOG_USEC` is set,
     /// and `$WATCHDOG_PID`, when set, is this process (sd_watchdog_enabled(3)).
     /// - Parameters:
-    ///   - controlQueue: the serial queue whose liveness the pings vouch for.
+    ///   - scheduler: its control queue's liveness is what the pings vouch for.
     ///   - notifier: sends `WATCHDOG=1`.
     /// - Returns: `nil` when no watchdog is wanted.
-    init?(controlQueue: DispatchQueue, notifier: SystemdNotifier) {
+    init?(scheduler: Scheduler, notifier: SystemdNotifier) {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         tickInterval = .microseconds(Int64(clamping: microseconds / 2))
-        self.controlQueue = controlQueue
+        self.scheduler = scheduler
         self.notifier = notifier
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.watchdog"))
     }
@@ -65,11 +68,11 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
             guard probe.answered == probe.posted else {
                 defer { probe.reportedStuck = true }
                 if !probe.reportedStuck {
-                    DaemonLog.error("the control queue has not answered for \(tickInterval); withholding watchdog pings")
+                    DaemonLog.error("the control queue has not answered for \(TimeSpan.format(tickInterval)); withholding watchdog pings")
+                    notifier.status(Self.stuckStatus)
                 }
                 return false
             }
-            probe.reportedStuck = false
             return true
         }
         guard alive else { return }
@@ -82,8 +85,16 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
             probe.posted += 1
             return probe.posted
         }
-        controlQueue.async { [self] in
-            probe.withLock { $0.answered = number }
+        scheduler.controlQueue.async { [self] in
+            let recovered = probe.withLock { probe -> Bool in
+                probe.answered = number
+                defer { probe.reportedStuck = false }
+                return probe.reportedStuck
+            }
+            if recovered {
+                DaemonLog.warning("the control queue answers again; watchdog pings resume")
+                notifier.status(scheduler.statusLine)
+            }
         }
     }
 }
