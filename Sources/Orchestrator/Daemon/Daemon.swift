@@ -108,9 +108,17 @@ public enum Daemon {
                 return fail(error.description, errno: error.errno)
             }
         }
-        /// Removes the socket file we created; a socket-activated one belongs to systemd.
-        let removeSocketFile = { [socketPath = configuration.socketPath] in
-            if !socketActivated { unlink(socketPath) }
+        // Remove the socket file at exit only if it is still the one we bound: a
+        // socket-activated one belongs to systemd, and so does one orchd.socket put in its
+        // place while we ran.
+        var boundFile = stat()
+        let ownsSocketFile = !socketActivated && stat(configuration.socketPath, &boundFile) == 0
+        let removeSocketFile = { [socketPath = configuration.socketPath, boundFile] in
+            var now = stat()
+            guard ownsSocketFile, stat(socketPath, &now) == 0,
+                now.st_dev == boundFile.st_dev, now.st_ino == boundFile.st_ino
+            else { return }
+            unlink(socketPath)
         }
         // What reloads change; GetInfo reports the live values.
         let current = LockedBox(configuration)
