@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "orchctlTests", dependencies: ["orchctl"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["OrchestratorAPI", "Orchestrator"]
+            dependencies: ["OrchestratorAPI", "Orchestrator", "CPosix"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,9 +2,14 @@
 # Builds orchd and orchctl and installs them as a system service, on Debian 12 or newer with
 # the Swift toolchain on PATH. Run as root from the repository: scripts/install.sh
 #
-# Installs: /usr/local/bin/{orchd,orchctl}, /etc/systemd/system/orchd.service.
-# Where systemd runs (PID 1), the service is enabled and started; elsewhere (a container)
-# orchd is started in the background with the same paths systemd would give it.
+# Installs: /usr/local/bin/{orchd,orchctl}, /etc/systemd/system/orchd.{service,socket},
+# /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), and a commented
+# /etc/orchd/orchd.conf unless one exists.
+# Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
+# queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
+# `systemctl enable --now orchd.socket` adds it (systemd then holds the socket, and clients
+# wait instead of failing while orchd restarts). Elsewhere (a container) orchd is started in
+# the background with the same paths systemd would give it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +27,19 @@ swift build -c release --static-swift-stdlib --product orchd
 swift build -c release --static-swift-stdlib --product orchctl
 bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 install -m 0755 "$bin/orchd" "$bin/orchctl" /usr/local/bin/
-install -m 0644 systemd/orchd.service /etc/systemd/system/orchd.service
+install -m 0644 systemd/orchd.service systemd/orchd.socket /etc/systemd/system/
+install -d -m 0755 /etc/systemd/user
+install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket /etc/systemd/user/
+install -d -m 0755 /etc/orchd
+[ -e /etc/orchd/orchd.conf ] || install -m 0644 systemd/orchd.conf /etc/orchd/orchd.conf
 
 if [ -d /run/systemd/system ]; then
     systemctl daemon-reload
     systemctl enable orchd.service
+    # When orchd.socket is active, systemd hands its socket to the restarted service.
     systemctl restart orchd.service
     echo "orchd is running under systemd: systemctl status orchd"
+    echo "optional: systemctl enable --now orchd.socket (systemd holds the control socket)"
 else
     # No systemd here: run it as the service would, with the same state and socket paths.
     if orchctl ping >/dev/null 2>&1; then

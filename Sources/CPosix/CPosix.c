@@ -2,6 +2,7 @@
 #include "CPosix.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -65,6 +66,10 @@ void cposix_sigset_fill_all(sigset_t *set) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         words[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
     }
+}
+
+int cposix_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }
 
 int cposix_wexited(void) { return WEXITED; }

@@ -3,10 +3,10 @@ import Glibc
 import Orchestrator
 import OrchestratorAPI
 
-// Before any thread exists, so every thread inherits the blocked signals.
-Daemon.prepareSignals()
-
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Before any thread exists, so every thread inherits the blocked signals.
+Daemon.prepareSignals(arguments: arguments)
+
 do {
     switch try DaemonConfiguration.parse(arguments, environment: ProcessInfo.processInfo.environment, uid: geteuid()) {
     case .help:
@@ -17,6 +17,7 @@ do {
         exit(Daemon.run(configuration: configuration))
     }
 } catch {
-    FileHandle.standardError.write(Data("Error: \(error)\nUsage: orchd [--state-dir DIR] [--socket PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]\nSee 'orchd --help'.\n".utf8))
+    FileHandle.standardError.write(Data("Error: \(error)\nUsage: \(DaemonConfiguration.shortUsage)\nSee 'orchd --help'.\n".utf8))
+    SystemdNotifier().failed(errno: EINVAL, status: "failed: \(error)")
     exit(64)
 }

@@ -42,6 +42,10 @@ short cposix_spawn_flag_setsid(void);
 /// SIG_IGN in the child, and ignored signals survive exec into the job.
 void cposix_sigset_fill_all(sigset_t *set);
 
+/// pipe2(2) with O_CLOEXEC: both ends close-on-exec from creation, so a process spawned
+/// by another thread meanwhile cannot inherit them. Returns 0 or -1 with errno set.
+int cposix_pipe_cloexec(int fds[2]);
+
 /// The WEXITED / WNOHANG / WNOWAIT constants, for Swift callers.
 int cposix_wexited(void);
 int cposix_wnohang(void);

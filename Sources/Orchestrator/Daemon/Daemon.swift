@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 
-/// orchd's whole life: lock the state directory, open the store, recover, listen, report
-/// ready, run until SIGTERM/SIGINT, then stop cleanly.
+/// orchd's whole life: read the configuration file, lock the state directory, open the
+/// store, recover, listen (or take the socket systemd passes), report ready, feed the
+/// watchdog, reload on SIGHUP, run until SIGTERM/SIGINT, then stop cleanly.
 ///
 /// Parts start in order and stop in reverse (swift-service-lifecycle): lock, store,
 /// scheduler, server; signals arrive as dispatch sources and no work runs in a signal
@@ -16,21 +17,25 @@ public enum Daemon {
 
     /// Blocks the handled signals in the calling thread (and the threads it creates later)
     /// and ignores SIGPIPE. Call first thing in `main`, before any other thread exists.
-    public static func prepareSignals() {
+    /// - Parameter arguments: the command line; SIGUSR1 is handled (blocked) only when it
+    ///   holds the test-only ``DaemonConfiguration/testBlockControlQueueFlag``, so that
+    ///   otherwise SIGUSR1 keeps its default action.
+    public static func prepareSignals(arguments: [String] = []) {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in handledSignals { sigaddset(&set, signal) }
+        if arguments.contains(DaemonConfiguration.testBlockControlQueueFlag) { sigaddset(&set, SIGUSR1) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
         // Writes to a vanished client fail with EPIPE instead of killing the daemon.
         Glibc.signal(SIGPIPE, SIG_IGN)
     }
 
     /// Runs the daemon until it is told to stop.
-    /// - Parameter configuration: paths, concurrency, grace, log level.
+    /// - Parameter commandLine: paths, flags and the configuration file to read.
     /// - Returns: the process exit status: 0 after a clean stop, 1 when start-up failed
     ///   (the reason is logged and sent to systemd as `ERRNO=`/`STATUS=`).
-    public static func run(configuration: DaemonConfiguration) -> Int32 {
-        DaemonLog.setLevel(configuration.logLevel)
+    public static func run(configuration commandLine: DaemonConfiguration) -> Int32 {
+        DaemonLog.setLevel(commandLine.logLevel)
         let notifier = SystemdNotifier()
         let startTime = ContinuousClock.now
 
@@ -38,6 +43,18 @@ public enum Daemon {
             DaemonLog.error(message)
             notifier.failed(errno: code, status: "failed: \(message)")
             return 1
+        }
+
+        // 0. The configuration file, beneath the flags. A bad file is fatal at start-up only.
+        var configuration = commandLine
+        if let path = commandLine.configurationFile {
+            do {
+                configuration = commandLine.applying(
+                    file: try ConfigurationFile.load(path: path, required: commandLine.configurationFileRequired))
+            } catch {
+                return fail(error.description, errno: error.errno)
+            }
+            DaemonLog.setLevel(configuration.logLevel)
         }
 
         // 1. One daemon per state directory.
@@ -71,15 +88,49 @@ public enum Daemon {
         scheduler.observers.add(journal)
         scheduler.observers.add(hooks)
 
-        // 4. The control socket.
+        // 4. The control socket: the one systemd passes (orchd.socket), else our own.
         let listeningFD: Int32
+        let socketActivated: Bool
         do {
-            listeningFD = try ControlSocket.bind(path: configuration.socketPath)
+            if let fd = try SocketActivation.listeningSocket() {
+                listeningFD = fd
+                socketActivated = true
+                if let path = SocketActivation.boundPath(of: fd) { configuration.socketPath = path }
+            } else {
+                listeningFD = -1
+                socketActivated = false
+            }
         } catch {
             return fail(error.description, errno: error.errno)
         }
-        let service = makeService(scheduler: scheduler, configuration: configuration, startTime: startTime)
-        let server = VarlinkServer(listeningFD: listeningFD, service: service)
+        let boundFD: Int32
+        if socketActivated {
+            boundFD = listeningFD
+        } else {
+            do {
+                boundFD = try ControlSocket.bind(path: configuration.socketPath)
+            } catch {
+                return fail(error.description, errno: error.errno)
+            }
+        }
+        // Remove the socket file at exit only if it is still the one we bound: a
+        // socket-activated one belongs to systemd, and so does one orchd.socket put in its
+        // place while we ran.
+        var boundFile = stat()
+        let ownsSocketFile = !socketActivated && stat(configuration.socketPath, &boundFile) == 0
+        let removeSocketFile = { [socketPath = configuration.socketPath, boundFile] in
+            var now = stat()
+            guard ownsSocketFile, stat(socketPath, &now) == 0,
+                now.st_dev == boundFile.st_dev, now.st_ino == boundFile.st_ino
+            else { return }
+            unlink(socketPath)
+        }
+        // What reloads change; GetInfo reports the live values.
+        let current = LockedBox(configuration)
+        let service = makeService(
+            scheduler: scheduler, configuration: configuration, startTime: startTime,
+            concurrency: { current.value.concurrency })
+        let server = VarlinkServer(listeningFD: boundFD, service: service)
 
         let started = DispatchSemaphore(value: 0)
         let recovery = LockedBox<Result<Int, any Error>?>(nil)
@@ -89,8 +140,8 @@ public enum Daemon {
         }
         started.wait()
         if case .failure(let error)? = recovery.value {
-            unlink(configuration.socketPath)
-            close(listeningFD)
+            removeSocketFile()
+            close(boundFD)
             return fail("cannot recover jobs: \(error)", errno: EIO)
         }
         server.start()
@@ -116,30 +167,91 @@ public enum Daemon {
             signalSources.append(source)
         }
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
-        hangup.setEventHandler { DaemonLog.info("received SIGHUP: no configuration file to reload") }
+        hangup.setEventHandler {
+            guard !statusReporter.isStopping else {
+                DaemonLog.info("received SIGHUP while stopping: not reloading")
+                return
+            }
+            reload(current: current, scheduler: scheduler, notifier: notifier)
+        }
         hangup.resume()
         signalSources.append(hangup)
+        if configuration.testBlockControlQueueOnSIGUSR1 {
+            // Test-only (--test-block-control-queue-on-sigusr1): wedge the scheduler, so that
+            // tests can see the watchdog withhold its pings.
+            let block = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: signalQueue)
+            block.setEventHandler {
+                DaemonLog.warning("received SIGUSR1: blocking the control queue forever (test hook)")
+                scheduler.controlQueue.async { DispatchSemaphore(value: 0).wait() }
+            }
+            block.resume()
+            signalSources.append(block)
+        }
 
         scheduler.controlQueue.sync {
             notifier.ready(status: scheduler.statusLine)
         }
         scheduler.recordDaemonEvent("daemon_ready")
-        DaemonLog.info("orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath), state \(configuration.stateDirectory), concurrency \(configuration.concurrency)")
+        let watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
+        watchdog?.start()
+        DaemonLog.info(
+            "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
+                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency)"
+                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
 
         // 6. Run until stopped; then stop in reverse order.
         stopped.wait()
         scheduler.flush()
         server.stop()
-        unlink(configuration.socketPath)
+        removeSocketFile()
+        watchdog?.stop()
         for source in signalSources { source.cancel() }
         withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
         DaemonLog.info("stopped")
         return 0
     }
 
+    /// Applies the configuration file again (SIGHUP): `RELOADING=1` + `MONOTONIC_USEC=`,
+    /// re-read the file, apply its settings beneath the flags, `READY=1` (sd_notify(3)). A
+    /// file that cannot be read or parsed is logged and the current settings stay: a reload
+    /// never stops the daemon.
+    /// - Parameters:
+    ///   - current: the settings in force; replaced on success.
+    ///   - scheduler: reconfigured with the new concurrency and teardown grace.
+    ///   - notifier: sends the reload's start and end.
+    static func reload(current: LockedBox<DaemonConfiguration>, scheduler: Scheduler, notifier: SystemdNotifier) {
+        notifier.reloading(status: "reloading the configuration")
+        let old = current.value
+        var failure: String? = nil
+        if let path = old.configurationFile {
+            do {
+                let new = old.applying(file: try ConfigurationFile.load(path: path, required: old.configurationFileRequired))
+                DaemonLog.setLevel(new.logLevel)
+                scheduler.reconfigure(concurrency: new.concurrency, teardownGrace: new.teardownGrace)
+                current.value = new
+                DaemonLog.info(
+                    "reloaded \(path): concurrency \(new.concurrency), kill-grace \(TimeSpan.format(new.teardownGrace)), "
+                        + "log-level \(new.logLevel.name)")
+            } catch {
+                failure = error.description
+                DaemonLog.error("reload failed, keeping the current settings: \(error)")
+            }
+        } else {
+            DaemonLog.info("received SIGHUP: no configuration file to reload")
+        }
+        // After reconfigure on the control queue, so READY=1 means the new settings apply.
+        let prefix = failure == nil ? "" : "reload failed, see the log; "
+        scheduler.controlQueue.async {
+            notifier.ready(status: prefix + scheduler.statusLine)
+        }
+    }
+
     /// The Varlink service with one handler per method of orchd's interfaces.
+    /// - Parameter concurrency: the concurrency in force now (it changes at a reload);
+    ///   `nil`: the configuration's.
     static func makeService(
-        scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant
+        scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant,
+        concurrency: (@Sendable () -> Int)? = nil
     ) -> VarlinkService {
         VarlinkService(
             handlers: [
@@ -159,7 +271,9 @@ public enum Daemon {
                 WaitHandler(scheduler: scheduler),
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
-                GetInfoHandler(scheduler: scheduler, configuration: configuration, startTime: startTime),
+                GetInfoHandler(
+                    scheduler: scheduler, configuration: configuration, startTime: startTime,
+                    concurrency: concurrency ?? { [configuration] in configuration.concurrency }),
                 ServiceGetInfoHandler(),
                 GetInterfaceDescriptionHandler(),
             ],

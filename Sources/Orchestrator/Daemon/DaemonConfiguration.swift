@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 
-/// Everything `orchd` is told on its command line and in its environment.
+/// Everything `orchd` is told on its command line, in its environment and in its
+/// configuration file.
 public struct DaemonConfiguration: Sendable {
     /// Database, lock file and job logs live here.
     public var stateDirectory: String
@@ -14,20 +15,69 @@ public struct DaemonConfiguration: Sendable {
     public var teardownGrace: Duration
     /// The lowest diagnostic level written.
     public var logLevel: DaemonLog.Level
+    /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
+    public var configurationFile: String? = nil
+    /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
+    /// "no settings" (the default path).
+    public var configurationFileRequired = false
+    /// The settings given as flags; they override the configuration file, at every reload.
+    public var commandLineSettings = DaemonSettings()
+    /// Test-only (`--test-block-control-queue-on-sigusr1`, not in `--help`): on SIGUSR1 the
+    /// daemon blocks its control queue forever, so tests can see the watchdog stop pinging.
+    public var testBlockControlQueueOnSIGUSR1 = false
+
+    /// The hidden test-only flag that sets ``testBlockControlQueueOnSIGUSR1``. `main` looks
+    /// for it before parsing, to block SIGUSR1 before any thread exists.
+    public static let testBlockControlQueueFlag = "--test-block-control-queue-on-sigusr1"
+
+    /// This configuration with the settings of a configuration file applied beneath the
+    /// command-line flags: flag, else file, else default.
+    /// - Parameter file: what the configuration file says.
+    public func applying(file: DaemonSettings) -> DaemonConfiguration {
+        let settings = commandLineSettings.overriding(file)
+        var result = self
+        result.concurrency = settings.concurrency ?? DaemonSettings.defaultConcurrency
+        result.teardownGrace = settings.teardownGrace ?? DaemonSettings.defaultTeardownGrace
+        result.logLevel = settings.logLevel ?? DaemonSettings.defaultLogLevel
+        return result
+    }
+
+    /// The configuration file read when `--config` is not given: `/etc/orchd/orchd.conf`
+    /// for root, `${XDG_CONFIG_HOME:-$HOME/.config}/orchd/orchd.conf` for other users.
+    /// - Parameters:
+    ///   - environment: the process environment.
+    ///   - uid: the effective uid.
+    public static func defaultConfigurationFile(environment: [String: String], uid: UInt32) -> String {
+        if uid == 0 { return "/etc/orchd/orchd.conf" }
+        if let value = environment["XDG_CONFIG_HOME"], value.hasPrefix("/") { return value + "/orchd/orchd.conf" }
+        var home = "/tmp"
+        if let value = environment["HOME"], value.hasPrefix("/") {
+            home = value
+        } else if let entry = getpwuid(uid), let directory = entry.pointee.pw_dir {
+            home = String(cString: directory)
+        }
+        return home + "/.config/orchd/orchd.conf"
+    }
 
     /// The usage text of `orchd --help`.
     public static let usage = """
         OVERVIEW: Run queued commands N at a time, durably (the orchd daemon).
 
-        USAGE: orchd [--state-dir DIR] [--socket PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]
+        USAGE: orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
                                $STATE_DIRECTORY, else /var/lib/orchd for root,
                                ${XDG_STATE_HOME:-~/.local/state}/orchd for others)
-          --socket PATH        Control socket. (default: $ORCHD_SOCKET, else
-                               $RUNTIME_DIRECTORY/orchd.sock, else /run/orchd/orchd.sock for root,
-                               $XDG_RUNTIME_DIR/orchd/orchd.sock or /tmp/orchd-$UID/orchd.sock)
+          --socket PATH        Control socket, unless systemd passes one (orchd.socket).
+                               (default: $ORCHD_SOCKET, else $RUNTIME_DIRECTORY/orchd.sock, else
+                               /run/orchd/orchd.sock for root, $XDG_RUNTIME_DIR/orchd/orchd.sock
+                               or /tmp/orchd-$UID/orchd.sock)
+          --config PATH        Configuration file of 'key = value' lines (concurrency,
+                               kill-grace, log-level), read again on SIGHUP; flags override it.
+                               (default: /etc/orchd/orchd.conf for root,
+                               ${XDG_CONFIG_HOME:-~/.config}/orchd/orchd.conf for others; may
+                               be missing)
           --concurrency N      Jobs run at once per queue. (default: number of CPUs)
           --kill-grace SPAN    Time between SIGTERM and SIGKILL when a job is torn down, in
                                systemd time syntax. (default: 5s)
@@ -36,8 +86,12 @@ public struct DaemonConfiguration: Sendable {
           --version            Show the version.
 
         orchd runs in the foreground and logs to stderr (the journal under systemd).
-        Control it with orchctl.
+        SIGHUP reloads the configuration file; SIGTERM stops. Control it with orchctl.
         """
+
+    /// The one-line usage printed after a command-line error.
+    public static let shortUsage =
+        "orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {
@@ -57,9 +111,9 @@ public struct DaemonConfiguration: Sendable {
     ) throws(DaemonConfigurationError) -> Invocation {
         var stateDirectory: String?
         var socket: String?
-        var concurrency = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        var grace: Duration = .seconds(5)
-        var level = DaemonLog.Level.info
+        var configurationFile: String?
+        var settings = DaemonSettings()
+        var testBlockControlQueue = false
 
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
@@ -79,36 +133,33 @@ public struct DaemonConfiguration: Sendable {
             case "--version": return .version
             case "--state-dir": stateDirectory = try value()
             case "--socket": socket = try value()
-            case "--concurrency":
-                let text = try value()
-                guard let number = Int(text), number >= 1, number <= 10_000 else {
-                    throw .invalidValue(name, text, "a whole number from 1 to 10000")
-                }
-                concurrency = number
-            case "--kill-grace":
-                let text = try value()
-                guard let span = TimeSpan.parse(text) else {
-                    throw .invalidValue(name, text, "a time span such as 5s, 500ms or 1min")
-                }
-                grace = span
-            case "--log-level":
-                let text = try value()
-                guard let parsed = DaemonLog.Level(name: text) else {
-                    throw .invalidValue(name, text, "one of debug, info, warning, error")
-                }
-                level = parsed
+            case "--config": configurationFile = try value()
+            case testBlockControlQueueFlag where inlineValue == nil: testBlockControlQueue = true
             default:
-                throw .unknownArgument(argument)
+                guard name.hasPrefix("--"), let setting = DaemonSetting(rawValue: String(name.dropFirst(2))) else {
+                    throw .unknownArgument(argument)
+                }
+                let text = try value()
+                guard setting.apply(text, to: &settings) else {
+                    throw .invalidValue(name, text, setting.expected)
+                }
             }
         }
         let absolute = { (path: String) -> String in
             path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         }
-        return .run(DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             stateDirectory: absolute(OrchdPaths.stateDirectory(explicit: stateDirectory, environment: environment, uid: uid)),
             socketPath: absolute(OrchdPaths.socket(explicit: socket, environment: environment, uid: uid)),
-            concurrency: concurrency,
-            teardownGrace: grace,
-            logLevel: level))
+            concurrency: DaemonSettings.defaultConcurrency,
+            teardownGrace: DaemonSettings.defaultTeardownGrace,
+            logLevel: DaemonSettings.defaultLogLevel)
+        configuration.configurationFile = absolute(configurationFile ?? defaultConfigurationFile(environment: environment, uid: uid))
+        configuration.configurationFileRequired = configurationFile != nil
+        configuration.commandLineSettings = settings
+        configuration.testBlockControlQueueOnSIGUSR1 = testBlockControlQueue
+        // Flags alone until the daemon reads the file (Daemon.run), where a bad file is a
+        // start-up failure reported to systemd rather than a usage error.
+        return .run(configuration.applying(file: DaemonSettings()))
     }
 }

@@ -30,6 +30,11 @@ final class StatusReporter: JobObserver {
         }
     }
 
+    /// Whether the daemon has begun stopping (a reload is then ignored).
+    var isStopping: Bool {
+        state.withLock { $0.stopping }
+    }
+
     func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?) {
         let schedule = state.withLock { state -> Bool in
             guard !state.updatePending, !state.stopping else { return false }

@@ -25,6 +25,16 @@ public struct SystemdNotifier: Sendable {
         send("STOPPING=1\nSTATUS=\(status)")
     }
 
+    /// Sends `RELOADING=1` with `MONOTONIC_USEC=` (the current `CLOCK_MONOTONIC` time in
+    /// microseconds) in one message: a reload has begun, and `READY=1` follows when it is
+    /// done (sd_notify(3); `Type=notify-reload` in systemd.service(5) needs both fields).
+    public func reloading(status: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let microseconds = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+        send("RELOADING=1\nMONOTONIC_USEC=\(microseconds)\nSTATUS=\(status)")
+    }
+
     /// Sends `ERRNO=` with a status line, before exiting on a fatal start-up error.
     /// - Parameter errno: the error number that best describes the failure.
     public func failed(errno: Int32, status: String) {

@@ -40,6 +40,16 @@ final class NotifyListener {
         return String(decoding: buffer[..<count], as: UTF8.self)
     }
 
+    /// Collects every message that arrives within `seconds`.
+    func messages(during seconds: Double) -> [String] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var messages: [String] = []
+        while deadline.timeIntervalSinceNow > 0, let message = receive(timeout: deadline.timeIntervalSinceNow) {
+            messages.append(message)
+        }
+        return messages
+    }
+
     /// Waits until a message holding the line `assignment` (e.g. `READY=1`) arrives.
     /// - Returns: every message received up to and including that one, or `nil` on timeout.
     func waitFor(_ assignment: String, timeout: Double = 30) -> [String]? {

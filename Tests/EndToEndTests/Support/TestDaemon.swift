@@ -8,20 +8,33 @@ final class TestDaemon {
     let stateDirectory: String
     let socketPath: String
     let notify: NotifyListener
+    /// The daemon's configuration file (`--config`), created with the text given to `init`.
+    let configurationFile: String
     private(set) var process: Process?
-    private let concurrency: Int
+    private let concurrency: Int?
+    private let arguments: [String]
+    private let environment: [String: String]
     private var standardErrorFile: String { directory + "/orchd.stderr" }
 
     /// Creates the directory and starts the daemon, returning once it reported READY=1.
-    /// - Parameter concurrency: `--concurrency`.
-    init(concurrency: Int = 2) throws {
+    /// - Parameters:
+    ///   - concurrency: `--concurrency`; `nil` leaves it to the configuration file.
+    ///   - configuration: the text of the configuration file passed as `--config` (by
+    ///     default empty, so that a machine's own /etc/orchd/orchd.conf never leaks in).
+    ///   - arguments: more arguments for every start.
+    ///   - environment: more environment variables for every start.
+    init(concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:]) throws {
         var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         directory = String(cString: created)
         stateDirectory = directory + "/state"
         socketPath = directory + "/orchd.sock"
         notify = try NotifyListener(path: directory + "/notify.sock")
+        configurationFile = directory + "/orchd.conf"
         self.concurrency = concurrency
+        self.arguments = arguments
+        self.environment = environment
+        try writeConfiguration(configuration)
         try start()
     }
 
@@ -38,15 +51,32 @@ final class TestDaemon {
         (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
     }
 
+    /// Replaces the configuration file's text (then send SIGHUP to reload it).
+    func writeConfiguration(_ text: String) throws {
+        try text.write(toFile: configurationFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Sends `signal` to the daemon.
+    func send(_ signal: Int32) throws {
+        guard let process else { throw TestFailure("orchd is not running") }
+        kill(process.processIdentifier, signal)
+    }
+
+    /// The arguments of every start: paths, `--config`, concurrency, a short kill grace.
+    var commonArguments: [String] {
+        ["--state-dir", stateDirectory, "--socket", socketPath, "--config", configurationFile, "--kill-grace", "2s"]
+            + (concurrency.map { ["--concurrency", String($0)] } ?? []) + arguments
+    }
+
     /// Starts `orchd` (again) and waits for READY=1.
     func start(extraArguments: [String] = []) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.orchd)
-        process.arguments = ["--state-dir", stateDirectory, "--socket", socketPath, "--concurrency", String(concurrency), "--kill-grace", "2s"] + extraArguments
-        var environment = ProcessInfo.processInfo.environment
+        process.arguments = commonArguments + extraArguments
+        var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
         environment["NOTIFY_SOCKET"] = notify.path
         process.environment = environment
-        FileManager.default.createFile(atPath: standardErrorFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: standardErrorFile, contents: nil)
         let log = FileHandle(forWritingAtPath: standardErrorFile)!
         log.seekToEndOfFile()
         process.standardError = log

@@ -9,6 +9,8 @@ struct GetInfoHandler: VarlinkMethodHandler {
     let configuration: DaemonConfiguration
     /// When the daemon started, on the monotonic clock.
     let startTime: ContinuousClock.Instant
+    /// The concurrency in force now: a reload (SIGHUP) may have changed it.
+    let concurrency: @Sendable () -> Int
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let uptime = startTime.duration(to: .now)
@@ -19,7 +21,7 @@ struct GetInfoHandler: VarlinkMethodHandler {
                 uptimeUSec: uptime.components.seconds * 1_000_000 + uptime.components.attoseconds / 1_000_000_000_000,
                 stateDirectory: configuration.stateDirectory,
                 socket: configuration.socketPath,
-                concurrency: configuration.concurrency,
+                concurrency: concurrency(),
                 jobs: counts))
         }
     }

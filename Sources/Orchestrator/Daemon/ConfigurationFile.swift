@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+
+/// orchd's configuration file: `key = value` lines, `#` starts a comment, blank lines are
+/// ignored. Keys are the long flag names without `--`: `concurrency`, `kill-grace`,
+/// `log-level`. Flags given on the command line override the file.
+///
+/// ```
+/// # /etc/orchd/orchd.conf
+/// concurrency = 4
+/// kill-grace = 10s
+/// log-level = info
+/// ```
+public enum ConfigurationFile {
+    /// Reads and parses the file at `path`.
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - required: whether a missing file is an error (`--config` given) or means "no
+    ///     settings" (the default path).
+    /// - Returns: the settings the file gives.
+    /// - Throws: ``ConfigurationFileError`` when the file cannot be read or has a bad line.
+    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> DaemonSettings {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT && !required { return DaemonSettings() }
+            throw .unreadable(path: path, errno: code)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, errno: errno)
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+            // A configuration file is a few lines; refuse to slurp something huge by mistake.
+            if bytes.count > 1 << 20 { throw .unreadable(path: path, errno: EFBIG) }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .invalidLine(path: path, line: 1, reason: "the file is not UTF-8 text")
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Parses the text of a configuration file.
+    /// - Parameters:
+    ///   - text: the file's contents.
+    ///   - path: the file's name, for error messages.
+    /// - Throws: ``ConfigurationFileError`` naming the first bad line.
+    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> DaemonSettings {
+        var settings = DaemonSettings()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            var line = Substring(rawLine)
+            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+            let content = line.trimmingCharacters(in: .whitespaces)
+            if content.isEmpty { continue }
+            guard let equals = content.firstIndex(of: "=") else {
+                throw .invalidLine(path: path, line: number, reason: "expected 'key = value', got '\(content)'")
+            }
+            let key = content[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard let setting = DaemonSetting(rawValue: key) else {
+                let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidLine(path: path, line: number, reason: "unknown key '\(key)' (known keys: \(known))")
+            }
+            guard setting.apply(value, to: &settings) else {
+                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value)' for '\(key)': expected \(setting.expected)")
+            }
+        }
+        return settings
+    }
+}

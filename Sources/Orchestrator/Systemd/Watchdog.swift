@@ -1,0 +1,100 @@
+import CSystemd
+import Dispatch
+import Glibc
+import OrchestratorAPI
+import Synchronization
+
+/// Keeps systemd's watchdog fed (`WatchdogSec=`), but only while the scheduler's control
+/// queue still runs work: a stuck scheduler stops the pings, so systemd kills and restarts
+/// the daemon (DESIGN.md §6).
+///
+/// Every half interval a timer tick checks that the probe the previous tick posted onto the
+/// control queue has run; only then does it send `WATCHDOG=1` (sd_notify(3)) and post the
+/// next probe. A probe still waiting means the control queue was busy or blocked for the
+/// whole half interval, and the ping is withheld (and `STATUS=` says so, see
+/// ``stuckStatus``). Probes never pile up: a new one is posted only after the previous one ran.
+final class Watchdog: @unchecked Sendable {  // safe: every stored property is immutable; `probe` is a Mutex and the timer a thread-safe dispatch source
+    /// Half of `WATCHDOG_USEC`: the period of the ticks, as sd_watchdog_enabled(3) advises.
+    let tickInterval: Duration
+    /// The `STATUS=` text sent when a ping is first withheld.
+    static let stuckStatus = "the scheduler is not responding; watchdog pings withheld"
+    private let scheduler: Scheduler
+    private let notifier: SystemdNotifier
+    private let timer: any DispatchSourceTimer
+    private struct Probe {
+        /// The number of the probe last posted onto the control queue.
+        var posted = 0
+        /// The number of the probe that last ran there.
+        var answered = 0
+        /// Whether the missing answer was already logged.
+        var reportedStuck = false
+    }
+    private let probe = Mutex(Probe())
+
+    /// Creates a watchdog when the service manager asked for one: `$WATCHDOG_USEC` is set,
+    /// and `$WATCHDOG_PID`, when set, is this process (sd_watchdog_enabled(3)).
+    /// - Parameters:
+    ///   - scheduler: its control queue's liveness is what the pings vouch for.
+    ///   - notifier: sends `WATCHDOG=1`.
+    /// - Returns: `nil` when no watchdog is wanted.
+    init?(scheduler: Scheduler, notifier: SystemdNotifier) {
+        var microseconds: UInt64 = 0
+        guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
+        tickInterval = .microseconds(Int64(clamping: microseconds / 2))
+        self.scheduler = scheduler
+        self.notifier = notifier
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.watchdog"))
+    }
+
+    /// Sends the first `WATCHDOG=1` and starts the ticks. Call once the daemon is ready.
+    func start() {
+        timer.setEventHandler { [self] in tick() }
+        let nanoseconds = tickInterval.components.seconds * 1_000_000_000 + tickInterval.components.attoseconds / 1_000_000_000
+        timer.schedule(
+            deadline: .now() + .nanoseconds(Int(nanoseconds)), repeating: .nanoseconds(Int(nanoseconds)),
+            leeway: .milliseconds(Int(min(100, max(1, nanoseconds / 20_000_000)))))
+        notifier.send("WATCHDOG=1")
+        postProbe()
+        timer.resume()
+    }
+
+    /// Stops the ticks (at exit).
+    func stop() {
+        timer.cancel()
+    }
+
+    private func tick() {
+        let alive = probe.withLock { probe -> Bool in
+            guard probe.answered == probe.posted else {
+                defer { probe.reportedStuck = true }
+                if !probe.reportedStuck {
+                    DaemonLog.error("the control queue has not answered for \(TimeSpan.format(tickInterval)); withholding watchdog pings")
+                    notifier.status(Self.stuckStatus)
+                }
+                return false
+            }
+            return true
+        }
+        guard alive else { return }
+        notifier.send("WATCHDOG=1")
+        postProbe()
+    }
+
+    private func postProbe() {
+        let number = probe.withLock { probe -> Int in
+            probe.posted += 1
+            return probe.posted
+        }
+        scheduler.controlQueue.async { [self] in
+            let recovered = probe.withLock { probe -> Bool in
+                probe.answered = number
+                defer { probe.reportedStuck = false }
+                return probe.reportedStuck
+            }
+            if recovered {
+                DaemonLog.warning("the control queue answers again; watchdog pings resume")
+                notifier.status(scheduler.statusLine)
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Configuration file")
+struct ConfigurationFileTests {
+    @Test("key = value lines with comments and blank lines give the settings")
+    func parsesSettings() throws {
+        let settings = try ConfigurationFile.parse(
+            "# orchd\n\nconcurrency = 4   # per queue\n  kill-grace=1min 30s\nlog-level = debug\n", path: "orchd.conf")
+        #expect(settings == DaemonSettings(concurrency: 4, teardownGrace: .seconds(90), logLevel: .debug))
+    }
+
+    @Test("an unknown key or a bad value names the line")
+    func errorsNameTheLine() {
+        #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.parse("concurrency = 0\n", path: "f") }
+        do {
+            _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level)")
+        }
+        do {
+            _ = try ConfigurationFile.parse("just words\n", path: "f")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.contains("line 1: expected 'key = value'"))
+        }
+    }
+
+    @Test("a missing default file is no settings; a missing explicit one is an error")
+    func missingFile() throws {
+        #expect(try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: false) == DaemonSettings())
+        #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: true) }
+    }
+
+    @Test("flags override the file; what neither gives takes the default")
+    func flagsOverrideFile() throws {
+        guard case .run(let parsed) = try DaemonConfiguration.parse(
+            ["--concurrency", "2", "--config", "/x/orchd.conf"], environment: [:], uid: 1000)
+        else { Issue.record("expected run"); return }
+        #expect(parsed.configurationFile == "/x/orchd.conf" && parsed.configurationFileRequired)
+        let applied = parsed.applying(file: DaemonSettings(concurrency: 8, teardownGrace: .seconds(1)))
+        #expect(applied.concurrency == 2)
+        #expect(applied.teardownGrace == .seconds(1))
+        #expect(applied.logLevel == .info)
+    }
+
+    @Test("the default configuration file: /etc for root, XDG_CONFIG_HOME or ~/.config for others")
+    func defaultPath() throws {
+        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a"], uid: 0) == "/etc/orchd/orchd.conf")
+        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a"], uid: 1000) == "/home/a/.config/orchd/orchd.conf")
+        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a", "XDG_CONFIG_HOME": "/c"], uid: 1000) == "/c/orchd/orchd.conf")
+        guard case .run(let parsed) = try DaemonConfiguration.parse([], environment: ["HOME": "/home/a"], uid: 1000)
+        else { Issue.record("expected run"); return }
+        #expect(parsed.configurationFile == "/home/a/.config/orchd/orchd.conf" && !parsed.configurationFileRequired)
+    }
+
+    @Test("the test-only flag is accepted but not shown in --help")
+    func hiddenTestFlag() throws {
+        guard case .run(let parsed) = try DaemonConfiguration.parse(
+            [DaemonConfiguration.testBlockControlQueueFlag], environment: [:], uid: 0)
+        else { Issue.record("expected run"); return }
+        #expect(parsed.testBlockControlQueueOnSIGUSR1)
+        #expect(!DaemonConfiguration.usage.contains("test-block"))
+    }
+}
