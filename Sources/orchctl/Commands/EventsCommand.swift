@@ -8,7 +8,7 @@ import OrchestratorAPI
 enum EventsCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "events",
-        abstract: "Print lifecycle events of jobs and queues as JSON lines.",
+        abstract: "Print job and queue events as JSON lines.",
         discussion: """
             Prints the events orchd still retains, oldest first, one JSON object per line with its keys sorted: seq, at, kind, jobId, queue, state, previousState, result, exitCode, signal, attempt (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
 

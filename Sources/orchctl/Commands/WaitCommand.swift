@@ -6,7 +6,7 @@ import OrchestratorAPI
 enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "wait",
-        abstract: "Wait until jobs finish and exit with their status.",
+        abstract: "Wait until jobs finish or a queue drains.",
         discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
