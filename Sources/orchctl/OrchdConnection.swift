@@ -42,11 +42,22 @@ final class OrchdConnection {
     func stream<P: Codable & Sendable, R: Codable & Sendable>(
         _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
+        try streamWhile(method, parameters, returning: R.self) { (reply) throws(CommandFailure) -> Bool in
+            try body(reply)
+            return true
+        }
+    }
+
+    /// Calls `method` with `more` and hands each reply to `body` until the last one, or until
+    /// `body` returns `false` (the rest of the stream is not read).
+    /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
+    func streamWhile<P: Codable & Sendable, R: Codable & Sendable>(
+        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws(CommandFailure) -> Bool
+    ) throws(CommandFailure) {
         do {
             try client.stream(method, parameters, returning: R.self) { reply in
                 hasReplied = true
-                try body(reply)
-                return true
+                return try body(reply)
             }
         } catch let failure as CommandFailure {
             throw failure

@@ -14,6 +14,7 @@ enum CommandTable {
         QueueSetCommand.self,
         PauseCommand.self,
         ResumeCommand.self,
+        EventsCommand.self,
         PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,

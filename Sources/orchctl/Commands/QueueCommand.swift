@@ -16,18 +16,30 @@ enum QueueCommand: OrchctlCommand {
     }
 }
 
-/// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN]`.
+/// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN] [--on EVENT=COMMAND]...`.
 enum QueueSetCommand: OrchctlCommand {
+    /// The event kinds a hook may be set for, sorted, as help and messages list them.
+    static let hookEvents = QueuesInterface.hookEvents.sorted()
+
     static let spec = CommandSpec(
         name: "queue set",
-        abstract: "Change a queue's concurrency and retry backoff.",
-        discussion: "Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.",
+        abstract: "Change a queue's concurrency, retry backoff and hooks.",
+        discussion: """
+            Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
+
+            A hook is a command orchd runs with /bin/sh -c when a job of the queue has that event (\(hookEvents.joined(separator: ", ")); queue_drained: when the queue has no waiting, queued or running job left). It gets the job's fields in its environment: ORCHD_JOB_ID, ORCHD_QUEUE, ORCHD_EVENT, ORCHD_RESULT, ORCHD_EXIT_CODE, ORCHD_JOB_NAME, ORCHD_COMMAND, ORCHD_ATTEMPT. Hooks run outside the scheduler, so a slow one delays no job, and one still running after 60s is stopped. '--on EVENT=' with nothing after the '=' removes that hook. For example:
+
+            orchctl queue set builds --on failed='notify-send "job $ORCHD_JOB_ID failed"'
+            """,
         usage: "queue set <queue> [<options>]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],
         options: [
             .value("concurrency", "n", kind: .integerIn(1...Int.max), help: "Run at most this many of the queue's jobs at once."),
             .value("retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
             .value("retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
+            .value("on", "event=command", kind: .keyedValue(keys: hookEvents),
+                   help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook.",
+                   repeatable: true),
         ])
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
@@ -42,17 +54,22 @@ enum QueueSetCommand: OrchctlCommand {
         return .success
     }
 
-    /// The `Set` call's parameters.
+    /// The `Set` call's parameters: `hooks` is `nil` unless `--on` was given, and holds an
+    /// empty command for each hook to remove.
     /// - Throws: ``CommandLineError`` when no setting is given.
     static func makeParameters(_ invocation: Invocation) throws(CommandLineError) -> QueuesInterface.SetParameters {
+        let hooks = invocation.keyValues("on")
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
             concurrency: invocation.integer("concurrency"),
             retryBaseUSec: invocation.value("retry-base").flatMap(TimeSpan.microseconds),
-            retryCapUSec: invocation.value("retry-cap").flatMap(TimeSpan.microseconds))
-        guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil else {
+            retryCapUSec: invocation.value("retry-cap").flatMap(TimeSpan.microseconds),
+            hooks: hooks.isEmpty ? nil : hooks)
+        guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
+            || parameters.hooks != nil
+        else {
             throw CommandLineError(
-                .missingArgument, "nothing to change: give --concurrency, --retry-base or --retry-cap", command: spec.name)
+                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap or --on", command: spec.name)
         }
         return parameters
     }

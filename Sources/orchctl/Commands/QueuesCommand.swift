@@ -5,7 +5,7 @@ enum QueuesCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "queues",
         abstract: "List queues with their settings and job counts.",
-        discussion: "Lists every queue that has jobs or settings. RETRY BASE/CAP is the backoff before the first retry (doubled for each further one) and its upper limit.",
+        discussion: "Lists every queue that has jobs or settings. RETRY BASE/CAP is the backoff before the first retry (doubled for each further one) and its upper limit. Queues with hooks (see 'orchctl queue set --help') have them listed under the table, one per line. With --json, each queue's hooks object maps event kinds to commands.",
         usage: "queues",
         arguments: [],
         options: [])

@@ -1,16 +1,19 @@
 import Dispatch
 import OrchestratorAPI
 
-/// `orchctl wait (ID... | --all) [--timeout SPAN]`: blocks until jobs finish.
+/// `orchctl wait (ID... | --all | --queue Q --drained) [--timeout SPAN]`: blocks until jobs
+/// finish, or until a queue has nothing left to run.
 enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "wait",
-        abstract: "Wait until jobs finish and exit with their status.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1.",
-        usage: "wait (<id> ... | --all) [--timeout <span>]",
+        abstract: "Wait until jobs finish or a queue drains.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: [
             .flag("all", help: "Wait for every job that has not finished yet."),
+            .value("queue", "queue", kind: .queueName, help: "With --drained: the queue to wait for."),
+            .flag("drained", help: "Wait until the --queue has no waiting, queued or running job."),
             .value("timeout", "span", kind: .timeSpan,
                    help: "Give up after this long, e.g. 30s, 5min, 1h30min.", default: "no limit"),
         ])
@@ -18,19 +21,59 @@ enum WaitCommand: OrchctlCommand {
     /// How many IDs go into one `Wait` call of `--all`, to keep calls and replies small.
     static let idsPerCall = 10_000
 
-    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let all = invocation.flag("all")
-        switch (all, invocation.jobIDs.isEmpty) {
-        case (true, false):
-            throw CommandLineError(.conflictingOptions, "give either job IDs or --all, not both", command: spec.name)
-        case (false, true):
-            throw CommandLineError(.missingArgument, "missing argument '<id>' (or --all)", command: spec.name)
+    /// What to wait for.
+    enum Target: Hashable, Sendable {
+        /// These jobs.
+        case jobs([JobID])
+        /// Every job unfinished now.
+        case all
+        /// A queue with no waiting, queued or running job.
+        case drainedQueue(QueueName)
+    }
+
+    /// What `invocation` asks to wait for.
+    /// - Throws: ``CommandLineError`` unless exactly one of IDs, `--all` and
+    ///   `--queue Q --drained` is given, or when `--queue` and `--drained` come apart.
+    static func target(of invocation: Invocation) throws(CommandLineError) -> Target {
+        let queue = invocation.value("queue").flatMap(QueueName.init(rawValue:))
+        let drained = invocation.flag("drained")
+        switch (queue, drained) {
+        case (.some, false):
+            throw CommandLineError(
+                .missingArgument, "--queue needs --drained: 'wait --queue <queue> --drained' waits until the queue is empty", command: spec.name)
+        case (nil, true):
+            throw CommandLineError(.missingArgument, "--drained needs the queue to wait for: --queue <queue>", command: spec.name)
         default:
             break
         }
+        let all = invocation.flag("all")
+        let ids = invocation.jobIDs
+        let given = [!ids.isEmpty, all, queue != nil].filter { $0 }.count
+        guard given <= 1 else {
+            throw CommandLineError(.conflictingOptions, "give one of job IDs, --all or --queue <queue> --drained", command: spec.name)
+        }
+        if let queue { return .drainedQueue(queue) }
+        if all { return .all }
+        guard !ids.isEmpty else {
+            throw CommandLineError(.missingArgument, "missing argument '<id>' (or --all, or --queue <queue> --drained)", command: spec.name)
+        }
+        return .jobs(ids)
+    }
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let target = try target(of: invocation)
         let socket = context.socket(for: invocation)
         let uid = context.uid
-        let ids = all ? try unfinishedJobs(socket: socket, uid: uid) : invocation.jobIDs
+        let ids: [JobID]
+        switch target {
+        case .drainedQueue(let queue):
+            return try waitDrained(queue, invocation: invocation, context: context)
+        case .all:
+            ids = try unfinishedJobs(socket: socket, uid: uid)
+        case .jobs(let given):
+            ids = given
+        }
+        let all = target == .all
         if ids.isEmpty {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
             return .success
@@ -55,6 +98,31 @@ enum WaitCommand: OrchctlCommand {
             return jobs.allSatisfy { $0.state.result == .succeeded } ? .success : .failure
         }
         return exitCode(for: jobs)
+    }
+
+    /// `wait --queue Q --drained`: one `io.orchd.Queues.WaitDrained` call, which orchd answers
+    /// once the queue has no waiting, queued or running job.
+    static func waitDrained(_ queue: QueueName, invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let socket = context.socket(for: invocation)
+        let uid = context.uid
+        let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
+            let connection = try OrchdConnection(socket: socket, uid: uid)
+            return try connection.call(
+                "io.orchd.Queues.WaitDrained", QueuesInterface.WaitDrainedParameters(name: queue),
+                returning: QueuesInterface.QueueReply.self).queue
+        }
+        let drained: QueueInfo
+        if let timeout = invocation.value("timeout").flatMap(TimeSpan.parse) {
+            guard let answer = try waitWithDeadline(timeout: timeout, waitForQueue) else {
+                context.console.printError("Error: timed out after \(TimeSpan.format(timeout)) waiting for queue \(queue) to drain")
+                return .timedOut
+            }
+            drained = answer
+        } else {
+            drained = try waitForQueue()
+        }
+        if invocation.global.json { context.console.write(try JSONOutput.text(drained)) }
+        return .success
     }
 
     /// The IDs of every job waiting, queued or running now.
@@ -93,13 +161,13 @@ enum WaitCommand: OrchctlCommand {
     /// Runs `body` (a wait) on another thread, giving up after `timeout`.
     /// The client blocks in read(2) without a deadline of its own, so the deadline is kept
     /// here; on timeout the blocked thread is left behind and ends with the process.
-    /// - Returns: the finished jobs, or `nil` when the timeout ran out first.
-    private static func waitWithDeadline(
-        timeout: Duration, _ body: @escaping @Sendable () throws(CommandFailure) -> [Job]
-    ) throws(CommandFailure) -> [Job]? {
-        let outcome = WaitOutcome()
+    /// - Returns: what `body` returned, or `nil` when the timeout ran out first.
+    private static func waitWithDeadline<Value: Sendable>(
+        timeout: Duration, _ body: @escaping @Sendable () throws(CommandFailure) -> Value
+    ) throws(CommandFailure) -> Value? {
+        let outcome = WaitOutcome<Value>()
         DispatchQueue.global().async {
-            outcome.result = Result { () throws(CommandFailure) -> [Job] in try body() }
+            outcome.result = Result { () throws(CommandFailure) -> Value in try body() }
             outcome.done.signal()
         }
         let (seconds, attoseconds) = timeout.components
@@ -115,7 +183,7 @@ enum WaitCommand: OrchctlCommand {
 }
 
 /// The result of a wait running on another thread.
-private final class WaitOutcome: @unchecked Sendable { // `result` is written before `done` is signalled and read only after waiting on it.
+private final class WaitOutcome<Value: Sendable>: @unchecked Sendable { // `result` is written before `done` is signalled and read only after waiting on it.
     let done = DispatchSemaphore(value: 0)
-    var result: Result<[Job], CommandFailure>?
+    var result: Result<Value, CommandFailure>?
 }

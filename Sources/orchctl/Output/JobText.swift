@@ -40,8 +40,14 @@ enum JobText {
 
     /// The command on one line: control characters made visible so a table row stays a row.
     static func command(_ job: Job) -> String {
+        oneLine(job.spec.command.displayText)
+    }
+
+    /// `text` on one line: newline, tab and carriage return escaped, other control characters
+    /// shown as `?`.
+    static func oneLine(_ line: String) -> String {
         var text = ""
-        for scalar in job.spec.command.displayText.unicodeScalars {
+        for scalar in line.unicodeScalars {
             switch scalar {
             case "\n": text += "\\n"
             case "\t": text += "\\t"

@@ -4,11 +4,16 @@ import OrchestratorAPI
 enum QueueText {
     private static let headers = ["NAME", "CONCURRENCY", "PAUSED", "RUNNING", "QUEUED", "WAITING", "FINISHED", "RETRY BASE/CAP"]
 
-    /// The `orchctl queues` table, header first; `No queues.` when there are none.
+    /// The `orchctl queues` table, header first; `No queues.` when there are none. When any
+    /// queue has hooks, a second table under it lists them, one per line:
     ///
     /// ```
     /// NAME     CONCURRENCY  PAUSED  RUNNING  QUEUED  WAITING  FINISHED  RETRY BASE/CAP
+    /// builds   2            no      0        0       0        3         1s/10min
     /// default  2            no      2        10      0        140       1s/10min
+    ///
+    /// QUEUE   HOOK    COMMAND
+    /// builds  failed  notify-send "job $ORCHD_JOB_ID failed"
     /// ```
     static func table(_ queues: [QueueInfo]) -> String {
         guard !queues.isEmpty else { return "No queues.\n" }
@@ -19,10 +24,20 @@ enum QueueText {
                 String(queue.jobs.finished), "\(span(queue.retryBaseUSec))/\(span(queue.retryCapUSec))",
             ]
         }
-        return TextTable.render([headers] + rows)
+        return TextTable.render([headers] + rows) + hooksTable(queues)
     }
 
+    /// The hooks of `queues` as a table preceded by a blank line, sorted by queue (as given)
+    /// then event kind; empty when no queue has a hook.
+    static func hooksTable(_ queues: [QueueInfo]) -> String {
+        let rows = queues.flatMap { queue in
+            queue.hooks.sorted { $0.key < $1.key }.map { [queue.name.rawValue, $0.key, JobText.oneLine($0.value)] }
+        }
+        guard !rows.isEmpty else { return "" }
+        return "\n" + TextTable.render([["QUEUE", "HOOK", "COMMAND"]] + rows)
+    }
     /// One queue's settings as aligned `key: value` lines.
+    /// One line per hook, `on failed: COMMAND`, sorted by event kind.
     static func settings(_ queue: QueueInfo) -> String {
         KeyValueLines.render([
             ("queue", queue.name.rawValue),
@@ -30,7 +45,7 @@ enum QueueText {
             ("paused", queue.paused ? "yes" : "no"),
             ("retry base", span(queue.retryBaseUSec)),
             ("retry cap", span(queue.retryCapUSec)),
-        ])
+        ] + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", JobText.oneLine($0.value)) })
     }
 
     /// A span in microseconds, as `TimeSpan.format` writes it.

@@ -85,7 +85,7 @@ struct ArgumentParser: Sendable {
                 } else {
                     throw CommandLineError(.missingValue, "missing value for option '--\(name) <\(spec.valueName ?? "value")>'", command: command?.name)
                 }
-                try Self.check(value, of: spec.kind, what: "option '--\(name)'", command: command?.name)
+                try Self.check(value, of: spec.kind, what: "option '--\(name)'", placeholder: spec.valueName ?? name, command: command?.name)
                 if name == "socket" {
                     global.socket = value
                 } else if let current = invocation {
@@ -176,7 +176,7 @@ struct ArgumentParser: Sendable {
             case .zeroOrMore, .oneOrMore: remaining.count
             }
             for word in remaining.prefix(count) {
-                try check(word, of: argument.kind, what: "argument '<\(argument.name)>'", command: command.name)
+                try check(word, of: argument.kind, what: "argument '<\(argument.name)>'", placeholder: argument.name, command: command.name)
             }
             remaining = remaining.dropFirst(count)
         }
@@ -186,7 +186,11 @@ struct ArgumentParser: Sendable {
     }
 
     /// Checks one value against its kind.
-    private static func check(_ value: String, of kind: ValueKind, what: String, command: String?) throws(CommandLineError) {
+    /// - Parameter placeholder: the value's name in help (`event=command`), for messages
+    ///   about its form.
+    private static func check(
+        _ value: String, of kind: ValueKind, what: String, placeholder: String, command: String?
+    ) throws(CommandLineError) {
         let problem: String? = switch kind {
         case .text: nil
         case .integer: Int(value) == nil ? "'\(value)' is not an integer" : nil
@@ -205,6 +209,12 @@ struct ArgumentParser: Sendable {
         case .queueName: QueueName(rawValue: value) == nil ? "'\(value)' is not a valid queue name (\(QueueName.rule))" : nil
         case .jobID: JobID(parsing: value) == nil ? "'\(value)' is not a job ID (a positive integer)" : nil
         case .timeSpan: TimeSpan.parse(value) == nil ? "'\(value)' is not a time span (e.g. 30s, 5min, 1h30min)" : nil
+        case .keyedValue(let keys):
+            if let (key, _) = KeyValue.split(value) {
+                keys.contains(key) ? nil : "'\(key)' is not one of \(keys.joined(separator: ", "))"
+            } else {
+                "'\(value)' is not of the form \(placeholder.uppercased())"
+            }
         case .choice(let words): words.contains(value) ? nil : "'\(value)' is not one of \(words.joined(separator: ", "))"
         }
         if let problem {

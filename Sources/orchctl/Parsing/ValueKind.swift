@@ -9,6 +9,9 @@ enum ValueKind: Hashable, Sendable {
     case integerIn(ClosedRange<Int>)
     /// `KEY=VALUE` with a non-empty key.
     case keyValue
+    /// `KEY=VALUE` whose key is one of a fixed set of words; the value may be empty
+    /// (`queue set --on failed=COMMAND`, where `failed=` removes the hook).
+    case keyedValue(keys: [String])
     /// A queue name (``QueueName``).
     case queueName
     /// A job ID: a positive integer.

@@ -1,18 +1,20 @@
+import FoundationEssentials
 import OrchestratorAPI
 import Testing
 @testable import orchctl
 
 @Suite("Queue commands")
 struct QueueCommandTests {
-    func queue(_ name: String, paused: Bool = false) -> QueueInfo {
+    func queue(_ name: String, paused: Bool = false, hooks: [String: String] = [:]) -> QueueInfo {
         QueueInfo(name: QueueName(rawValue: name)!, concurrency: 2, paused: paused, retryBaseUSec: 1_000_000,
-                  retryCapUSec: 600_000_000, jobs: JobCounts(waiting: 1, queued: 12, running: 2, finished: 140))
+                  retryCapUSec: 600_000_000, jobs: JobCounts(waiting: 1, queued: 12, running: 2, finished: 140),
+                  hooks: hooks)
     }
 
     @Test("queue set needs at least one setting, and sends the ones given")
     func setNeedsASetting() throws {
         let error = #expect(throws: CommandLineError.self) { try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build"])) }
-        #expect(error?.message == "nothing to change: give --concurrency, --retry-base or --retry-cap")
+        #expect(error?.message == "nothing to change: give --concurrency, --retry-base, --retry-cap or --on")
         #expect(error?.command == "queue set")
         let parameters = try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build", "--retry-base", "10s", "--concurrency", "4"]))
         #expect(parameters.name.rawValue == "build")
@@ -42,6 +44,97 @@ struct QueueCommandTests {
             retry cap:   10min
 
             """)
+    }
+
+    @Test("queue set --on sends hooks by event kind; a later --on for the same event wins")
+    func hooks() throws {
+        let parameters = try QueueSetCommand.makeParameters(try invocation([
+            "queue", "set", "builds", "--on", #"failed=notify-send "job $ORCHD_JOB_ID failed""#,
+            "--on=succeeded=echo ok", "--on", "succeeded=echo done", "--on", "started=a=b",
+        ]))
+        #expect(parameters.hooks == [
+            "failed": #"notify-send "job $ORCHD_JOB_ID failed""#, "succeeded": "echo done", "started": "a=b",
+        ])
+        #expect(parameters.concurrency == nil)
+        // Without --on, hooks are left alone: the field is not sent at all.
+        #expect(try QueueSetCommand.makeParameters(try invocation(["queue", "set", "b", "--concurrency", "1"])).hooks == nil)
+    }
+
+    @Test("queue set --on EVENT= with an empty command sends an empty command, which removes the hook")
+    func hookRemoval() throws {
+        let parameters = try QueueSetCommand.makeParameters(try invocation(["queue", "set", "builds", "--on", "failed="]))
+        #expect(parameters.hooks == ["failed": ""])
+    }
+
+    @Test("queue set --on refuses an unknown event kind, listing the valid ones, and a value without '='")
+    func hookErrors() {
+        let unknown = parseError(["queue", "set", "builds", "--on", "exploded=true"])
+        #expect(unknown?.code == .invalidValue)
+        #expect(unknown?.command == "queue set")
+        #expect(unknown?.message == "invalid value for option '--on': 'exploded' is not one of cancelled, failed, finished, queue_drained, retrying, started, succeeded")
+        let noEquals = parseError(["queue", "set", "builds", "--on", "failed"])
+        #expect(noEquals?.code == .invalidValue)
+        #expect(noEquals?.message == "invalid value for option '--on': 'failed' is not of the form EVENT=COMMAND")
+        #expect(parseError(["queue", "set", "builds", "--on", "=echo"])?.code == .invalidValue)
+        #expect(parseError(["queue", "set", "builds", "--on"])?.code == .missingValue)
+
+        let capture = CapturedConsole()
+        #expect(Orchctl.run(["queue", "set", "builds", "--on", "exploded=true"], context: testContext(capture)) == .usage)
+        #expect(capture.standardError.hasPrefix("Error: invalid value for option '--on': 'exploded' is not one of cancelled,"))
+        #expect(capture.standardError.hasSuffix("See 'orchctl queue set --help'.\n"))
+    }
+
+    @Test("every hook event orchd accepts is offered by --on, and help explains hooks")
+    func hookHelp() {
+        #expect(Set(QueueSetCommand.hookEvents) == QueuesInterface.hookEvents)
+        let text = Orchctl.helpRenderer.help(for: QueueSetCommand.spec)
+        #expect(text.contains("  --on <event=command>"))
+        for variable in ["ORCHD_JOB_ID", "ORCHD_QUEUE", "ORCHD_EVENT", "ORCHD_RESULT", "ORCHD_EXIT_CODE",
+                         "ORCHD_JOB_NAME", "ORCHD_COMMAND", "ORCHD_ATTEMPT", "/bin/sh -c", "60s"] {
+            #expect(text.contains(variable), "\(variable)")
+        }
+        #expect(text.contains(#"\#norchctl queue set builds --on failed='notify-send "job $ORCHD_JOB_ID failed"'\#n"#))
+    }
+
+    @Test("queues lists hooks under the table, one per line; none, no extra lines")
+    func tableWithHooks() {
+        let queues = [
+            queue("builds", hooks: ["succeeded": "echo ok", "failed": #"notify-send "job $ORCHD_JOB_ID failed""#]),
+            queue("default"),
+            queue("io", hooks: ["queue_drained": "printf 'a\nb'"]),
+        ]
+        #expect(QueueText.table(queues) == #"""
+            NAME     CONCURRENCY  PAUSED  RUNNING  QUEUED  WAITING  FINISHED  RETRY BASE/CAP
+            builds   2            no      2        12      1        140       1s/10min
+            default  2            no      2        12      1        140       1s/10min
+            io       2            no      2        12      1        140       1s/10min
+
+            QUEUE   HOOK           COMMAND
+            builds  failed         notify-send "job $ORCHD_JOB_ID failed"
+            builds  succeeded      echo ok
+            io      queue_drained  printf 'a\nb'
+
+            """#)
+        #expect(QueueText.hooksTable([queue("default")]) == "")
+        #expect(QueueText.settings(queue("builds", hooks: ["succeeded": "echo ok", "failed": "false"])) == """
+            queue:        builds
+            concurrency:  2
+            paused:       no
+            retry base:   1s
+            retry cap:    10min
+            on failed:    false
+            on succeeded: echo ok
+
+            """)
+    }
+
+    @Test("queues --json carries each queue's hooks")
+    func jsonWithHooks() throws {
+        let queues = [queue("builds", hooks: ["failed": "echo $ORCHD_JOB_ID"]), queue("default")]
+        let text = try JSONOutput.text(queues)
+        #expect(text.contains(#""failed" : "echo $ORCHD_JOB_ID""#))
+        let decoded = try JSONDecoder().decode([QueueInfo].self, from: Data(text.utf8))
+        #expect(decoded.map(\.hooks) == [["failed": "echo $ORCHD_JOB_ID"], [:]])
     }
 
     @Test("pause and resume say what changed")

@@ -56,7 +56,7 @@ struct HelpRendererTests {
         #expect(Orchctl.run(["help", "queue", "set"], context: testContext(viaCommand)) == .success)
         #expect(Orchctl.run(["queue", "set", "--help"], context: testContext(viaFlag)) == .success)
         #expect(viaCommand.standardOutput == viaFlag.standardOutput)
-        #expect(viaCommand.standardOutput.hasPrefix("OVERVIEW: Change a queue's concurrency and retry backoff.\n"))
+        #expect(viaCommand.standardOutput.hasPrefix("OVERVIEW: Change a queue's concurrency, retry backoff and hooks.\n"))
         #expect(viaCommand.standardOutput.contains("\nUSAGE: orchctl queue set <queue> [<options>]\n"))
     }
 
@@ -70,13 +70,24 @@ struct HelpRendererTests {
         #expect(!viaCommand.standardOutput.isEmpty)
     }
 
-    @Test("'submit --help' matches the golden file")
-    func submitGolden() throws {
+    /// The golden help files, by the arguments that print them. Regenerate one deliberately
+    /// with e.g. `.build/debug/orchctl events --help > Tests/orchctlTests/Golden/events-help.txt`
+    /// and review the diff.
+    static let goldenFiles: [(arguments: [String], file: String)] = [
+        (["--help"], "orchctl-help.txt"),
+        (["submit", "--help"], "submit-help.txt"),
+        (["wait", "--help"], "wait-help.txt"),
+        (["events", "--help"], "events-help.txt"),
+        (["queue", "set", "--help"], "queue-set-help.txt"),
+    ]
+
+    @Test("help matches its golden file", arguments: goldenFiles)
+    func golden(arguments: [String], file: String) throws {
         let golden = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: "Golden/submit-help.txt")
+            .appending(path: "Golden/\(file)")
         let expected = String(decoding: try Data(contentsOf: golden), as: UTF8.self)
         let capture = CapturedConsole()
-        #expect(Orchctl.run(["submit", "--help"], context: testContext(capture)) == .success)
+        #expect(Orchctl.run(arguments, context: testContext(capture)) == .success)
         #expect(capture.standardOutput == expected)
     }
 }

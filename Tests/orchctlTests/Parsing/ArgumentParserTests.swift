@@ -124,7 +124,7 @@ struct ArgumentParserTests {
     func waitArity() {
         let capture = CapturedConsole()
         #expect(Orchctl.run(["--socket", "/nonexistent", "wait"], context: testContext(capture)) == .usage)
-        #expect(capture.standardError.hasPrefix("Error: missing argument '<id>' (or --all)\nUsage: orchctl wait"))
+        #expect(capture.standardError.hasPrefix("Error: missing argument '<id>' (or --all, or --queue <queue> --drained)\nUsage: orchctl wait"))
         #expect(Orchctl.run(["--socket", "/nonexistent", "wait", "3", "--all"], context: testContext(capture)) == .usage)
         #expect(throws: Never.self) { try invocation(["wait", "--all", "--timeout", "5min"]) }
     }

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import OrchestratorAPI
+
+/// `orchctl events [--since SEQ] [--follow] [--queue Q] [--job ID]`: lifecycle events, one
+/// JSON object per line, from `io.orchd.Jobs.Subscribe`.
+enum EventsCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "events",
+        abstract: "Print job and queue events as JSON lines.",
+        discussion: """
+            Prints the events orchd still retains, oldest first, one JSON object per line with its keys sorted: seq, at, kind, jobId, queue, state, previousState, result, exitCode, signal, attempt (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
+
+            With --follow, goes on with each new event as orchd records it, until interrupted (Ctrl-C) or until whatever reads the output goes away; either ends it with exit status 0. Each line is written as soon as its event arrives, so a pipe sees it at once. To resume without missing an event still retained, pass the last seq seen to --since.
+
+            The output is always JSON; --json is accepted and changes nothing.
+            """,
+        usage: "events [--since <seq>] [--follow] [--queue <queue>] [--job <id>]",
+        arguments: [],
+        options: [
+            .value("since", "seq", kind: .integerIn(0...Int.max),
+                   help: "Only events with a larger sequence number.", default: "every retained event"),
+            .flag("follow", help: "Keep printing new events until interrupted."),
+            .value("queue", "queue", kind: .queueName, help: "Only events of this queue and its jobs."),
+            .value("job", "id", kind: .jobID, help: "Only events of this job."),
+        ])
+
+    /// The `Subscribe` call's parameters; options not given are left out.
+    static func parameters(_ invocation: Invocation) -> JobsInterface.SubscribeParameters {
+        JobsInterface.SubscribeParameters(
+            since: invocation.value("since").flatMap { Int64($0) },
+            follow: invocation.flag("follow") ? true : nil,
+            queue: invocation.value("queue").flatMap(QueueName.init(rawValue:)),
+            jobId: invocation.value("job").flatMap(JobID.init(parsing:)))
+    }
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let parameters = parameters(invocation)
+        let socket = context.socket(for: invocation)
+        let uid = context.uid
+        let console = context.console
+        let body: @Sendable () throws(CommandFailure) -> Void = { () throws(CommandFailure) in
+            try stream(parameters, socket: socket, uid: uid, console: console)
+        }
+        if let output = console.outputDescriptor {
+            try StreamSession.run(watching: output, body)
+        } else {
+            try body()
+        }
+        return .success
+    }
+
+    /// Subscribes and writes each event as a line, until orchd ends the stream or nothing
+    /// reads the output any more (`EPIPE`, a normal end).
+    /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, or the output
+    ///   cannot be written for another reason (a full disk).
+    static func stream(
+        _ parameters: JobsInterface.SubscribeParameters, socket: String, uid: UInt32, console: Console
+    ) throws(CommandFailure) {
+        let connection = try OrchdConnection(socket: socket, uid: uid)
+        let line = EventLine()
+        try connection.streamWhile("io.orchd.Jobs.Subscribe", parameters, returning: JobsInterface.EventReply.self) {
+            (reply) throws(CommandFailure) -> Bool in
+            // An empty backlog is one reply without an event.
+            guard let event = reply.event else { return true }
+            switch console.writeOutputChecked(try line.bytes(event)) {
+            case 0: return true
+            case EPIPE: return false
+            case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Dispatch
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import orchctl
+
+/// A stand-in for orchd on a Unix socket in a temporary directory: it accepts one connection,
+/// reads one call, records it, and writes the canned replies (each a JSON object, NUL added),
+/// then closes the connection unless `keepOpen`.
+final class FakeOrchd: Sendable {
+    /// The socket's path.
+    let socketPath: String
+    private let listener: Int32
+    private let calls = Mutex<[String]>([])
+    private let served = DispatchSemaphore(value: 0)
+    /// The connection kept open with `keepOpen`, closed with the fake.
+    private let openConnection = Mutex<Int32?>(nil)
+
+    /// Starts listening and serves one connection on another thread.
+    init(replies: [String], keepOpen: Bool = false) throws {
+        var template = Array("/tmp/orchctl-test-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        let path = directory + "/orchd.sock"
+        socketPath = path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8) + [0])
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(listener, 1) == 0 else { throw CommandFailure("fake orchd: cannot listen on \(path)") }
+        DispatchQueue.global().async { [self] in
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            var call: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(connection, &byte, 1) == 1, byte != 0 { call.append(byte) }
+            calls.withLock { $0.append(String(decoding: call, as: UTF8.self)) }
+            for reply in replies {
+                let bytes = Array(reply.utf8) + [0]
+                _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            served.signal()
+            if keepOpen { openConnection.withLock { $0 = connection } } else { close(connection) }
+        }
+    }
+
+    deinit {
+        if let connection = openConnection.withLock({ $0 }) { close(connection) }
+        close(listener)
+        unlink(socketPath)
+        rmdir(String(socketPath.dropLast("/orchd.sock".count)))
+    }
+
+    /// The calls received, as JSON text, once the replies were written.
+    func receivedCalls() -> [String] {
+        served.wait()
+        served.signal()
+        return calls.withLock { $0 }
+    }
+}
