@@ -105,4 +105,26 @@ struct DaemonLifecycleTests {
         let badConcurrency = try TestDaemon.run(Binaries.orchd, ["--concurrency", "0"])
         #expect(badConcurrency.status == 64)
     }
+
+    @Test("with a drain timeout, SIGTERM lets a running job finish by itself and extends systemd's stop timeout")
+    func drainOnStop() throws {
+        let daemon = try TestDaemon(arguments: ["--drain-timeout", "30s"])
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo go > '\(marker.path)'; cat '\(gate)'"]).line
+        #expect(marker.read() != nil)
+        let queued = try daemon.orchctl(["submit", "--", "true"]).line
+        let process = try #require(daemon.process)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(daemon.notify.waitFor("STOPPING=1") != nil)
+        #expect(daemon.notify.waitFor("EXTEND_TIMEOUT_USEC=10000000") != nil, "the stop timeout is extended while draining")
+        // The job is still running during the drain; let it finish on its own.
+        close(open(gate, O_WRONLY))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try daemon.start()
+        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"succeeded\""), "it finished, not torn down")
+        #expect(try daemon.orchctl(["wait", queued]).status == 0, "the queued job did not start during the drain, and runs now")
+    }
 }

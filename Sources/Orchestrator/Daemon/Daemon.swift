@@ -79,7 +79,9 @@ public enum Daemon {
 
         // 3. The scheduler, after recovering what a previous daemon left running.
         let scheduler = Scheduler(store: store, configuration: .init(
-            concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory, teardownGrace: configuration.teardownGrace))
+            concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory,
+            teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
+            retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention))
         // Built-in observers, added before the scheduler starts so they see every event.
         let statusReporter = StatusReporter(scheduler: scheduler, notifier: notifier)
         let journal = JournalObserver()
@@ -159,7 +161,12 @@ public enum Daemon {
                     notifier.stopping(status: "stopping: " + scheduler.statusLine)
                 }
                 scheduler.recordDaemonEvent("daemon_stopping")
-                scheduler.shutdown {
+                let drain = current.value.drainTimeout
+                let extender = StopTimeoutExtender(
+                    notifier: notifier, drainTimeout: drain, teardownGrace: current.value.teardownGrace)
+                extender.start()
+                scheduler.shutdown(drainTimeout: drain) {
+                    extender.stop()
                     stopped.signal()
                 }
             }

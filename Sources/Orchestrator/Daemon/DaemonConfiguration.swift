@@ -15,6 +15,13 @@ public struct DaemonConfiguration: Sendable {
     public var teardownGrace: Duration
     /// The lowest diagnostic level written.
     public var logLevel: DaemonLog.Level
+    /// How long running jobs may finish after SIGTERM before teardown.
+    public var drainTimeout: Duration = DaemonSettings.defaultDrainTimeout
+    /// Automatic pruning of finished jobs by age (`nil`: off) and count (`nil`: off).
+    public var retentionAge: Duration? = nil
+    public var retentionCount: Int? = nil
+    /// How many events the event log keeps.
+    public var eventRetention = DaemonSettings.defaultEventRetention
     /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
     public var configurationFile: String? = nil
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
@@ -39,6 +46,10 @@ public struct DaemonConfiguration: Sendable {
         result.concurrency = settings.concurrency ?? DaemonSettings.defaultConcurrency
         result.teardownGrace = settings.teardownGrace ?? DaemonSettings.defaultTeardownGrace
         result.logLevel = settings.logLevel ?? DaemonSettings.defaultLogLevel
+        result.drainTimeout = settings.drainTimeout ?? DaemonSettings.defaultDrainTimeout
+        result.retentionAge = settings.retentionAge.flatMap { $0 > .zero ? $0 : nil }
+        result.retentionCount = settings.retentionCount.flatMap { $0 > 0 ? $0 : nil }
+        result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
         return result
     }
 
@@ -63,7 +74,9 @@ public struct DaemonConfiguration: Sendable {
     public static let usage = """
         OVERVIEW: Run queued commands N at a time, durably (the orchd daemon).
 
-        USAGE: orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]
+        USAGE: orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN]
+                     [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N]
+                     [--log-level LEVEL]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
@@ -73,14 +86,20 @@ public struct DaemonConfiguration: Sendable {
                                (default: $ORCHD_SOCKET, else $RUNTIME_DIRECTORY/orchd.sock, else
                                /run/orchd/orchd.sock for root, $XDG_RUNTIME_DIR/orchd/orchd.sock
                                or /tmp/orchd-$UID/orchd.sock)
-          --config PATH        Configuration file of 'key = value' lines (concurrency,
-                               kill-grace, log-level), read again on SIGHUP; flags override it.
+          --config PATH        Configuration file of 'key = value' lines (any option below
+                               without its dashes), read again on SIGHUP; flags override it.
                                (default: /etc/orchd/orchd.conf for root,
                                ${XDG_CONFIG_HOME:-~/.config}/orchd/orchd.conf for others; may
                                be missing)
           --concurrency N      Jobs run at once per queue. (default: number of CPUs)
           --kill-grace SPAN    Time between SIGTERM and SIGKILL when a job is torn down, in
                                systemd time syntax. (default: 5s)
+          --drain-timeout SPAN How long running jobs may finish by themselves after SIGTERM
+                               before they are torn down. (default: 10s)
+          --retention-age SPAN Prune finished jobs (and their logs) older than this, every
+                               10 minutes. (default: 0, keep them)
+          --retention-count N  Keep at most the newest N finished jobs. (default: 0, no limit)
+          --event-retention N  Events kept for 'orchctl events --since'. (default: 100000)
           --log-level LEVEL    debug, info, warning or error. (default: info)
           -h, --help           Show this help.
           --version            Show the version.

@@ -10,11 +10,26 @@ public struct DaemonSettings: Sendable, Equatable {
     public var teardownGrace: Duration?
     /// The lowest diagnostic level written.
     public var logLevel: DaemonLog.Level?
+    /// How long running jobs may go on finishing after SIGTERM before they are torn down.
+    public var drainTimeout: Duration?
+    /// Finished jobs older than this are pruned automatically (zero: never).
+    public var retentionAge: Duration?
+    /// At most this many finished jobs are kept (0: no limit).
+    public var retentionCount: Int?
+    /// How many of the newest events the event log keeps.
+    public var eventRetention: Int?
 
-    public init(concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil) {
+    public init(
+        concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil,
+        drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil
+    ) {
         self.concurrency = concurrency
         self.teardownGrace = teardownGrace
         self.logLevel = logLevel
+        self.drainTimeout = drainTimeout
+        self.retentionAge = retentionAge
+        self.retentionCount = retentionCount
+        self.eventRetention = eventRetention
     }
 
     /// These settings where given, else `other`'s: command-line flags override the file.
@@ -22,7 +37,11 @@ public struct DaemonSettings: Sendable, Equatable {
         DaemonSettings(
             concurrency: concurrency ?? other.concurrency,
             teardownGrace: teardownGrace ?? other.teardownGrace,
-            logLevel: logLevel ?? other.logLevel)
+            logLevel: logLevel ?? other.logLevel,
+            drainTimeout: drainTimeout ?? other.drainTimeout,
+            retentionAge: retentionAge ?? other.retentionAge,
+            retentionCount: retentionCount ?? other.retentionCount,
+            eventRetention: eventRetention ?? other.eventRetention)
     }
 
     /// Default concurrency: the number of online CPUs.
@@ -31,6 +50,10 @@ public struct DaemonSettings: Sendable, Equatable {
     public static let defaultTeardownGrace: Duration = .seconds(5)
     /// Default log level: info.
     public static let defaultLogLevel: DaemonLog.Level = .info
+    /// Default drain after SIGTERM: 10 seconds, within the unit's TimeoutStopSec=30s.
+    public static let defaultDrainTimeout: Duration = .seconds(10)
+    /// Default event log size: the newest 100,000 events.
+    public static let defaultEventRetention = 100_000
 }
 
 /// One setting, named the same as a flag (`--kill-grace`) and as a configuration file key
@@ -39,6 +62,10 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     case concurrency = "concurrency"
     case killGrace = "kill-grace"
     case logLevel = "log-level"
+    case drainTimeout = "drain-timeout"
+    case retentionAge = "retention-age"
+    case retentionCount = "retention-count"
+    case eventRetention = "event-retention"
 
     /// The command-line flag, `--` and the key.
     public var flag: String { "--" + rawValue }
@@ -49,6 +76,9 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .concurrency: "a whole number from 1 to 10000"
         case .killGrace: "a time span such as 5s, 500ms or 1min"
         case .logLevel: "one of debug, info, warning, error"
+        case .drainTimeout, .retentionAge: "a time span such as 0, 30s or 7d"
+        case .retentionCount: "a whole number, 0 for no limit"
+        case .eventRetention: "a whole number from 1000"
         }
     }
 
@@ -65,6 +95,18 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .logLevel:
             guard let level = DaemonLog.Level(name: text) else { return false }
             settings.logLevel = level
+        case .drainTimeout:
+            guard let span = TimeSpan.parse(text) else { return false }
+            settings.drainTimeout = span
+        case .retentionAge:
+            guard let span = TimeSpan.parse(text) else { return false }
+            settings.retentionAge = span
+        case .retentionCount:
+            guard let number = Int(text), number >= 0 else { return false }
+            settings.retentionCount = number
+        case .eventRetention:
+            guard let number = Int(text), number >= 1000 else { return false }
+            settings.eventRetention = number
         }
         return true
     }

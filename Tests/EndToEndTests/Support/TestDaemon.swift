@@ -62,9 +62,11 @@ final class TestDaemon {
         kill(process.processIdentifier, signal)
     }
 
-    /// The arguments of every start: paths, `--config`, concurrency, a short kill grace.
+    /// The arguments of every start: paths, `--config`, concurrency, a short kill grace, and
+    /// no drain at SIGTERM (a test that wants one passes `--drain-timeout` itself: later flags win).
     var commonArguments: [String] {
-        ["--state-dir", stateDirectory, "--socket", socketPath, "--config", configurationFile, "--kill-grace", "2s"]
+        ["--state-dir", stateDirectory, "--socket", socketPath, "--config", configurationFile, "--kill-grace", "2s",
+         "--drain-timeout", "0"]
             + (concurrency.map { ["--concurrency", String($0)] } ?? []) + arguments
     }
 
