@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 import Orchestrator
@@ -126,5 +127,35 @@ struct DaemonLifecycleTests {
         try daemon.start()
         #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"succeeded\""), "it finished, not torn down")
         #expect(try daemon.orchctl(["wait", queued]).status == 0, "the queued job did not start during the drain, and runs now")
+    }
+
+    @Test("orchd is a child subreaper: a job's orphaned background process is reaped, no zombie remains")
+    func orphansReaped() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/orphan")
+        // The job exits at once, leaving a background child that is orphaned.
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "sleep 0.3 >/dev/null 2>&1 & echo $! > '\(marker.path)'"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        let orphan = try #require(marker.read().flatMap { Int32($0) })
+        let daemonPID = try #require(daemon.process?.processIdentifier)
+        // Its parent exited: the subreaper, orchd, is its parent now (it sleeps 0.3 s, long
+        // enough to look; field 4 of /proc/PID/stat is the parent pid).
+        let pidfd = cposix_pidfd_open(orphan)
+        let before = (try? String(contentsOfFile: "/proc/\(orphan)/stat", encoding: .utf8)) ?? ""
+        let parent = before.split(separator: ")").last?.split(separator: " ").dropFirst(1).first
+        #expect(parent == Substring(String(daemonPID)), "orphans are reparented to orchd, not to init")
+        if pidfd >= 0 {
+            var pollFD = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pollFD, 1, 10_000)
+            close(pidfd)
+        }
+        // Reaping follows its SIGCHLD; each ping is a round trip through the daemon.
+        var zombie = true
+        for _ in 0..<200 where zombie {
+            _ = try daemon.orchctl(["ping"])
+            let stat = (try? String(contentsOfFile: "/proc/\(orphan)/stat", encoding: .utf8)) ?? ""
+            zombie = stat.contains(") Z ")
+        }
+        #expect(!zombie, "the orphan was reaped by orchd")
     }
 }

@@ -13,7 +13,7 @@ import OrchestratorAPI
 public enum Daemon {
     /// Signals the daemon handles itself; blocked in every thread so that dispatch signal
     /// sources receive them.
-    private static let handledSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+    private static let handledSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP, SIGCHLD]
 
     /// Blocks the handled signals in the calling thread (and the threads it creates later)
     /// and ignores SIGPIPE. Call first thing in `main`, before any other thread exists.
@@ -82,6 +82,8 @@ public enum Daemon {
             concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory,
             teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
             retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention))
+        // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
+        let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
         // Built-in observers, added before the scheduler starts so they see every event.
         let statusReporter = StatusReporter(scheduler: scheduler, notifier: notifier)
         let journal = JournalObserver()
@@ -213,6 +215,7 @@ public enum Daemon {
         removeSocketFile()
         watchdog?.stop()
         for source in signalSources { source.cancel() }
+        orphanReaper?.stop()
         withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
         DaemonLog.info("stopped")
         return 0

@@ -36,9 +36,17 @@ public final class ChildReaper: Sendable {
         onExit: @escaping @Sendable (TerminationStatus) -> Void
     ) {
         let pidfd = process.pidfd
+        let pid = process.pid
         let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
         source.setEventHandler { [weak self] in
-            guard let self, let status = Self.reap(pidfd: pidfd) else { return }
+            // Reaped and forgotten under one lock, so a new child that reuses the pid at once
+            // is never dropped from the registry by mistake.
+            let reaped = SpawnedProcesses.pids.withLock { pids -> TerminationStatus? in
+                guard let status = Self.reap(pidfd: pidfd) else { return nil }
+                pids.remove(pid)
+                return status
+            }
+            guard let self, let status = reaped else { return }
             // Removal is the once-guard: only the handler that removes the source reports.
             guard let retained = self.sources.withLock({ $0.removeValue(forKey: pidfd) }) else { return }
             retained.source.cancel()

@@ -147,7 +147,13 @@ public struct ProcessLauncher: Sendable {
             envp.free()
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        // Registered under the lock that the orphan reaper scans with: it must never take
+        // this child for an orphan and reap it before its pidfd watcher does.
+        let result = SpawnedProcesses.pids.withLock { pids in
+            let result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
+            if result == 0 { pids.insert(pid) }
+            return result
+        }
         guard result == 0 else {
             throw LaunchError(code: result, context: "posix_spawn \(executable)")
         }
@@ -161,5 +167,6 @@ public struct ProcessLauncher: Sendable {
         kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        SpawnedProcesses.reaped(pid)
     }
 }

@@ -1,0 +1,62 @@
+import CPosix
+import Dispatch
+import Foundation
+import Glibc
+
+/// Makes the daemon a child subreaper (`PR_SET_CHILD_SUBREAPER`, prctl(2)) and reaps the
+/// orphans it inherits, so a job's background processes that outlive it never pile up as
+/// zombies.
+///
+/// Orphans are found on SIGCHLD by listing the daemon's children
+/// (`/proc/self/task/*/children`, proc_pid_task(5)) and reaping, one pid at a time, each that
+/// is not one of ours (``SpawnedProcesses``). No `waitpid(-1)`: that could take a job's status
+/// from its pidfd watcher.
+public final class OrphanReaper: Sendable {
+    private let source: RetainedSignalSource
+
+    /// Becomes a subreaper and starts reaping on SIGCHLD. SIGCHLD must be blocked in every
+    /// thread (``Daemon/prepareSignals(arguments:)``) for the dispatch source to receive it.
+    /// - Returns: `nil` when the kernel refuses to make the daemon a subreaper.
+    public init?(queue: DispatchQueue) {
+        guard cposix_set_child_subreaper() == 0 else {
+            DaemonLog.warning("cannot become a child subreaper: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: queue)
+        self.source = RetainedSignalSource(source: source)
+        source.setEventHandler { Self.reapOrphans() }
+        source.resume()
+        // Children that ended before the source existed.
+        queue.async { Self.reapOrphans() }
+    }
+
+    /// Stops reaping.
+    public func stop() {
+        source.source.cancel()
+    }
+
+    /// Reaps every exited child that is not one of the daemon's own jobs.
+    /// - Returns: how many were reaped.
+    @discardableResult
+    static func reapOrphans() -> Int {
+        var reaped = 0
+        SpawnedProcesses.pids.withLock { ours in
+            for pid in children() where !ours.contains(pid) {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { reaped += 1 }
+            }
+        }
+        return reaped
+    }
+
+    /// The daemon's children, from every thread's `children` file.
+    static func children() -> [Int32] {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return [] }
+        var pids: [Int32] = []
+        for task in tasks {
+            guard let bytes = ProcStat.readFile("/proc/self/task/\(task)/children") else { continue }
+            pids += String(decoding: bytes, as: UTF8.self).split(separator: " ").compactMap { Int32($0) }
+        }
+        return pids
+    }
+}
