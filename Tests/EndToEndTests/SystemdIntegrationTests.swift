@@ -66,6 +66,20 @@ struct SystemdIntegrationTests {
         #expect(daemon.daemonLog.contains("reloaded"))
     }
 
+    @Test("orchctl reload does what SIGHUP does and reports a broken file")
+    func reloadThroughVarlink() throws {
+        let daemon = try TestDaemon(concurrency: nil, configuration: "concurrency = 1\n")
+        try daemon.writeConfiguration("concurrency = 2\n")
+        let reloaded = try daemon.orchctl(["reload"])
+        #expect(reloaded.status == 0 && reloaded.line == "reloaded (concurrency 2)", "\(reloaded)")
+        #expect(daemon.notify.waitFor("READY=1", timeout: 10) != nil)
+        try daemon.writeConfiguration("concurrency = many\n")
+        let broken = try daemon.orchctl(["reload"])
+        #expect(broken.status == 1)
+        #expect(broken.standardError.contains("line 1"), "\(broken)")
+        #expect(try concurrency(of: daemon) == 2)
+    }
+
     @Test("command-line flags override the configuration file, also after a reload")
     func flagsOverrideFile() throws {
         let daemon = try TestDaemon(concurrency: 2, configuration: "concurrency = 5\n")

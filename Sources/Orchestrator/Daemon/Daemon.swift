@@ -133,7 +133,11 @@ public enum Daemon {
         let current = LockedBox(configuration)
         let service = makeService(
             scheduler: scheduler, configuration: configuration, startTime: startTime,
-            concurrency: { current.value.concurrency })
+            concurrency: { current.value.concurrency },
+            reload: {
+                let failure = reload(current: current, scheduler: scheduler, notifier: notifier)
+                return ManagerInterface.ReloadReply(concurrency: current.value.concurrency, error: failure)
+            })
         let server = VarlinkServer(listeningFD: boundFD, service: service)
 
         let started = DispatchSemaphore(value: 0)
@@ -229,7 +233,9 @@ public enum Daemon {
     ///   - current: the settings in force; replaced on success.
     ///   - scheduler: reconfigured with the new concurrency and teardown grace.
     ///   - notifier: sends the reload's start and end.
-    static func reload(current: LockedBox<DaemonConfiguration>, scheduler: Scheduler, notifier: SystemdNotifier) {
+    /// - Returns: why the file could not be applied, or `nil`.
+    @discardableResult
+    static func reload(current: LockedBox<DaemonConfiguration>, scheduler: Scheduler, notifier: SystemdNotifier) -> String? {
         notifier.reloading(status: "reloading the configuration")
         let old = current.value
         var failure: String? = nil
@@ -254,14 +260,18 @@ public enum Daemon {
         scheduler.controlQueue.async {
             notifier.ready(status: prefix + scheduler.statusLine)
         }
+        return failure
     }
 
     /// The Varlink service with one handler per method of orchd's interfaces.
-    /// - Parameter concurrency: the concurrency in force now (it changes at a reload);
-    ///   `nil`: the configuration's.
+    /// - Parameters:
+    ///   - concurrency: the concurrency in force now (it changes at a reload); `nil`: the
+    ///     configuration's.
+    ///   - reload: re-reads the configuration file (`io.orchd.Manager.Reload`).
     static func makeService(
         scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant,
-        concurrency: (@Sendable () -> Int)? = nil
+        concurrency: (@Sendable () -> Int)? = nil,
+        reload: @escaping @Sendable () -> ManagerInterface.ReloadReply
     ) -> VarlinkService {
         VarlinkService(
             handlers: [
@@ -281,6 +291,7 @@ public enum Daemon {
                 WaitHandler(scheduler: scheduler),
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
+                ReloadHandler(reload: reload),
                 GetInfoHandler(
                     scheduler: scheduler, configuration: configuration, startTime: startTime,
                     concurrency: concurrency ?? { [configuration] in configuration.concurrency }),

@@ -25,4 +25,16 @@ public enum ManagerInterface {
             self.jobs = jobs
         }
     }
+
+    /// `Reload() -> (concurrency, error)`: the configuration file was read again (SIGHUP).
+    public struct ReloadReply: Codable, Sendable {
+        /// The default concurrency now in force.
+        public var concurrency: Int
+        /// Why the file could not be applied; `nil` when it was. The old settings stay then.
+        public var error: String?
+        public init(concurrency: Int, error: String? = nil) {
+            self.concurrency = concurrency
+            self.error = error
+        }
+    }
 }

@@ -18,6 +18,7 @@ enum CommandTable {
         PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,
+        ReloadCommand.self,
         HelpCommand.self,
     ]
 

@@ -13,7 +13,10 @@ struct VarlinkInterfaceTests {
         let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, stateDirectory: directory, logDirectory: directory, teardownGrace: .seconds(1)))
         let configuration = DaemonConfiguration(
             stateDirectory: directory, socketPath: directory + "/s", concurrency: 1, teardownGrace: .seconds(1), logLevel: .error)
-        return (Daemon.makeService(scheduler: scheduler, configuration: configuration, startTime: .now), directory)
+        let service = Daemon.makeService(
+            scheduler: scheduler, configuration: configuration, startTime: .now,
+            reload: { ManagerInterface.ReloadReply(concurrency: 1) })
+        return (service, directory)
     }
 
     @Test("every method in the committed .varlink files has a handler, and every handler a method")
