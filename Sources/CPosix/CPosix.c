@@ -2,6 +2,7 @@
 #include "CPosix.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -74,3 +75,7 @@ int cposix_pipe_cloexec(int fds[2]) {
 
 int cposix_wexited(void) { return WEXITED; }
 int cposix_wnohang(void) { return WNOHANG; }
+
+int cposix_malloc_trim(void) { return malloc_trim(0); }
+
+int cposix_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }

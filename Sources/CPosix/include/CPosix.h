@@ -50,4 +50,11 @@ int cposix_pipe_cloexec(int fds[2]);
 int cposix_wexited(void);
 int cposix_wnohang(void);
 
+/// malloc_trim(3) with pad 0: give freed heap memory back to the kernel. Returns 1 if any was.
+int cposix_malloc_trim(void);
+
+/// mallopt(M_ARENA_MAX, count) (mallopt(3)): cap glibc's per-thread arenas, which otherwise
+/// keep freed memory of every worker thread. Returns 1 on success.
+int cposix_set_malloc_arena_max(int count);
+
 #endif

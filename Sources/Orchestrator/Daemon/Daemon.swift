@@ -55,6 +55,7 @@ public enum Daemon {
                 return fail(error.description, errno: error.errno)
             }
             DaemonLog.setLevel(configuration.logLevel)
+        MemoryTrimmer.limitArenas()
         }
 
         // 1. One daemon per state directory.

@@ -88,7 +88,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         self.configuration = configuration
         self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
         self.eventLog = EventLog(database: store.database)
-        groupCommit.afterBarrier = { [unowned self] in deliverEvents() }
+        groupCommit.afterBarrier = { [unowned self] in
+            deliverEvents()
+            MemoryTrimmer.shared.trimSoon()
+        }
     }
 
     // MARK: - Life

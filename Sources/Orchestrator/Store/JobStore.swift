@@ -129,6 +129,9 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
             let queueRow = try db.cachedStatement("INSERT OR IGNORE INTO queues (name) VALUES (?)")
             defer { queueRow.reset() }
             var queues: Set<QueueName> = []
+            // The jobs of a batch usually share one environment: encode it once.
+            var lastEnvironment: [String: String]?
+            var lastEnvironmentJSON = ""
             var jobs: [Job] = []
             jobs.reserveCapacity(specs.count)
             for (spec, state) in specs {
@@ -139,9 +142,16 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
                 let result = state.result
+                func environmentJSON() throws -> String {
+                    if spec.environment != lastEnvironment {
+                        lastEnvironment = spec.environment
+                        lastEnvironmentJSON = try json(spec.environment)
+                    }
+                    return lastEnvironmentJSON
+                }
                 try statement.bind([
                     .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
-                    .text(spec.cwd), .text(try json(spec.environment)), .text(try json(spec.labels)),
+                    .text(spec.cwd), .text(try environmentJSON()), .text(spec.labels.isEmpty ? "{}" : try json(spec.labels)),
                     .text(state.name), .init(result?.name), .init(result?.failedDependency?.rawValue),
                     result == nil ? .null : .integer(microseconds),
                     .integer(Int64(spec.maxAttempts)), .integer(Int64(submitterUid)), .integer(microseconds),

@@ -15,10 +15,27 @@ public enum JobsInterface {
         }
     }
 
-    /// `SubmitBatch(specs) -> (jobs)`: queue many jobs in one transaction; all or none.
+    /// `SubmitBatch(specs, returnJobs) -> (ids, jobs)`: queue many jobs in one transaction;
+    /// all or none.
     public struct SubmitBatchParameters: Codable, Sendable {
         public var specs: [JobSpec]
-        public init(specs: [JobSpec]) { self.specs = specs }
+        /// Also return the stored job objects (default: only their IDs, which is much cheaper).
+        public var returnJobs: Bool?
+        public init(specs: [JobSpec], returnJobs: Bool? = nil) {
+            self.specs = specs
+            self.returnJobs = returnJobs
+        }
+    }
+
+    /// The IDs of the jobs `SubmitBatch` stored, in the order of the specs, and the jobs
+    /// themselves when asked for.
+    public struct SubmitBatchReply: Codable, Sendable {
+        public var ids: [JobID]
+        public var jobs: [Job]?
+        public init(ids: [JobID], jobs: [Job]?) {
+            self.ids = ids
+            self.jobs = jobs
+        }
     }
 
     /// `Prune(olderThanUSec) -> (pruned)`: delete finished jobs and their logs.

@@ -78,26 +78,31 @@ enum SubmitCommand: OrchctlCommand {
         }
         guard !specs.isEmpty else { return .success }
         let connection = try context.connect(invocation)
+        let json = invocation.global.json
         var submitted: [Job] = []
+        var submittedCount = 0
         do {
             for chunk in BatchSplitter.chunks(specs) {
+                // The job objects only when they are printed: IDs are much cheaper to send.
                 let reply = try connection.call(
-                    "io.orchd.Jobs.SubmitBatch", JobsInterface.SubmitBatchParameters(specs: Array(specs[chunk])),
-                    returning: JobsInterface.JobsReply.self)
-                if !invocation.global.json {
-                    context.console.write(reply.jobs.map { $0.id.description + "\n" }.joined())
+                    "io.orchd.Jobs.SubmitBatch",
+                    JobsInterface.SubmitBatchParameters(specs: Array(specs[chunk]), returnJobs: json ? true : nil),
+                    returning: JobsInterface.SubmitBatchReply.self)
+                if !json {
+                    context.console.write(reply.ids.map { $0.description + "\n" }.joined())
                 }
-                submitted += reply.jobs
+                submitted += reply.jobs ?? []
+                submittedCount += reply.ids.count
             }
         } catch {
             // Earlier chunks are stored: say which jobs exist before reporting the failure.
-            if invocation.global.json, !submitted.isEmpty { context.console.write(try JSONOutput.text(submitted)) }
-            if !submitted.isEmpty {
-                context.console.printError("Note: \(submitted.count) of \(specs.count) jobs were submitted before the error.")
+            if json, !submitted.isEmpty { context.console.write(try JSONOutput.text(submitted)) }
+            if submittedCount > 0 {
+                context.console.printError("Note: \(submittedCount) of \(specs.count) jobs were submitted before the error.")
             }
             throw error
         }
-        if invocation.global.json { context.console.write(try JSONOutput.text(submitted)) }
+        if json { context.console.write(try JSONOutput.text(submitted)) }
         return .success
     }
 

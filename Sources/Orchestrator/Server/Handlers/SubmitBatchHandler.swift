@@ -9,8 +9,11 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.SubmitBatchParameters.self)
             guard !parameters.specs.isEmpty else { throw VarlinkError.invalidParameter("specs") }
+            let returnJobs = parameters.returnJobs ?? false
             scheduler.submit(parameters.specs, submitterUid: call.peer.uid) { result in
-                responder.complete(result) { JobsInterface.JobsReply(jobs: $0.jobs) }
+                responder.complete(result) {
+                    JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil)
+                }
             }
         } catch {
             responder.fail(error)
