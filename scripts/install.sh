@@ -42,13 +42,16 @@ if [ -d /run/systemd/system ]; then
     echo "optional: systemctl enable --now orchd.socket (systemd holds the control socket)"
 else
     # No systemd here: run it as the service would, with the same state and socket paths.
-    if orchctl ping >/dev/null 2>&1; then
-        echo "orchd is already running; restarting it with the new binary"
-        pkill -TERM -x orchd || true
-        while orchctl ping >/dev/null 2>&1; do sleep 0.1; done
+    # Restart only the orchd that serves the default socket: its pid comes from the daemon
+    # itself, so another user's or a test's orchd is never touched.
+    if pid=$(orchctl --json info 2>/dev/null | sed -n 's/^ *"pid" *: *\([0-9]*\).*/\1/p') && [ -n "$pid" ]; then
+        echo "orchd (pid $pid) is already running; restarting it with the new binary"
+        kill -TERM "$pid"
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
     fi
     mkdir -p /var/log
-    nohup /usr/local/bin/orchd >>/var/log/orchd.log 2>&1 &
+    # From /, so the daemon does not keep the clone it was installed from busy.
+    (cd / && nohup /usr/local/bin/orchd >>/var/log/orchd.log 2>&1 &)
     for _ in $(seq 1 100); do orchctl ping >/dev/null 2>&1 && break; sleep 0.1; done
     orchctl ping >/dev/null || { echo "Error: orchd did not start; see /var/log/orchd.log" >&2; exit 1; }
     echo "orchd is running (no systemd here; log: /var/log/orchd.log)"

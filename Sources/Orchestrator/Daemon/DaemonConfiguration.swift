@@ -110,7 +110,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// The one-line usage printed after a command-line error.
     public static let shortUsage =
-        "orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--log-level LEVEL]"
+        "orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--log-level LEVEL]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import OrchestratorAPI
 import Synchronization
 
 /// The daemon's own diagnostics, written to stderr one line each.
@@ -47,7 +49,10 @@ public enum DaemonLog {
     private static func write(_ level: Level, _ message: () -> String) {
         // Syslog priorities grow as severity falls: write when at or below the threshold.
         guard level.rawValue <= threshold.load(ordering: .relaxed) else { return }
-        let line = toJournal ? "<\(level.rawValue)>\(message())\n" : "orchd: \(level.name): \(message())\n"
+        // The journal stamps lines itself; a plain log file needs the time on each line.
+        let line = toJournal
+            ? "<\(level.rawValue)>\(message())\n"
+            : "\(Timestamp.format(Date())) orchd: \(level.name): \(message())\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }

@@ -40,7 +40,7 @@ enum ShowCommand: OrchctlCommand {
         }
         pairs += [("queue", job.spec.queue.rawValue), ("priority", String(job.spec.priority))]
         switch job.spec.command {
-        case .argv(let argv): pairs.append(("argv", job.spec.command.displayText + "  (\(argv.count) words)"))
+        case .argv(let argv): pairs.append(("argv", job.spec.command.displayText + "  (\(argv.count) \(argv.count == 1 ? "word" : "words"))"))
         case .shell: pairs.append(("shell", JobText.command(job)))
         }
         pairs += [

@@ -60,6 +60,10 @@ enum SubmitCommand: OrchctlCommand {
             throw CommandFailure("orchd answered the wait for job \(submitted.id) without its result")
         }
         if invocation.global.json { context.console.write(try JSONOutput.text(job)) }
+        if case .spawnFailed(let reason) = result {
+            // Otherwise only `show` would tell why the exit status is 127.
+            context.console.printError("Error: job \(job.id) could not start: \(reason)")
+        }
         return ExitCode(result.shellExitStatus)
     }
 
