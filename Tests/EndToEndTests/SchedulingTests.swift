@@ -227,4 +227,35 @@ struct SchedulingTests {
             #expect(ran.filter { $0 == String(index) }.count == 1, "job \(index) ran exactly once")
         }
     }
+
+    @Test("after kill -9, a job whose main process ended while orchd was down still has its survivors killed before any retry")
+    func survivorsOfAnExitedLeaderAreKilled() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/survivor")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl([
+            "submit", "--retries", "1", "--", "sh", "-c", "sleep 300 & echo $$ > '\(marker.path)'; cat '\(gate)'",
+        ]).line
+        let group = try #require(marker.read().flatMap { Int32($0) })
+        daemon.crash()
+        // The leader ends while no daemon runs; its background sleep lives on in the group.
+        close(open(gate, O_WRONLY))
+        try daemon.start()
+        #expect(ProcessGroup(id: group).isGone, "the survivor was killed, so the retry cannot run beside it")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+    }
+
+    @Test("an absurd timeout or start time is refused at submit and the daemon stays up")
+    func absurdTimes() throws {
+        let daemon = try TestDaemon()
+        let timeout = try daemon.orchctl(["submit", "--timeout", "1000y", "--", "true"])
+        #expect(timeout.status != 0 && timeout.standardError.contains("100 years"), "\(timeout)")
+        let delay = try daemon.orchctl(["submit", "--delay", "200000y", "--", "true"])
+        #expect(delay.status != 0 && delay.standardError.contains("10000"), "\(delay)")
+        // The longest accepted timeout does not crash the daemon when the job starts.
+        let id = try daemon.orchctl(["submit", "--timeout", "99y", "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
 }

@@ -6,28 +6,26 @@ import OrchestratorAPI
 
 extension Scheduler {
     /// Settles jobs a previous daemon recorded as running (DESIGN.md §4): whatever survives of
-    /// each one's process group is killed (only when the boot, pid and start time all match,
-    /// so a reused pid is never killed), then the job is retried when it has attempts left,
-    /// else recorded as `interrupted`.
+    /// each one is killed, then the job is retried when it has attempts left, else recorded as
+    /// `interrupted`. Survivors are the recorded process group when its leader is still the
+    /// process started (same boot, pid and start time, so a reused pid is never killed), and
+    /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`.
     /// - Returns: how many jobs were recovered.
     func recoverInterruptedJobs() throws -> Int {
         let records = try store.runningJobs()
         for record in records {
             let job = record.job
-            var groups: [ProcessGroup] = []
-            if let pid = job.pid {
-                if pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
-                    ProcStat.startTicks(pid: pid) == ticks
-                {
-                    // The job leads its own process group (posix_spawn with SETSID).
-                    groups.append(ProcessGroup(id: pid))
-                }
-            } else {
-                // Claimed but its pid never recorded: it may have been spawned all the same.
-                groups = ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: configuration.stateDirectory)
-                    .map { ProcessGroup(id: $0) }
+            // The recorded group, when its leader is still the process we started; and every
+            // group holding a process with this job's identity in its environment: survivors
+            // whose leader already exited, and processes spawned before their pid was recorded.
+            var groups: Set<Int32> = []
+            if let pid = job.pid, pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
+                ProcStat.startTicks(pid: pid) == ticks
+            {
+                groups.insert(pid)
             }
-            for group in groups {
+            groups.formUnion(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: configuration.stateDirectory))
+            for group in groups.sorted().map({ ProcessGroup(id: $0) }) {
                 group.signal(SIGKILL)
                 group.waitUntilGone(timeout: .seconds(5))
                 DaemonLog.warning("job \(job.id): killed process group \(group.id) left by the previous daemon")

@@ -82,6 +82,12 @@ public struct JobSpec: Hashable, Sendable, Codable {
         "INVOCATION_ID", "JOURNAL_STREAM",
     ]
 
+    /// The longest timeout accepted: 100 years, in microseconds.
+    public static let maximumTimeoutUSec: Int64 = 100 * 31_557_600 * 1_000_000
+    /// Start times must come before the year 10000 (RFC 3339 has four-digit years), in
+    /// seconds since the Unix epoch.
+    public static let latestStartSeconds: Double = 253_402_300_800
+
     /// Returns `environment` without ``supervisorVariables``.
     public static func removingSupervisorVariables(_ environment: [String: String]) -> [String: String] {
         environment.filter { !supervisorVariables.contains($0.key) }
@@ -90,9 +96,11 @@ public struct JobSpec: Hashable, Sendable, Codable {
     /// Checks the rules the type cannot express.
     /// - Throws: ``JobSpecError`` naming the first rule broken: an empty argv, an empty shell
     ///   string, a relative cwd, a NUL byte in any string, an environment name with `=`, a
-    ///   timeout that is not positive, attempts outside 1...1000, or an empty unique key.
+    ///   timeout outside 1 µs...100 years, a start time past the year 9999, attempts outside
+    ///   1...1000, or an empty unique key.
     public func validate() throws(JobSpecError) {
-        if let timeoutUSec, timeoutUSec <= 0 { throw .invalidTimeout }
+        if let timeoutUSec, timeoutUSec <= 0 || timeoutUSec > Self.maximumTimeoutUSec { throw .invalidTimeout }
+        if let notBefore, notBefore.timeIntervalSince1970 >= Self.latestStartSeconds { throw .startTooLate }
         guard (1...1000).contains(maxAttempts) else { throw .invalidAttempts(maxAttempts) }
         if let uniqueKey, uniqueKey.isEmpty { throw .emptyUniqueKey }
         if after.contains(where: { $0.rawValue <= 0 }) { throw .invalidDependency }

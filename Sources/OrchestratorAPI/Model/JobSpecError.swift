@@ -6,6 +6,7 @@ public enum JobSpecError: Error, Hashable, Sendable {
     case nulByte(field: String)
     case invalidEnvironmentName(String)
     case invalidTimeout
+    case startTooLate
     case invalidAttempts(Int)
     case emptyUniqueKey
     case invalidDependency
@@ -21,7 +22,8 @@ public enum JobSpecError: Error, Hashable, Sendable {
         case .relativeWorkingDirectory(let path): "the working directory must be an absolute path, not '\(path)'"
         case .nulByte(let field): "\(field) contains a NUL byte"
         case .invalidEnvironmentName(let name): "invalid environment variable name '\(name)'"
-        case .invalidTimeout: "the timeout must be longer than zero"
+        case .invalidTimeout: "the timeout must be longer than zero and at most 100 years"
+        case .startTooLate: "the start time must be before the year 10000"
         case .invalidAttempts(let count): "attempts must be from 1 to 1000 (retries 0 to 999), not \(count)"
         case .emptyUniqueKey: "the unique key is empty"
         case .invalidDependency: "dependencies must be job IDs greater than zero"
