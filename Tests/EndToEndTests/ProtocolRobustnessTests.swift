@@ -67,4 +67,25 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["cancel", id]).status == 0)
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
+
+    @Test("clients that never read their replies do not stall the scheduler or other clients")
+    func nonReadingClients() throws {
+        let daemon = try TestDaemon()
+        // A backlog of events larger than a socket buffer.
+        let batch = (0..<400).map { _ in "true" }.joined(separator: "\n")
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: batch).status == 0)
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+        var sockets: [RawSocket] = []
+        for _ in 0..<100 {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(Array(#"{"method":"io.orchd.Jobs.Subscribe","parameters":{"follow":true},"more":true}"#.utf8) + [0])
+            sockets.append(socket)
+        }
+        // Served while those hundred streams sit unread: a stall would hit the --timeout.
+        let id = try daemon.orchctl(["submit", "--", "true"]).line
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "30s"])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(try daemon.orchctl(["status", id]).status == 0)
+        withExtendedLifetime(sockets) {}
+    }
 }

@@ -8,14 +8,23 @@ import Synchronization
 /// and writes the replies in order.
 ///
 /// Everything runs on the connection's own serial queue, so a slow or vanished client never
-/// blocks another client or the control queue. Writes are blocking with a send timeout
-/// (`SO_SNDTIMEO`); a client that stops reading for that long is dropped.
+/// blocks another client or the control queue. The socket is non-blocking: replies the
+/// client does not read yet wait in an outbox, flushed by a write source when the socket
+/// drains; no thread ever blocks on a client. Replies are encoded here too, not on the
+/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped.
 final class VarlinkConnection: @unchecked Sendable {  // mutable state confined to `queue`
     private let fd: Int32
     private let peer: PeerCredentials
     private let queue: DispatchQueue
     private let service: VarlinkService
     private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var writeSourceRunning = false
+    /// Encoded replies not yet accepted by the socket, from `outboxStart`.
+    private var outbox: [UInt8] = []
+    private var outboxStart = 0
+    /// A client that lets this many bytes of replies pile up is dropped.
+    static let maximumOutboxBytes = 64 << 20
     private var frames: VarlinkFrameDecoder
     /// Calls received but not yet handed to the service: Varlink replies must keep call order.
     private var pending: [VarlinkMethodCall] = []
@@ -37,11 +46,10 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     ///   - peer: the client's credentials.
     ///   - service: dispatches calls to handlers.
     ///   - maximumMessageBytes: calls longer than this are refused and the connection closed.
-    ///   - sendTimeoutSeconds: how long a blocked write may wait before the client is dropped.
     ///   - onClose: called once, on the connection's queue, after the socket is closed.
     init(
         fd: Int32, peer: PeerCredentials, service: VarlinkService, maximumMessageBytes: Int,
-        sendTimeoutSeconds: Int, onClose: @escaping @Sendable (VarlinkConnection) -> Void
+        onClose: @escaping @Sendable (VarlinkConnection) -> Void
     ) {
         self.fd = fd
         self.peer = peer
@@ -49,11 +57,8 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         self.frames = VarlinkFrameDecoder(maximumMessageBytes: maximumMessageBytes)
         self.queue = DispatchQueue(label: "orchd.connection.\(fd)")
         self.onClose = onClose
-        // Reads are driven by the dispatch source; writes block up to the timeout.
         let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        var timeout = timeval(tv_sec: sendTimeoutSeconds, tv_usec: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
 
     /// Starts reading calls.
@@ -110,6 +115,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     /// Answers a protocol violation with an error and closes: the stream cannot be trusted.
     private func reject(_ error: VarlinkError) {
         if let data = try? JSONEncoder().encode(VarlinkReply<[String: JSONValue]>(parameters: error.parameters, error: error.name)) {
+            // Best effort: whatever the socket takes now; the connection closes regardless.
             write(data)
         }
         shutdown()
@@ -122,7 +128,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         let call = pending.removeFirst()
         isBusy = true
         let responder = VarlinkResponder(
-            send: { [weak self] data, isFinal in
+            send: { [weak self] encode, isFinal in
                 guard let self, self.open.load(ordering: .relaxed) else { return }
                 if self.queuedReplies.wrappingAdd(1, ordering: .relaxed).newValue > Self.maximumQueuedReplies {
                     DaemonLog.warning("dropping a client (pid \(self.peer.pid)) that stopped reading its replies")
@@ -131,7 +137,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
                 }
                 self.queue.async {
                     self.queuedReplies.wrappingSubtract(1, ordering: .relaxed)
-                    self.deliver(data, isFinal: isFinal, oneway: call.oneway)
+                    self.deliver(encode, isFinal: isFinal, oneway: call.oneway)
                 }
             },
             isConnected: { [weak self] in self?.open.load(ordering: .relaxed) ?? false },
@@ -139,9 +145,9 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         service.handle(call, responder: responder)
     }
 
-    private func deliver(_ data: Data, isFinal: Bool, oneway: Bool) {
+    private func deliver(_ encode: () -> Data, isFinal: Bool, oneway: Bool) {
         guard !isClosed else { return }
-        if !oneway { write(data) }
+        if !oneway { write(encode()) }
         if isFinal {
             isBusy = false
             dispatchNext()
@@ -150,19 +156,56 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
 
     // MARK: - Writing
 
+    /// Queues one message and sends what the socket takes now.
     private func write(_ data: Data) {
-        var bytes = [UInt8](data)
-        bytes.append(0)
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard !isClosed else { return }
+        if outbox.count - outboxStart + data.count > Self.maximumOutboxBytes {
+            DaemonLog.warning("dropping a client (pid \(peer.pid)) that stopped reading its replies")
+            shutdown()
+            return
+        }
+        outbox.append(contentsOf: data)
+        outbox.append(0)
+        flush()
+    }
+
+    /// Sends from the outbox until it is empty or the socket is full; in the latter case the
+    /// write source calls again once the socket drains.
+    private func flush() {
+        while outboxStart < outbox.count {
+            let sent = outbox[outboxStart...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
             if sent < 0 {
                 if errno == EINTR { continue }
-                // EPIPE/ECONNRESET: the client left; EAGAIN: it stopped reading past the timeout.
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    awaitWritable()
+                    return
+                }
+                // EPIPE, ECONNRESET: the client left.
                 shutdown()
                 return
             }
-            offset += sent
+            outboxStart += sent
+        }
+        outbox.removeAll(keepingCapacity: outbox.count <= 1 << 16)
+        outboxStart = 0
+        if writeSourceRunning {
+            writeSource?.suspend()
+            writeSourceRunning = false
+        }
+    }
+
+    private func awaitWritable() {
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in self?.flush() }
+            writeSource = source
+            writeSource?.resume()
+            writeSourceRunning = true
+        } else if !writeSourceRunning {
+            writeSource?.resume()
+            writeSourceRunning = true
         }
     }
 
@@ -171,15 +214,25 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         isClosed = true
         open.store(false, ordering: .relaxed)
         pending.removeAll()
-        if let readSource {
-            // libdispatch requires the fd to stay open until the source's cancel handler runs.
-            let fd = self.fd
-            readSource.setCancelHandler { Glibc.close(fd) }
-            readSource.cancel()
-        } else {
-            Glibc.close(fd)
+        outbox = []
+        outboxStart = 0
+        // libdispatch requires the fd to stay open until every source's cancel handler ran.
+        let closing = DispatchGroup()
+        for source in [readSource as (any DispatchSourceProtocol)?, writeSource].compactMap({ $0 }) {
+            closing.enter()
+            source.setCancelHandler { closing.leave() }
         }
+        if let writeSource, !writeSourceRunning {
+            // A suspended source must be resumed before it is cancelled and released.
+            writeSource.resume()
+        }
+        readSource?.cancel()
+        writeSource?.cancel()
         readSource = nil
+        writeSource = nil
+        writeSourceRunning = false
+        let fd = self.fd
+        closing.notify(queue: queue) { Glibc.close(fd) }
         onClose(self)
     }
 }

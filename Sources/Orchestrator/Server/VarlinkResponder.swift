@@ -5,7 +5,9 @@ import OrchestratorAPI
 /// writes. A call gets exactly one final reply (``reply(_:)`` or ``fail(_:)``), preceded by any
 /// number of ``reply(_:continues:)`` with `continues: true` when it was made with `more`.
 public struct VarlinkResponder: Sendable {
-    let send: @Sendable (_ message: Data, _ isFinal: Bool) -> Void
+    /// Hands a reply to the connection: `encode` runs on the connection's queue (never on
+    /// the control queue, where large replies would stall the scheduler).
+    let send: @Sendable (_ encode: @escaping @Sendable () -> Data, _ isFinal: Bool) -> Void
     /// Whether the client is still connected (a stream stops for a client that left).
     let isConnected: @Sendable () -> Bool
     /// Whether the caller asked for several replies.
@@ -18,26 +20,31 @@ public struct VarlinkResponder: Sendable {
     public func reply<P: Codable & Sendable>(_ parameters: P, continues: Bool = false) {
         let continues = continues && more
         if oneway {
-            if !continues { send(Data(), true) }
+            if !continues { send({ Data() }, true) }
             return
         }
-        do {
-            let data = try Self.encoder.encode(VarlinkReply(parameters: parameters, continues: continues ? true : nil))
-            send(data, !continues)
-        } catch {
-            fail(VarlinkError("io.orchd.Manager.InternalError", ["message": .string("cannot encode the reply: \(error)")]))
-        }
+        send({
+            do {
+                return try Self.encoder().encode(VarlinkReply(parameters: parameters, continues: continues ? true : nil))
+            } catch {
+                return Self.errorData(VarlinkError(
+                    "io.orchd.Manager.InternalError", ["message": .string("cannot encode the reply: \(error)")]))
+            }
+        }, !continues)
     }
 
     /// Sends an error reply; it ends the call.
     public func fail(_ error: VarlinkError) {
         if oneway {
-            send(Data(), true)
+            send({ Data() }, true)
             return
         }
-        let data = (try? Self.encoder.encode(VarlinkReply(parameters: error.parameters, error: error.name)))
+        send({ Self.errorData(error) }, true)
+    }
+
+    private static func errorData(_ error: VarlinkError) -> Data {
+        (try? encoder().encode(VarlinkReply(parameters: error.parameters, error: error.name)))
             ?? Data(#"{"error":"io.orchd.Manager.InternalError"}"#.utf8)
-        send(data, true)
     }
 
     /// Sends the result of `body`: its value as the reply, a thrown ``VarlinkError`` as an
@@ -50,9 +57,10 @@ public struct VarlinkResponder: Sendable {
         }
     }
 
-    private static let encoder: JSONEncoder = {
+    /// A fresh encoder per reply: encoding runs on many connection queues at once.
+    private static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }()
+    }
 }

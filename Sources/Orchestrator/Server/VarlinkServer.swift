@@ -14,7 +14,6 @@ public final class VarlinkServer: Sendable {
     private let queue = DispatchQueue(label: "orchd.accept")
     private let state = Mutex<State>(State())
     private let maximumMessageBytes: Int
-    private let sendTimeoutSeconds: Int
 
     private struct State {
         var source: RetainedSource?
@@ -27,12 +26,10 @@ public final class VarlinkServer: Sendable {
     ///   - listeningFD: a listening `SOCK_STREAM` Unix socket, non-blocking or not.
     ///   - service: the method dispatcher.
     ///   - maximumMessageBytes: the size cap of one call (default 1 MiB).
-    ///   - sendTimeoutSeconds: how long a client may stall a reply before it is dropped.
-    init(listeningFD: Int32, service: VarlinkService, maximumMessageBytes: Int = 1 << 20, sendTimeoutSeconds: Int = 10) {
+    init(listeningFD: Int32, service: VarlinkService, maximumMessageBytes: Int = 1 << 20) {
         self.listeningFD = listeningFD
         self.service = service
         self.maximumMessageBytes = maximumMessageBytes
-        self.sendTimeoutSeconds = sendTimeoutSeconds
     }
 
     /// Starts accepting connections.
@@ -73,7 +70,6 @@ public final class VarlinkServer: Sendable {
             }
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
-                sendTimeoutSeconds: sendTimeoutSeconds,
                 onClose: { [weak self] connection in
                     _ = self?.state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
                 })
