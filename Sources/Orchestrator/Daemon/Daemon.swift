@@ -223,6 +223,7 @@ public enum Daemon {
         orphanReaper?.stop()
         withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
         DaemonLog.info("stopped")
+        notifier.flush()
         return 0
     }
 

@@ -1,4 +1,5 @@
 import CSystemd
+import Dispatch
 import Glibc
 
 /// Reports the daemon's state to its service manager with sd_notify(3).
@@ -6,7 +7,13 @@ import Glibc
 /// Without `$NOTIFY_SOCKET` (not started by systemd) every call is a cheap no-op, which
 /// sd_notify itself guarantees. The variable is left in the daemon's environment (jobs never
 /// inherit it: their environment is the submitter's).
+///
+/// Messages go out in order on one private queue, never on the caller's: sd_notify's
+/// `sendmsg` blocks while the receiver's queue is full, and a service manager that is slow
+/// to read must not stall the scheduler.
 public struct SystemdNotifier: Sendable {
+    private static let queue = DispatchQueue(label: "orchd.sd-notify")
+
     /// Creates a notifier.
     public init() {}
 
@@ -39,13 +46,17 @@ public struct SystemdNotifier: Sendable {
     /// - Parameter errno: the error number that best describes the failure.
     public func failed(errno: Int32, status: String) {
         send("STATUS=\(status)\nERRNO=\(errno)")
+        flush()
     }
 
-    /// Sends raw `KEY=VALUE` lines.
-    /// - Returns: whether a message was sent (false without `$NOTIFY_SOCKET` or on error).
-    @discardableResult
-    public func send(_ state: String) -> Bool {
-        // Newlines inside a value would start a new assignment.
-        sd_notify(0, state) > 0
+    /// Queues raw `KEY=VALUE` lines (newline-separated) for sending, after every message
+    /// queued before.
+    public func send(_ state: String) {
+        Self.queue.async { _ = sd_notify(0, state) }
+    }
+
+    /// Waits until every queued message was handed to the socket (before the process exits).
+    public func flush() {
+        Self.queue.sync {}
     }
 }

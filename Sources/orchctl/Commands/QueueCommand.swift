@@ -34,7 +34,7 @@ enum QueueSetCommand: OrchctlCommand {
         usage: "queue set <queue> [<options>]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],
         options: [
-            .value("concurrency", "n", kind: .integerIn(1...Int.max), help: "Run at most this many of the queue's jobs at once."),
+            .value("concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
             .value("retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
             .value("retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
             .value("on", "event=command", kind: .keyedValue(keys: hookEvents),

@@ -39,7 +39,9 @@ struct JobTable: Sendable {
         }
         let gap = 2
         let prefixWidth = widths.dropLast().reduce(0) { $0 + $1 + gap }
-        let commandWidth = maximumWidth.map { max(12, $0 - prefixWidth) }
+        // On a terminal the command fits the line; in a pipe it is still cut at a length no
+        // one reads in a table (`show` has the whole command).
+        let commandWidth = maximumWidth.map { max(12, $0 - prefixWidth) } ?? Self.maximumPipedCommandLength
 
         var text = ""
         for row in [Self.headers] + rows {
@@ -106,6 +108,9 @@ struct JobTable: Sendable {
         parts.append("\(finished) finished" + (unsuccessful > 0 ? " (\(unsuccessful) not succeeded)" : ""))
         return parts.joined(separator: ", ")
     }
+
+    /// The longest command a table row shows when the output is not a terminal.
+    static let maximumPipedCommandLength = 500
 
     private static func truncate(_ text: String, to width: Int?) -> String {
         guard let width, text.count > width else { return text }

@@ -25,4 +25,15 @@ struct TimeSpanTests {
         #expect(TimeSpan.format(.seconds(3723)) == "1h 2min")
         #expect(TimeSpan.format(.seconds(90061)) == "1d 1h")
     }
+
+    @Test("RFC 3339 times parse; impossible dates are refused instead of rolled over")
+    func timestamps() {
+        #expect(Timestamp.parse("2026-12-01T08:00:00Z") != nil)
+        #expect(Timestamp.parse("2028-02-29T00:00:00.5Z") != nil, "a leap day")
+        #expect(Timestamp.parse("2026-02-29T00:00:00Z") == nil)
+        #expect(Timestamp.parse("2026-02-30T00:00:00Z") == nil)
+        #expect(Timestamp.parse("2026-13-01T00:00:00Z") == nil)
+        #expect(Timestamp.parse("2026-12-01T24:00:00Z") == nil)
+        #expect(Timestamp.parse("tomorrow") == nil)
+    }
 }
