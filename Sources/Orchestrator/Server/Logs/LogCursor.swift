@@ -55,13 +55,17 @@ struct LogCursor {
     /// - Parameters:
     ///   - responder: where the replies go.
     ///   - isFinal: the last chunk (possibly empty) ends the call; otherwise an empty rest
-    ///     sends nothing.
+    ///     sends nothing, unless `repliesWhenEmpty`.
+    ///   - repliesWhenEmpty: send one reply even when there is nothing new (with empty data).
     /// - Throws: ``LogReadError`` when the file cannot be read; nothing more was sent then.
-    mutating func send(to responder: VarlinkResponder, isFinal: Bool) throws(LogReadError) {
+    mutating func send(
+        to responder: VarlinkResponder, isFinal: Bool, repliesWhenEmpty: Bool = false
+    ) throws(LogReadError) {
         // A new attempt opens the file with O_TRUNC: a file shorter than what was sent is
         // that attempt's output, sent from its start.
         if fd >= 0, try currentSize() < offset { offset = 0 }
         var buffer = [UInt8](repeating: 0, count: chunkBytes)
+        var isFirstReply = true
         while true {
             var count = 0
             while fd >= 0 {
@@ -71,7 +75,8 @@ struct LogCursor {
             }
             offset += Int64(count)
             let isLast = count < chunkBytes
-            if isLast && !isFinal && count == 0 { return }
+            if isLast && !isFinal && count == 0 && !(repliesWhenEmpty && isFirstReply) { return }
+            isFirstReply = false
             responder.reply(
                 JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset),
                 continues: !(isLast && isFinal))

@@ -71,7 +71,8 @@ final class LogFollower: @unchecked Sendable {  // mutable state confined to `qu
             source.setCancelHandler { Glibc.close(fd) }
             self.source = source
             source.resume()
-            try cursor.send(to: responder, isFinal: false)
+            // At least one reply now: a client can tell the stream is live (and watching).
+            try cursor.send(to: responder, isFinal: false, repliesWhenEmpty: true)
             return true
         } catch {
             fail(error)
