@@ -6,50 +6,6 @@ import Testing
 /// The event log through `orchctl events`, queue drain waits and queue hooks, end to end.
 @Suite("Events end to end")
 struct EventTests {
-    /// Starts `orchctl events ARGS` and reads its lines as they come.
-    final class EventStream {
-        let process = Process()
-        private let output = Pipe()
-        private var buffer = Data()
-
-        init(_ daemon: TestDaemon, _ arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: Binaries.orchctl)
-            process.arguments = ["--socket", daemon.socketPath, "events"] + arguments
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-        }
-
-        /// The next line, or `nil` when none arrives within `timeout` seconds.
-        func nextLine(timeout: Double = 20) -> String? {
-            let fd = output.fileHandleForReading.fileDescriptor
-            while true {
-                if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    return line
-                }
-                var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&pollFD, 1, Int32(timeout * 1000)) == 1 else { return nil }
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                guard count > 0 else { return nil }
-                buffer.append(contentsOf: chunk[..<count])
-            }
-        }
-
-        /// The next event decoded, skipping none.
-        func nextEvent() throws -> Event? {
-            guard let line = nextLine() else { return nil }
-            return try JSONDecoder().decode(Event.self, from: Data(line.utf8))
-        }
-
-        func stop() {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-    }
-
     @Test("events --follow started before a submit prints submitted, started, finished in order; --since resumes exactly")
     func followAndResume() throws {
         let daemon = try TestDaemon()
@@ -59,7 +15,7 @@ struct EventTests {
         let history = try backlog.standardOutput.split(separator: "\n").map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
         let lastSeen = try #require(history.last?.seq)
 
-        let stream = try EventStream(daemon, ["--follow", "--since", String(lastSeen)])
+        let stream = try OrchctlStream(daemon, ["events", "--follow", "--since", String(lastSeen)])
         defer { stream.stop() }
         let id = try daemon.orchctl(["submit", "--", "sh", "-c", "exit 4"]).line
         var kinds: [String] = []
@@ -116,5 +72,13 @@ struct EventTests {
         _ = try daemon.orchctl(["submit", "--queue", "nightly", "--wait", "--", "true"])
         let id = try daemon.orchctl(["submit", "--queue", "nightly", "--", "sh", "-c", "exit 5"]).line
         #expect(marker.read() == "\(id) finished failed 5", "only the failure ran the hook")
+    }
+}
+
+extension OrchctlStream {
+    /// The next line of `orchctl events`, decoded.
+    func nextEvent() throws -> Event? {
+        guard let line = nextLine() else { return nil }
+        return try JSONDecoder().decode(Event.self, from: Data(line.utf8))
     }
 }

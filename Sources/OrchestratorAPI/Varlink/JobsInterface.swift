@@ -105,16 +105,25 @@ public enum JobsInterface {
         case stdout, stderr
     }
 
-    /// `Logs(id, stream, offset) -> (data, offset)`, called with `more`.
+    /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, called with `more`.
     public struct LogsParameters: Codable, Sendable {
         public var id: JobID
         public var stream: LogStream
-        /// Where to start reading, in bytes from the start of the file (default 0).
+        /// Where to start reading, in bytes from the start of the file (default 0). An offset
+        /// past the end is the end.
         public var offset: Int64?
-        public init(id: JobID, stream: LogStream, offset: Int64? = nil) {
+        /// Start where the last `tailLines` lines begin instead (0 or more; a final line
+        /// without a newline counts). Not together with `offset`.
+        public var tailLines: Int?
+        /// After the output written so far, keep the stream open and send new output as the
+        /// job writes it, until the job has finished and everything it wrote has been sent.
+        public var follow: Bool?
+        public init(id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil) {
             self.id = id
             self.stream = stream
             self.offset = offset
+            self.tailLines = tailLines
+            self.follow = follow
         }
     }
 

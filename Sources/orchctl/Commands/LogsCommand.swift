@@ -1,26 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FoundationEssentials
 import OrchestratorAPI
 
-/// `orchctl logs ID [--stderr]`: a job's captured output, byte-exact.
+/// `orchctl logs ID [--stderr] [--follow] [--tail N]`: a job's captured output, byte-exact,
+/// from `io.orchd.Jobs.Logs`.
 enum LogsCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "logs",
-        abstract: "Print the output a job has written so far.",
-        discussion: "The bytes are written unchanged, so binary output survives a pipe.",
-        usage: "logs <id> [--stderr]",
+        abstract: "Print a job's output, or follow it as it grows.",
+        discussion: """
+            The bytes are written unchanged, so binary output survives a pipe.
+
+            With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start.
+            """,
+        usage: "logs <id> [--stderr] [--follow] [--tail <lines>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],
-        options: [.flag("stderr", help: "Print the job's standard error instead of its standard output.")])
+        options: [
+            .flag("stderr", help: "Print the job's standard error instead of its standard output."),
+            .flag("follow", short: "f", help: "Keep printing new output until the job has finished."),
+            .value("tail", "lines", kind: .integerIn(0...Int.max),
+                   help: "Start with the last this many lines (a last line without a newline counts).",
+                   default: "all the output"),
+        ])
+
+    /// The `Logs` call's parameters; options not given are left out.
+    static func parameters(_ invocation: Invocation) -> JobsInterface.LogsParameters {
+        JobsInterface.LogsParameters(
+            id: invocation.jobIDs[0], stream: invocation.flag("stderr") ? .stderr : .stdout,
+            tailLines: invocation.value("tail").flatMap { Int($0) },
+            follow: invocation.flag("follow") ? true : nil)
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let connection = try context.connect(invocation)
-        let parameters = JobsInterface.LogsParameters(
-            id: invocation.jobIDs[0], stream: invocation.flag("stderr") ? .stderr : .stdout)
-        try connection.stream("io.orchd.Jobs.Logs", parameters, returning: JobsInterface.LogsReply.self) { (reply) throws(CommandFailure) in
+        let parameters = parameters(invocation)
+        let socket = context.socket(for: invocation)
+        let uid = context.uid
+        let console = context.console
+        let body: @Sendable () throws(CommandFailure) -> Void = { () throws(CommandFailure) in
+            try stream(parameters, socket: socket, uid: uid, console: console)
+        }
+        if parameters.follow == true, let output = console.outputDescriptor {
+            try StreamSession.run(watching: output, body)
+        } else {
+            try body()
+        }
+        return .success
+    }
+
+    /// Writes each chunk as it arrives, until orchd ends the stream or nothing reads the
+    /// output any more (`EPIPE`, a normal end).
+    /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
+    ///   not base64, or the output cannot be written for another reason (a full disk).
+    static func stream(
+        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
+    ) throws(CommandFailure) {
+        let connection = try OrchdConnection(socket: socket, uid: uid)
+        try connection.streamWhile("io.orchd.Jobs.Logs", parameters, returning: JobsInterface.LogsReply.self) {
+            (reply) throws(CommandFailure) -> Bool in
             guard let data = Data(base64Encoded: reply.data) else {
                 throw CommandFailure("orchd sent log data that is not base64")
             }
-            if !data.isEmpty { context.console.writeOutput(Array(data)) }
+            if data.isEmpty { return true }
+            switch console.writeOutputChecked(Array(data)) {
+            case 0: return true
+            case EPIPE: return false
+            case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+            }
         }
-        return .success
     }
 }

@@ -5,7 +5,8 @@ import OrchestratorAPI
 /// Rules: global options (`--socket`, `--json`, `-h/--help`, `--version`) go before or after
 /// the command word; `--opt value` and `--opt=value` are the same; `--` ends options, and what
 /// follows is kept verbatim (the job's argv for `submit`); `help COMMAND` is
-/// `COMMAND --help`. Every mistake is a ``CommandLineError``.
+/// `COMMAND --help`; a command option with a one-letter alias takes it after the command
+/// word (`logs -f`). Every mistake is a ``CommandLineError``.
 struct ArgumentParser: Sendable {
     /// The commands, in the order help lists them.
     var commands: [CommandSpec]
@@ -52,6 +53,10 @@ struct ArgumentParser: Sendable {
                     }
                 } else if word == "-h" {
                     name = "help"
+                } else if word.count == 2, let letter = word.last,
+                          let long = command?.options.first(where: { $0.short == letter })?.name {
+                    // A command's one-letter alias (`logs -f`).
+                    name = long
                 } else {
                     throw CommandLineError(.unknownOption, "unknown option '\(word)'", command: command?.name)
                 }

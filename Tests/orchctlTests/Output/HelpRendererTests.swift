@@ -78,6 +78,7 @@ struct HelpRendererTests {
         (["submit", "--help"], "submit-help.txt"),
         (["wait", "--help"], "wait-help.txt"),
         (["events", "--help"], "events-help.txt"),
+        (["logs", "--help"], "logs-help.txt"),
         (["queue", "set", "--help"], "queue-set-help.txt"),
     ]
 

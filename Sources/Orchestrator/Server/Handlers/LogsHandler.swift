@@ -1,10 +1,10 @@
-import Foundation
-import Glibc
+import Dispatch
 import OrchestratorAPI
 
-/// `io.orchd.Jobs.Logs`: streams a job's captured output from an offset to the current end
-/// of the file, in base64 chunks. Reading happens on the caller's connection queue, never on
-/// the control queue.
+/// `io.orchd.Jobs.Logs`: streams a job's captured output in base64 chunks, from an offset or
+/// from where its last lines begin, to the current end of the file; with `follow`, on as the
+/// job writes more until it has finished (``LogFollower``). Reading and watching happen on
+/// queues of their own, never on the control queue.
 struct LogsHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Logs"
     static let requiresMore = true
@@ -14,46 +14,51 @@ struct LogsHandler: VarlinkMethodHandler {
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let parameters: JobsInterface.LogsParameters
+        let start: LogStart
         do throws(VarlinkError) {
             parameters = try call.parameters(JobsInterface.LogsParameters.self)
-            guard (parameters.offset ?? 0) >= 0 else { throw VarlinkError.invalidParameter("offset") }
+            start = try Self.start(of: parameters)
         } catch {
             responder.fail(error)
             return
         }
         let path = scheduler.logPath(of: parameters.id, stream: parameters.stream)
+        let scheduler = self.scheduler
         scheduler.job(parameters.id) { result in
             if case .failure(let error) = result {
                 responder.fail(error.varlinkError)
                 return
             }
-            Self.stream(path: path, from: parameters.offset ?? 0, to: responder)
+            if parameters.follow == true {
+                LogFollower(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder)
+                    .run(until: parameters.id, finishes: scheduler)
+            } else {
+                DispatchQueue.global(qos: .utility).async {
+                    Self.sendOnce(path: path, from: start, to: responder)
+                }
+            }
         }
     }
 
-    private static func stream(path: String, from start: Int64, to responder: VarlinkResponder) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            // A job that has not started yet has no log file: its output is empty so far.
-            responder.reply(JobsInterface.LogsReply(data: "", offset: start))
-            return
-        }
-        defer { close(fd) }
-        var offset = start
-        var buffer = [UInt8](repeating: 0, count: chunkBytes)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                responder.fail(JobsInterface.storageFailure("cannot read \(path): \(String(cString: strerror(errno)))"))
-                return
-            }
-            offset += Int64(count)
-            let isLast = count < chunkBytes
-            responder.reply(
-                JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset),
-                continues: !isLast)
-            if isLast { return }
+    /// Where the stream begins.
+    /// - Throws: `InvalidParameter` for a negative offset or line count, or both given.
+    static func start(of parameters: JobsInterface.LogsParameters) throws(VarlinkError) -> LogStart {
+        if let offset = parameters.offset, offset < 0 { throw .invalidParameter("offset") }
+        guard let lines = parameters.tailLines else { return .offset(parameters.offset ?? 0) }
+        guard lines >= 0, parameters.offset == nil else { throw .invalidParameter("tailLines") }
+        return .lastLines(lines)
+    }
+
+    /// Sends the file from `start` to its current end; a job that has not started yet has no
+    /// file, and its output is empty so far.
+    private static func sendOnce(path: String, from start: LogStart, to responder: VarlinkResponder) {
+        var cursor = LogCursor(path: path, chunkBytes: chunkBytes)
+        defer { cursor.close() }
+        do throws(LogReadError) {
+            if try cursor.open() { try cursor.seek(to: start) }
+            try cursor.send(to: responder, isFinal: true)
+        } catch {
+            responder.fail(JobsInterface.storageFailure(error.message))
         }
     }
 }

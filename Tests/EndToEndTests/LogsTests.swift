@@ -1,0 +1,85 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Testing
+
+/// `orchctl logs` with --follow and --tail, and `io.orchd.Jobs.Logs` offsets, end to end.
+@Suite("Logs end to end")
+struct LogsTests {
+    @Test("logs --follow prints a running job's output as it is written and exits 0 when the job ends")
+    func follow() throws {
+        let daemon = try TestDaemon()
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo first; read x < '\(gate)'; echo second"]).line
+        let stream = try OrchctlStream(daemon, ["logs", "--follow", id])
+        defer { stream.stop() }
+        #expect(stream.nextLine() == "first")
+        // The job is blocked on the gate: opening it for writing waits for the job to open it.
+        close(open(gate, O_WRONLY))
+        #expect(stream.nextLine() == "second")
+        #expect(stream.rest() == "", "nothing more, and the output ends")
+        #expect(stream.exitStatus() == 0)
+    }
+
+    @Test("following a job still queued waits for its log file to appear, then follows it to the end")
+    func followQueued() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "later", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "later"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "later", "--", "sh", "-c", "echo a; echo b >&2; echo c"]).line
+        let jobID = try #require(JobID(parsing: id))
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        var output = Data()
+        var replies = 0
+        try client.stream(
+            "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: jobID, stream: .stdout, follow: true),
+            returning: JobsInterface.LogsReply.self
+        ) { reply in
+            replies += 1
+            output.append(try #require(Data(base64Encoded: reply.data)))
+            // The first reply says the follower is watching for the file: start the job now.
+            if replies == 1 {
+                #expect(reply.data == "")
+                #expect(try daemon.orchctl(["resume", "later"]).status == 0)
+            }
+            return true
+        }
+        #expect(String(decoding: output, as: UTF8.self) == "a\nc\n")
+        // A finished job's follow ends at once.
+        let again = try daemon.orchctl(["logs", "--follow", "--stderr", id])
+        #expect(again.status == 0 && again.standardOutput == "b\n")
+    }
+
+    @Test("logs --tail 2 of a 5-line log prints the last 2 lines; --tail 0 prints nothing")
+    func tail() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "for i in 1 2 3 4 5; do echo line $i; done"]).line
+        #expect(try daemon.orchctl(["logs", "--tail", "2", id]).standardOutput == "line 4\nline 5\n")
+        #expect(try daemon.orchctl(["logs", id, "--tail", "9"]).standardOutput == (1...5).map { "line \($0)\n" }.joined())
+        #expect(try daemon.orchctl(["logs", id, "--tail", "0"]).standardOutput == "")
+        #expect(try daemon.orchctl(["logs", "-f", "--tail", "1", id]).standardOutput == "line 5\n")
+        let bad = try daemon.orchctl(["logs", id, "--tail", "-2"])
+        #expect(bad.status == 64)
+    }
+
+    @Test("an offset past the end of the log is its end over Varlink, not an error")
+    func hugeOffset() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "echo", "hello"]).line
+        let jobID = try #require(JobID(parsing: id))
+        for offset in [Int64.max, Int64.max - 1, 1 << 40, 7] {
+            let client = try VarlinkClient(socketPath: daemon.socketPath)
+            var replies: [JobsInterface.LogsReply] = []
+            try client.stream(
+                "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: jobID, stream: .stdout, offset: offset),
+                returning: JobsInterface.LogsReply.self
+            ) { reply in
+                replies.append(reply)
+                return true
+            }
+            #expect(replies.count == 1, "offset \(offset)")
+            #expect(replies.first?.data == "" && replies.first?.offset == 6, "offset \(offset)")
+        }
+    }
+}
