@@ -15,6 +15,28 @@ import Glibc
 /// pipe fails with `EPIPE` instead of killing the process. On an early end the stream's
 /// thread is left blocked and ends with the process.
 enum StreamSession {
+    /// Runs a stream against the invocation's socket: as a session (see above) when it
+    /// follows new data and standard output can be watched, else plainly to its end.
+    /// - Parameters:
+    ///   - follow: whether the stream goes on until interrupted.
+    ///   - stream: connects and streams, writing to the console.
+    static func run(
+        follow: Bool, context: CommandContext, invocation: Invocation,
+        _ stream: @escaping @Sendable (_ socket: String, _ uid: UInt32, _ console: Console) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        let socket = context.socket(for: invocation)
+        let uid = context.uid
+        let console = context.console
+        let body: @Sendable () throws(CommandFailure) -> Void = { () throws(CommandFailure) in
+            try stream(socket, uid, console)
+        }
+        if follow, let output = console.outputDescriptor {
+            try run(watching: output, body)
+        } else {
+            try body()
+        }
+    }
+
     /// Runs `body` to its end, to SIGINT, or until nothing reads `outputDescriptor` any more.
     /// - Parameters:
     ///   - outputDescriptor: the descriptor to watch (standard output, 1).

@@ -37,16 +37,9 @@ enum EventsCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let parameters = parameters(invocation)
-        let socket = context.socket(for: invocation)
-        let uid = context.uid
-        let console = context.console
-        let body: @Sendable () throws(CommandFailure) -> Void = { () throws(CommandFailure) in
+        try StreamSession.run(follow: true, context: context, invocation: invocation) {
+            (socket, uid, console) throws(CommandFailure) in
             try stream(parameters, socket: socket, uid: uid, console: console)
-        }
-        if let output = console.outputDescriptor {
-            try StreamSession.run(watching: output, body)
-        } else {
-            try body()
         }
         return .success
     }
