@@ -19,11 +19,26 @@ public enum JobsInterface {
     /// all or none.
     public struct SubmitBatchParameters: Codable, Sendable {
         public var specs: [JobSpec]
+        /// The environment of every spec whose own is empty: sent once for the batch instead
+        /// of once per job (a submitter's environment is kilobytes).
+        public var environment: [String: String]?
         /// Also return the stored job objects (default: only their IDs, which is much cheaper).
         public var returnJobs: Bool?
-        public init(specs: [JobSpec], returnJobs: Bool? = nil) {
+        public init(specs: [JobSpec], environment: [String: String]? = nil, returnJobs: Bool? = nil) {
             self.specs = specs
+            self.environment = environment
             self.returnJobs = returnJobs
+        }
+
+        /// The specs with the batch environment filled in where theirs is empty.
+        public var resolvedSpecs: [JobSpec] {
+            guard let environment, !environment.isEmpty else { return specs }
+            let shared = JobSpec.removingSupervisorVariables(environment)
+            return specs.map { spec in
+                var spec = spec
+                if spec.environment.isEmpty { spec.environment = shared }
+                return spec
+            }
         }
     }
 

@@ -95,3 +95,17 @@ struct JobCodingTests {
         #expect(JobResult.cancelled.shellExitStatus == 1)
     }
 }
+
+@Suite("SubmitBatch environment sharing")
+struct SubmitBatchEnvironmentTests {
+    @Test("specs without an environment take the batch's, supervisor variables removed; others keep theirs")
+    func resolvedSpecs() {
+        let bare = JobSpec(command: .shell("true"), cwd: "/", environment: [:])
+        let own = JobSpec(command: .shell("true"), cwd: "/", environment: ["OWN": "1"])
+        let parameters = JobsInterface.SubmitBatchParameters(
+            specs: [bare, own], environment: ["SHARED": "yes", "NOTIFY_SOCKET": "/run/x"])
+        let resolved = parameters.resolvedSpecs
+        #expect(resolved[0].environment == ["SHARED": "yes"])
+        #expect(resolved[1].environment == ["OWN": "1"])
+    }
+}

@@ -90,3 +90,21 @@ struct SubmitCommandTests {
         #expect(throws: CommandLineError.self) { try spec(["submit", "--shell", ""]) }
     }
 }
+
+@Suite("Batch environment")
+struct BatchEnvironmentTests {
+    @Test("the environment the specs share is sent once; a spec with another keeps its own")
+    func sharing() {
+        let common = ["PATH": "/bin", "HOME": "/root"]
+        let specs = [
+            JobSpec(command: .shell("a"), cwd: "/", environment: common),
+            JobSpec(command: .shell("b"), cwd: "/", environment: ["X": "1"]),
+            JobSpec(command: .shell("c"), cwd: "/", environment: common),
+        ]
+        let (shared, trimmed) = SubmitCommand.sharingEnvironment(specs)
+        #expect(shared == common)
+        #expect(trimmed.map(\.environment) == [[:], ["X": "1"], [:]])
+        #expect(JobsInterface.SubmitBatchParameters(specs: trimmed, environment: shared).resolvedSpecs.map(\.environment)
+            == specs.map(\.environment))
+    }
+}

@@ -10,7 +10,7 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.SubmitBatchParameters.self)
             guard !parameters.specs.isEmpty else { throw VarlinkError.invalidParameter("specs") }
             let returnJobs = parameters.returnJobs ?? false
-            scheduler.submit(parameters.specs, submitterUid: call.peer.uid) { result in
+            scheduler.submit(parameters.resolvedSpecs, submitterUid: call.peer.uid) { result in
                 responder.complete(result) {
                     JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil)
                 }
