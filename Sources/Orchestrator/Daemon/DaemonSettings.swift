@@ -19,6 +19,7 @@ public struct DaemonSettings: Sendable, Equatable {
     /// How many of the newest events the event log keeps.
     public var eventRetention: Int?
 
+    /// Creates a value with every field given.
     public init(
         concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil,
         drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil

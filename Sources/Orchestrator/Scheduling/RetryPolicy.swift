@@ -14,6 +14,7 @@ public struct RetryPolicy: Hashable, Sendable {
     /// The defaults when a queue sets none: 1 s doubling up to 5 min.
     public static let standard = RetryPolicy(base: .seconds(1), cap: .seconds(300))
 
+    /// Creates a value with every field given.
     public init(base: Duration, cap: Duration) {
         self.base = base
         self.cap = cap

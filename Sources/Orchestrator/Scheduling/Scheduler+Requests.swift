@@ -8,6 +8,7 @@ import OrchestratorAPI
 extension Scheduler {
     /// What `submit` stored: the jobs, and whether one already existed (`reuseExisting`).
     public struct Submission: Sendable {
+        /// The jobs.
         public var jobs: [Job]
         public var existing: Bool
     }

@@ -33,6 +33,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         /// How many of the newest events the event log keeps.
         public var eventRetention: Int
 
+        /// Creates a value with every field given.
         public init(
             concurrency: Int, stateDirectory: String, logDirectory: String, teardownGrace: Duration,
             retryPolicy: RetryPolicy = .standard,

@@ -4,6 +4,7 @@ import Glibc
 /// Who is on the other end of a Unix socket connection, as the kernel vouches for it
 /// (`SO_PEERCRED`, unix(7)).
 public struct PeerCredentials: Hashable, Sendable {
+    /// The daemon's process ID.
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32

@@ -30,8 +30,12 @@ public enum DatabaseValue: Hashable, Sendable, ExpressibleByIntegerLiteral, Expr
     /// A blob, or `NULL` when `value` is `nil`.
     public init(_ value: [UInt8]?) { self = value.map(Self.blob) ?? .null }
 
+    /// Creates a value with every field given.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// Creates a value with every field given.
     public init(floatLiteral value: Double) { self = .real(value) }
+    /// Creates a value with every field given.
     public init(stringLiteral value: String) { self = .text(value) }
+    /// Creates a value with every field given.
     public init(nilLiteral: ()) { self = .null }
 }

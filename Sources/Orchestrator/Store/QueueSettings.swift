@@ -2,6 +2,7 @@ import OrchestratorAPI
 
 /// A queue's stored settings; `nil` fields take the daemon's defaults.
 public struct QueueSettings: Hashable, Sendable {
+    /// The name.
     public var name: QueueName
     /// Jobs run at once; `nil` for the daemon's `--concurrency`.
     public var concurrency: Int?
@@ -13,6 +14,7 @@ public struct QueueSettings: Hashable, Sendable {
     /// Hook commands by event kind.
     public var hooks: [String: String]
 
+    /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
         hooks: [String: String] = [:]

@@ -10,9 +10,13 @@ import FoundationEssentials
 public struct Event: Hashable, Sendable, Codable {
     /// The sequence number: increases by at least one per event, never reused.
     public var seq: Int64
+    /// When it happened.
     public var at: Date
+    /// The kind, snake_case (see the type).
     public var kind: String
+    /// The job it is about, if any.
     public var jobId: JobID?
+    /// The queue it is about.
     public var queue: QueueName?
     /// The job's state after the event.
     public var state: String?
@@ -20,11 +24,14 @@ public struct Event: Hashable, Sendable, Codable {
     public var previousState: String?
     /// For `finished` and `cancelled` (and `retrying`: the failed attempt's result).
     public var result: String?
+    /// The exit status, when the process exited.
     public var exitCode: Int32?
+    /// The signal that ended the process, if one did.
     public var signal: Int32?
     /// The job's attempt number.
     public var attempt: Int?
 
+    /// Creates a value with every field given.
     public init(
         seq: Int64, at: Date, kind: String, jobId: JobID? = nil, queue: QueueName? = nil, state: String? = nil,
         previousState: String? = nil, result: String? = nil, exitCode: Int32? = nil, signal: Int32? = nil, attempt: Int? = nil

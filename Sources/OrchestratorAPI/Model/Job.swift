@@ -9,8 +9,11 @@ import FoundationEssentials
 /// are RFC 3339 UTC with milliseconds; absent values are `null`. The environment is not part of
 /// the JSON: it can hold secrets.
 public struct Job: Hashable, Sendable, Codable, Identifiable {
+    /// The job's ID.
     public var id: JobID
+    /// What was submitted.
     public var spec: JobSpec
+    /// Where the job is in its life; carries the result when finished.
     public var state: JobState
     /// The attempt running or last run, from 1; 0 before the first start.
     public var attempt: Int
@@ -18,8 +21,11 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     public var maxAttempts: Int { spec.maxAttempts }
     /// The jobs this one waits for.
     public var after: [JobID] { spec.after }
+    /// When the job was stored.
     public var submittedAt: Date
+    /// When its last attempt started; `nil` before the first.
     public var startedAt: Date?
+    /// When it finished; `nil` until then.
     public var finishedAt: Date?
     /// The Unix uid of the client that submitted the job (from `SO_PEERCRED`).
     public var submitterUid: UInt32

@@ -8,9 +8,12 @@ public struct JobAttempt: Hashable, Sendable, Codable {
     public var attempt: Int
     /// When its process started; `nil` when it never started (spawn failure).
     public var startedAt: Date?
+    /// When it finished; `nil` until then.
     public var finishedAt: Date
+    /// How it ended.
     public var result: JobResult
 
+    /// Creates a value with every field given.
     public init(attempt: Int, startedAt: Date?, finishedAt: Date, result: JobResult) {
         self.attempt = attempt
         self.startedAt = startedAt

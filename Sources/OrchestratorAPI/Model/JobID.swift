@@ -4,6 +4,7 @@ import FoundationEssentials
 ///
 /// On the wire and on the command line it is a bare integer (`7`, not `"7"`).
 public struct JobID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The underlying value.
     public let rawValue: Int64
 
     /// Creates an ID from its integer value.

@@ -2,6 +2,7 @@
 ///
 /// JSON: `name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks`.
 public struct QueueInfo: Hashable, Sendable, Codable {
+    /// The name.
     public var name: QueueName
     /// Jobs run at once.
     public var concurrency: Int
@@ -11,11 +12,13 @@ public struct QueueInfo: Hashable, Sendable, Codable {
     public var retryBaseUSec: Int64
     /// The longest backoff, in microseconds.
     public var retryCapUSec: Int64
+    /// The jobs.
     public var jobs: JobCounts
     /// Commands run (with `/bin/sh -c`) on events of this queue's jobs, by event kind; see
     /// `orchctl queue set --help`.
     public var hooks: [String: String]
 
+    /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int, paused: Bool, retryBaseUSec: Int64, retryCapUSec: Int64, jobs: JobCounts,
         hooks: [String: String] = [:]

@@ -1,6 +1,7 @@
 /// The name of a job queue: 1 to 64 characters from `A-Z a-z 0-9 . _ -`, not starting with
 /// a dot or a dash. Every job belongs to one; ``default`` when the submitter names none.
 public struct QueueName: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The underlying value.
     public let rawValue: String
 
     /// The queue a job goes to when none is named.

@@ -1,14 +1,17 @@
 /// Parameter and reply types of the `io.orchd.Jobs` interface; `io.orchd.Jobs.varlink` is the
 /// interface description that documents each field.
 public enum JobsInterface {
+    /// The name.
     public static let name = "io.orchd.Jobs"
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
     public struct SubmitParameters: Codable, Sendable {
+        /// What was submitted.
         public var spec: JobSpec
         /// When the spec's unique key belongs to a live job, reply with that job (and
         /// `existing: true`) instead of refusing with `DuplicateJob`.
         public var reuseExisting: Bool?
+        /// Creates a value with every field given.
         public init(spec: JobSpec, reuseExisting: Bool? = nil) {
             self.spec = spec
             self.reuseExisting = reuseExisting
@@ -18,12 +21,14 @@ public enum JobsInterface {
     /// `SubmitBatch(specs, returnJobs) -> (ids, jobs)`: queue many jobs in one transaction;
     /// all or none.
     public struct SubmitBatchParameters: Codable, Sendable {
+        /// The jobs to submit, in order.
         public var specs: [JobSpec]
         /// The environment of every spec whose own is empty: sent once for the batch instead
         /// of once per job (a submitter's environment is kilobytes).
         public var environment: [String: String]?
         /// Also return the stored job objects (default: only their IDs, which is much cheaper).
         public var returnJobs: Bool?
+        /// Creates a value with every field given.
         public init(specs: [JobSpec], environment: [String: String]? = nil, returnJobs: Bool? = nil) {
             self.specs = specs
             self.environment = environment
@@ -45,8 +50,11 @@ public enum JobsInterface {
     /// The IDs of the jobs `SubmitBatch` stored, in the order of the specs, and the jobs
     /// themselves when asked for.
     public struct SubmitBatchReply: Codable, Sendable {
+        /// The job IDs.
         public var ids: [JobID]
+        /// The jobs.
         public var jobs: [Job]?
+        /// Creates a value with every field given.
         public init(ids: [JobID], jobs: [Job]?) {
             self.ids = ids
             self.jobs = jobs
@@ -57,28 +65,34 @@ public enum JobsInterface {
     public struct PruneParameters: Codable, Sendable {
         /// Only jobs finished at least this long ago, in microseconds (default: all finished).
         public var olderThanUSec: Int64?
+        /// Creates a value with every field given.
         public init(olderThanUSec: Int64? = nil) { self.olderThanUSec = olderThanUSec }
     }
 
     /// How many jobs `Prune` deleted.
     public struct PruneReply: Codable, Sendable {
         public var pruned: Int
+        /// Creates a value with every field given.
         public init(pruned: Int) { self.pruned = pruned }
     }
 
     /// `Get(id) -> (job)`.
     public struct GetParameters: Codable, Sendable {
+        /// The job's ID.
         public var id: JobID
+        /// Creates a value with every field given.
         public init(id: JobID) { self.id = id }
     }
 
     /// A reply carrying one job.
     public struct JobReply: Codable, Sendable {
+        /// The job.
         public var job: Job
         /// `Submit` with `reuseExisting`: the job already existed.
         public var existing: Bool?
         /// `Get`: every finished attempt, oldest first.
         public var attempts: [JobAttempt]?
+        /// Creates a value with every field given.
         public init(job: Job, existing: Bool? = nil, attempts: [JobAttempt]? = nil) {
             self.job = job
             self.existing = existing
@@ -89,12 +103,15 @@ public enum JobsInterface {
     /// `List(ids, queue, state, limit) -> (jobs)`: jobs in ID order, filtered by every field
     /// given. With `more`, the jobs come in several replies of at most 1,000.
     public struct ListParameters: Codable, Sendable {
+        /// The job IDs.
         public var ids: [JobID]?
+        /// The queue it is about.
         public var queue: QueueName?
         /// `waiting`, `queued`, `running` or `finished`.
         public var state: String?
         /// Only the newest `limit` matching jobs (still listed in ID order).
         public var limit: Int?
+        /// Creates a value with every field given.
         public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil) {
             self.ids = ids
             self.queue = queue
@@ -105,13 +122,17 @@ public enum JobsInterface {
 
     /// A reply carrying several jobs.
     public struct JobsReply: Codable, Sendable {
+        /// The jobs.
         public var jobs: [Job]
+        /// Creates a value with every field given.
         public init(jobs: [Job]) { self.jobs = jobs }
     }
 
     /// `Cancel(ids) -> (jobs)` and `Wait(ids) -> (jobs)`.
     public struct IDsParameters: Codable, Sendable {
+        /// The job IDs.
         public var ids: [JobID]
+        /// Creates a value with every field given.
         public init(ids: [JobID]) { self.ids = ids }
     }
 
@@ -122,7 +143,9 @@ public enum JobsInterface {
 
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, called with `more`.
     public struct LogsParameters: Codable, Sendable {
+        /// The job's ID.
         public var id: JobID
+        /// Which output stream.
         public var stream: LogStream
         /// Where to start reading, in bytes from the start of the file (default 0). An offset
         /// past the end is the end.
@@ -133,6 +156,7 @@ public enum JobsInterface {
         /// After the output written so far, keep the stream open and send new output as the
         /// job writes it, until the job has finished and everything it wrote has been sent.
         public var follow: Bool?
+        /// Creates a value with every field given.
         public init(id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil) {
             self.id = id
             self.stream = stream
@@ -148,6 +172,7 @@ public enum JobsInterface {
         public var data: String
         /// The offset just past this chunk, in bytes.
         public var offset: Int64
+        /// Creates a value with every field given.
         public init(data: String, offset: Int64) {
             self.data = data
             self.offset = offset
@@ -163,8 +188,11 @@ public enum JobsInterface {
         public var since: Int64?
         /// Keep the stream open for new events.
         public var follow: Bool?
+        /// The queue it is about.
         public var queue: QueueName?
+        /// The job it is about, if any.
         public var jobId: JobID?
+        /// Creates a value with every field given.
         public init(since: Int64? = nil, follow: Bool? = nil, queue: QueueName? = nil, jobId: JobID? = nil) {
             self.since = since
             self.follow = follow
@@ -175,7 +203,9 @@ public enum JobsInterface {
 
     /// One event of a `Subscribe` stream; `nil` only in the single reply of an empty backlog.
     public struct EventReply: Codable, Sendable {
+        /// The event.
         public var event: Event?
+        /// Creates a value with every field given.
         public init(event: Event?) { self.event = event }
     }
 

@@ -1,20 +1,27 @@
 /// Parameter and reply types of the `io.orchd.Manager` interface (`io.orchd.Manager.varlink`).
 public enum ManagerInterface {
+    /// The name.
     public static let name = "io.orchd.Manager"
 
     public typealias JobCounts = OrchestratorAPI.JobCounts
 
     /// `GetInfo() -> (...)`: the daemon's identity and counters.
     public struct InfoReply: Codable, Sendable {
+        /// orchd's version.
         public var version: String
+        /// The daemon's process ID.
         public var pid: Int32
         /// Time since the daemon started, in microseconds.
         public var uptimeUSec: Int64
+        /// The daemon's state directory.
         public var stateDirectory: String
+        /// The control socket's path.
         public var socket: String
         /// Default concurrency of a queue.
         public var concurrency: Int
+        /// The jobs.
         public var jobs: JobCounts
+        /// Creates a value with every field given.
         public init(version: String, pid: Int32, uptimeUSec: Int64, stateDirectory: String, socket: String, concurrency: Int, jobs: JobCounts) {
             self.version = version
             self.pid = pid
@@ -32,6 +39,7 @@ public enum ManagerInterface {
         public var concurrency: Int
         /// Why the file could not be applied; `nil` when it was. The old settings stay then.
         public var error: String?
+        /// Creates a value with every field given.
         public init(concurrency: Int, error: String? = nil) {
             self.concurrency = concurrency
             self.error = error

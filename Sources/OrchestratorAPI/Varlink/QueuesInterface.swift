@@ -1,17 +1,23 @@
 /// Parameter and reply types of the `io.orchd.Queues` interface (`io.orchd.Queues.varlink`).
 public enum QueuesInterface {
+    /// The name.
     public static let name = "io.orchd.Queues"
 
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a queue's
     /// settings, creating it when new; fields not given keep their value.
     public struct SetParameters: Codable, Sendable {
+        /// The name.
         public var name: QueueName
+        /// Jobs run at once.
         public var concurrency: Int?
+        /// Backoff before the first retry, in microseconds.
         public var retryBaseUSec: Int64?
+        /// The longest backoff, in microseconds.
         public var retryCapUSec: Int64?
         /// Hook commands to set, by event kind (`finished`, `failed`, `succeeded`, `cancelled`,
         /// `retrying`, `started`, `queue_drained`); an empty command removes that hook.
         public var hooks: [String: String]?
+        /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
             hooks: [String: String]? = nil
@@ -26,14 +32,18 @@ public enum QueuesInterface {
 
     /// `Pause(names) -> (queues)` and `Resume(names) -> (queues)`; no names: every queue.
     public struct NamesParameters: Codable, Sendable {
+        /// The queues; `nil` for every queue.
         public var names: [QueueName]?
+        /// Creates a value with every field given.
         public init(names: [QueueName]? = nil) { self.names = names }
     }
 
     /// `WaitDrained(name) -> (queue)`: replies once the queue has no waiting, queued or
     /// running job (at once when it has none).
     public struct WaitDrainedParameters: Codable, Sendable {
+        /// The name.
         public var name: QueueName
+        /// Creates a value with every field given.
         public init(name: QueueName) { self.name = name }
     }
 
@@ -42,13 +52,17 @@ public enum QueuesInterface {
 
     /// A reply carrying one queue.
     public struct QueueReply: Codable, Sendable {
+        /// The queue it is about.
         public var queue: QueueInfo
+        /// Creates a value with every field given.
         public init(queue: QueueInfo) { self.queue = queue }
     }
 
     /// A reply carrying several queues, by name.
     public struct QueuesReply: Codable, Sendable {
+        /// The queues.
         public var queues: [QueueInfo]
+        /// Creates a value with every field given.
         public init(queues: [QueueInfo]) { self.queues = queues }
     }
 

@@ -9,6 +9,7 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
     /// The caller wants no reply.
     public var oneway: Bool?
 
+    /// Creates a value with every field given.
     public init(method: String, parameters: Parameters?, more: Bool? = nil, oneway: Bool? = nil) {
         self.method = method
         self.parameters = parameters
@@ -31,6 +32,7 @@ public struct VarlinkReply<Parameters: Codable & Sendable>: Codable, Sendable {
     public var continues: Bool?
     public var error: String?
 
+    /// Creates a value with every field given.
     public init(parameters: Parameters?, continues: Bool? = nil, error: String? = nil) {
         self.parameters = parameters
         self.continues = continues
@@ -40,5 +42,6 @@ public struct VarlinkReply<Parameters: Codable & Sendable>: Codable, Sendable {
 
 /// Empty parameters, `{}`.
 public struct VarlinkNoParameters: Codable, Sendable, Hashable {
+    /// Creates a value with every field given.
     public init() {}
 }
