@@ -274,6 +274,7 @@ extension Scheduler {
         } catch {
             outcome = .failure(error)
         }
-        groupCommit.afterDurable { request.completion(outcome) }
+        let completion = request.completion
+        groupCommit.afterDurable { completion(outcome) }
     }
 }

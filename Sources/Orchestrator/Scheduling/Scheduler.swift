@@ -89,8 +89,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         self.configuration = configuration
         self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
         self.eventLog = EventLog(database: store.database)
-        groupCommit.afterBarrier = { [unowned self] in
-            deliverEvents()
+        // Weak: a barrier in flight may finish after the scheduler is gone.
+        groupCommit.afterBarrier = { [weak self] in
+            self?.deliverEvents()
             MemoryTrimmer.shared.trimSoon()
         }
     }

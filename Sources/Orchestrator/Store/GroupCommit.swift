@@ -7,65 +7,111 @@ import Foundation
 /// commit is atomic and survives a crash of the daemon, but not yet a power loss
 /// (<https://www.sqlite.org/pragma.html#pragma_synchronous>). Durability comes from a
 /// barrier: one small write committed with `synchronous=FULL`, whose WAL sync also makes every
-/// earlier commit durable (<https://www.sqlite.org/wal.html>). A barrier is scheduled on the
-/// owning queue after the first change of a burst, so everything already waiting on that queue
-/// shares it; acknowledgements that promise durability (a submit's reply) run after it.
+/// earlier commit durable, whichever connection made it (<https://www.sqlite.org/wal.html>).
 ///
-/// Confined to the queue given at creation (the scheduler's control queue).
+/// The barrier runs on a second connection on its own queue, so the owning queue (the
+/// scheduler's control queue) goes on working during the `fsync`; changes made meanwhile
+/// share the next barrier. A barrier starts after the burst of work already waiting on the
+/// owning queue, and at most one is in flight. Acknowledgements that promise durability (a
+/// submit's reply) run once a barrier that started after them has finished.
+///
+/// Confined to the queue given at creation.
 final class GroupCommit: @unchecked Sendable {  // all state is touched only on `queue`
     private let database: Database
     private let queue: DispatchQueue
+    /// The barrier's own connection to the same file; `nil` when it could not be opened, and
+    /// then barriers run on `queue` through `database`.
+    private let syncConnection: Database?
+    private let syncQueue = DispatchQueue(label: "orchd.group-commit")
+    /// A barrier is scheduled or in flight.
     private var barrierScheduled = false
-    private var waiting: [() -> Void] = []
+    /// Changes committed since the last barrier started.
+    private var dirty = false
+    private var waiting: [@Sendable () -> Void] = []
     /// Runs after each barrier, before the acknowledgements (the scheduler delivers the new
     /// events from the log here).
     var afterBarrier: (() -> Void)?
 
-    /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
-    /// fail, every commit stays `FULL`: slower, never less durable.
+    /// Switches the connection to `synchronous=NORMAL` for ordinary commits and opens the
+    /// barrier's connection. Should either fail, every commit stays `FULL` or barriers run on
+    /// the owning queue: slower, never less durable.
     init(database: Database, queue: DispatchQueue) {
         self.database = database
         self.queue = queue
+        self.syncConnection = try? Database(path: database.path)
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
     /// Notes a committed change that must become durable soon.
     func changed() {
+        dirty = true
         scheduleBarrier()
     }
 
     /// Runs `work` once every change committed so far is durable.
-    func afterDurable(_ work: @escaping () -> Void) {
+    func afterDurable(_ work: @escaping @Sendable () -> Void) {
         waiting.append(work)
+        dirty = true
         scheduleBarrier()
+    }
+
+    /// Makes every commit so far durable now (at shutdown), on the calling (owning) queue.
+    func flush() {
+        syncHere()
+        finish(takeWaiting())
     }
 
     private func scheduleBarrier() {
         guard !barrierScheduled else { return }
         barrierScheduled = true
-        queue.async { [self] in barrier() }
+        queue.async { [self] in startBarrier() }
     }
 
-    /// Makes every commit so far durable now (at shutdown), whether or not a barrier is due.
-    func flush() {
-        barrier()
+    private func takeWaiting() -> [@Sendable () -> Void] {
+        defer { waiting.removeAll() }
+        dirty = false
+        return waiting
     }
 
-    /// One durable commit for the whole burst, then the acknowledgements.
-    private func barrier() {
-        barrierScheduled = false
+    /// Starts a barrier covering every commit made so far.
+    private func startBarrier() {
+        let batch = takeWaiting()
+        guard let syncConnection else {
+            syncHere()
+            barrierScheduled = false
+            finish(batch)
+            return
+        }
+        syncQueue.async { [self] in
+            do {
+                try syncConnection.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
+            } catch {
+                // The changes are committed and survive a daemon crash; only the sync failed.
+                DaemonLog.error("cannot sync the job database to disk: \(error)")
+            }
+            queue.async { [self] in
+                barrierScheduled = false
+                finish(batch)
+                if dirty { scheduleBarrier() }
+            }
+        }
+    }
+
+    /// A barrier through the main connection, on the owning queue.
+    private func syncHere() {
         do {
             try database.execute("PRAGMA synchronous = FULL")
             try database.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
             try database.execute("PRAGMA synchronous = NORMAL")
         } catch {
-            // The changes are committed and survive a daemon crash; only the sync failed.
             DaemonLog.error("cannot sync the job database to disk: \(error)")
             try? database.execute("PRAGMA synchronous = NORMAL")
         }
+    }
+
+    /// After a barrier: the events, then the acknowledgements it covered.
+    private func finish(_ batch: [@Sendable () -> Void]) {
         afterBarrier?()
-        let work = waiting
-        waiting.removeAll()
-        for item in work { item() }
+        for item in batch { item() }
     }
 }
