@@ -19,6 +19,9 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     public let database: Database
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
+    /// The last environment decoded, by its JSON text: most jobs share one, and decoding it
+    /// for every row read was a large part of a job's cost.
+    private var lastEnvironment: (json: String, value: [String: String])?
 
     /// Opens the store, bringing the schema up to date with ``Migrations/migrator``.
     /// - Parameter database: the connection to use from now on.
@@ -445,7 +448,13 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
             maxAttempts: Int(try required(integer(16, "max_attempts"), "max_attempts")),
             uniqueKey: try text(26, "unique_key"))
         // Assigned directly: the initializer would filter it, and what was stored is what ran.
-        spec.environment = try decoded([String: String].self, 7, "environment")
+        let environmentJSON = try required(text(7, "environment"), "environment")
+        if let cached = lastEnvironment, cached.json == environmentJSON {
+            spec.environment = cached.value
+        } else {
+            spec.environment = try decoded([String: String].self, 7, "environment")
+            lastEnvironment = (environmentJSON, spec.environment)
+        }
 
         let stateName = try required(text(9, "state"), "state")
         let state: JobState
