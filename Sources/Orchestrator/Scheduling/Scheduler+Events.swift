@@ -33,19 +33,32 @@ extension Scheduler {
     ///   - follow: keep delivering new events after the backlog.
     ///   - send: delivers one event (`isLast` when the stream ends with it; `nil` with
     ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
+    ///   - isBackedUp: whether the reader has fallen behind: the backlog then waits for it,
+    ///     and a live subscriber is dropped through `drop`.
+    ///   - drop: ends a live stream whose reader fell behind, with the last event it was sent.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?,
-        send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool
+        send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
+        isBackedUp: @escaping @Sendable () -> Bool = { false },
+        drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) {
+        let stream = EventStream(send: send, isBackedUp: isBackedUp, drop: drop)
         controlQueue.async { [self] in
-            sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, send: send)
+            sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, stream: stream)
         }
     }
 
     private func sendBacklog(
-        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?,
-        send: @escaping @Sendable (Event?, Bool) -> Bool
+        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?, stream: EventStream
     ) {
+        let send = stream.send
+        if stream.isBackedUp() {
+            // The reader is behind: give it time to catch up before the next page.
+            controlQueue.asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+                sendBacklog(after: cursor, follow: follow, queue: queue, jobID: jobID, pending: pending, stream: stream)
+            }
+            return
+        }
         let page: [Event]
         do {
             page = try eventLog.events(after: cursor, through: lastDeliveredSeq, queue: queue, jobID: jobID, limit: 500)
@@ -64,13 +77,21 @@ extension Scheduler {
             let next = page.last?.seq ?? cursor
             let carried = held
             controlQueue.async { [self] in
-                sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, send: send)
+                sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream)
             }
             return
         }
         if follow {
             if let held, !send(held, false) { return }
-            subscribers.append(EventSubscriber(queue: queue, jobID: jobID) { event in send(event, false) })
+            var lastSent = held?.seq ?? cursor
+            subscribers.append(EventSubscriber(queue: queue, jobID: jobID) { event in
+                if stream.isBackedUp() {
+                    stream.drop(lastSent)
+                    return false
+                }
+                lastSent = event.seq
+                return send(event, false)
+            })
         } else {
             _ = send(held, true)
         }
@@ -118,4 +139,11 @@ extension Scheduler {
             }
         }
     }
+}
+
+/// How one subscription hands out events (see ``Scheduler/subscribe(since:follow:queue:jobID:send:isBackedUp:drop:)``).
+struct EventStream: Sendable {
+    let send: @Sendable (Event?, Bool) -> Bool
+    let isBackedUp: @Sendable () -> Bool
+    let drop: @Sendable (Int64?) -> Void
 }

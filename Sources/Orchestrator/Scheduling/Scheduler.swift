@@ -438,12 +438,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             DaemonLog.error("cannot read the next delayed start: \(error)")
             return
         }
-        guard let next else {
-            wakeUpTimer?.cancel()
-            wakeUpTimer = nil
-            wakeUpAt = nil
-            return
-        }
+        // An armed timer is never dropped, only replaced by an earlier one: when it is due
+        // but its handler has not run yet (a busy control queue), the start it stands for is
+        // no longer "after now", and cancelling it would leave that job waiting for ever.
+        guard let next else { return }
         if let wakeUpAt, wakeUpAt <= next, wakeUpTimer != nil { return }
         wakeUpTimer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: controlQueue)

@@ -35,6 +35,11 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     /// be written.
     private let open = Atomic<Bool>(true)
     private let queuedReplies = Atomic<Int>(0)
+    /// Bytes in the outbox, readable from any queue.
+    private let outboxBytes = Atomic<Int>(0)
+    /// Past these, a stream's client counts as backed up (``VarlinkResponder/isBackedUp``).
+    static let backedUpReplies = 1_000
+    static let backedUpBytes = 4 << 20
     /// A client that lets more replies than this pile up (it stopped reading a stream) is
     /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
     static let maximumQueuedReplies = 10_000
@@ -141,6 +146,11 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
                 }
             },
             isConnected: { [weak self] in self?.open.load(ordering: .relaxed) ?? false },
+            isBackedUp: { [weak self] in
+                guard let self else { return false }
+                return self.queuedReplies.load(ordering: .relaxed) > Self.backedUpReplies
+                    || self.outboxBytes.load(ordering: .relaxed) > Self.backedUpBytes
+            },
             more: call.more, oneway: call.oneway)
         service.handle(call, responder: responder)
     }
@@ -167,11 +177,13 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         outbox.append(contentsOf: data)
         outbox.append(0)
         flush()
+        outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed)
     }
 
     /// Sends from the outbox until it is empty or the socket is full; in the latter case the
     /// write source calls again once the socket drains.
     private func flush() {
+        defer { outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed) }
         while outboxStart < outbox.count {
             let sent = outbox[outboxStart...].withUnsafeBytes {
                 Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))

@@ -10,6 +10,9 @@ public struct VarlinkResponder: Sendable {
     let send: @Sendable (_ encode: @escaping @Sendable () -> Data, _ isFinal: Bool) -> Void
     /// Whether the client is still connected (a stream stops for a client that left).
     let isConnected: @Sendable () -> Bool
+    /// Whether the client has fallen far behind reading its replies; an endless stream
+    /// should drop such a client, which can resume where it stopped.
+    let isBackedUp: @Sendable () -> Bool
     /// Whether the caller asked for several replies.
     public let more: Bool
     /// Whether the caller asked for no reply at all.

@@ -249,6 +249,14 @@ public enum JobsInterface {
         VarlinkError("io.orchd.Jobs.NotFinished", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
     }
 
+    /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped
+    /// reading; it can subscribe again with `since` set to the last event it processed.
+    public static func subscriberTooSlow(lastSeen: Int64?) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.SubscriberTooSlow", [
+            "message": .string("the event stream fell too far behind and was ended; resume with --since \(lastSeen.map(String.init) ?? "the last event seen")"),
+        ])
+    }
+
     /// `ShuttingDown()`: the daemon is stopping and takes no new work.
     public static func shuttingDown() -> VarlinkError {
         VarlinkError("io.orchd.Jobs.ShuttingDown", ["message": .string("orchd is shutting down")])

@@ -13,12 +13,18 @@ struct SubscribeHandler: VarlinkMethodHandler {
             if let since = parameters.since, since < 0 { throw VarlinkError.invalidParameter("since") }
             scheduler.subscribe(
                 since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
-                jobID: parameters.jobId
-            ) { event, isLast in
-                guard responder.isConnected() else { return false }
-                responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
-                return true
-            }
+                jobID: parameters.jobId,
+                send: { event, isLast in
+                    guard responder.isConnected() else { return false }
+                    responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
+                    return true
+                },
+                isBackedUp: { responder.isBackedUp() },
+                drop: { lastSent in
+                    // It stopped reading: end its stream rather than queue events for it
+                    // without bound; it can resume from the last event it processed.
+                    responder.fail(JobsInterface.subscriberTooSlow(lastSeen: lastSent))
+                })
         } catch {
             responder.fail(error)
         }
