@@ -65,7 +65,6 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
         case "org.varlink.service.PermissionDenied", "io.orchd.Jobs.NotPermitted": .permissionDenied
-        case "io.orchd.Jobs.ShuttingDown": .unavailable
         default: .failure
         }
     }

@@ -42,7 +42,6 @@ struct ExitCodeTests {
         #expect(failure(.remote(JobsInterface.notPermitted(JobID(rawValue: 7)))).exitCode == .permissionDenied)
         #expect(failure(.remote(.permissionDenied())).exitCode == .permissionDenied)
         #expect(failure(.remote(JobsInterface.alreadyFinished(JobID(rawValue: 7)))).exitCode == .failure)
-        #expect(failure(.remote(JobsInterface.shuttingDown())).exitCode == .unavailable)
         #expect(failure(.protocolViolation("garbage")).exitCode == .failure)
     }
 

@@ -17,10 +17,6 @@ public final class ChildReaper: Sendable {
     /// Creates a reaper.
     public init() {}
 
-    /// The number of children being watched and not yet reaped.
-    public var watchedCount: Int {
-        sources.withLock { $0.count }
-    }
 
     /// Watches `process` and reaps it when it exits.
     ///

@@ -156,12 +156,6 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// How many jobs are running; for the drain's progress. Call on the control queue.
-    public var runningJobCount: Int {
-        dispatchPrecondition(condition: .onQueue(controlQueue))
-        return operations.count
-    }
-
     /// Makes every committed change durable and delivers the pending events, waiting until
     /// done (seed 004: a synchronous wrapper). Refuses (traps) when called on the control queue,
     /// which would deadlock.

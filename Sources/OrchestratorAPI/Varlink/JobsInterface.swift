@@ -257,8 +257,4 @@ public enum JobsInterface {
         ])
     }
 
-    /// `ShuttingDown()`: the daemon is stopping and takes no new work.
-    public static func shuttingDown() -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.ShuttingDown", ["message": .string("orchd is shutting down")])
-    }
 }
