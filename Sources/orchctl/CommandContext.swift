@@ -13,7 +13,7 @@ struct CommandContext: Sendable {
     /// How to show times.
     var time = TimeFormatter()
 
-    /// The socket to use: `--socket`, else the default (DESIGN.md §8).
+    /// The socket to use: `--socket`, else the default orchd uses too.
     func socket(for invocation: Invocation) -> String {
         OrchdPaths.socket(explicit: invocation.global.socket, environment: environment, uid: uid)
     }

@@ -23,7 +23,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
         self.remoteErrorName = remoteErrorName
     }
 
-    /// Maps a Varlink client error to a message and an exit code (DESIGN.md §8):
+    /// Maps a Varlink client error to a message and an exit code scripts can tell apart:
     /// daemon unreachable 69, permission denied 77, everything else the daemon says 1.
     /// - Parameters:
     ///   - error: what the client threw.

@@ -1,4 +1,4 @@
-/// A process exit status of `orchctl`, following sysexits(3) where DESIGN.md §8 asks for it.
+/// A process exit status of `orchctl`, following sysexits(3) for the codes scripts act on.
 ///
 /// Job outcomes (`submit --wait`, `wait`) pass the job's own status through, so any value
 /// 0...255 can occur; the named constants are the ones orchctl itself decides.

@@ -3,7 +3,7 @@ import OrchestratorAPI
 
 /// A delegate that hears about job lifecycle changes. Every method has a default no-op
 /// implementation, so an observer implements only what it cares about (the "optional
-/// methods" of seed 002).
+/// methods" of a delegate protocol).
 public protocol JobObserver: AnyObject, Sendable {
     /// A job changed state. Called after the change is committed to the store.
     /// - Parameters:
@@ -15,7 +15,7 @@ public protocol JobObserver: AnyObject, Sendable {
     func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?)
 
     /// Extra environment for a job about to start, merged over the job's own. Observers are
-    /// asked in registration order and, as in seed 002, the last observer that answers (returns
+    /// asked in registration order and the last observer that answers (returns
     /// non-`nil`) wins.
     func environment(for job: Job) -> [String: String]?
 

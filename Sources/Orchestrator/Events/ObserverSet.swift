@@ -1,11 +1,11 @@
 import Dispatch
 import Synchronization
 
-/// The multicast delegate of seed 002: forwards each call to many observers, in the order
-/// they were added, holding them weakly.
+/// The multicast delegate (docs/ARCHITECTURE.md, Patterns): forwards each call to many
+/// observers, in the order they were added, holding them weakly.
 ///
 /// Each observer chose at registration the queue it is called on and whether the caller
-/// waits for it (`wait:`, seed 000). An observer that was released is skipped and dropped.
+/// waits for it (`wait:`). An observer that was released is skipped and dropped.
 public final class ObserverSet<Observer: Sendable>: Sendable {
     private struct Entry: @unchecked Sendable {  // `observer` is a weak reference to a Sendable object
         weak var observer: AnyObject?
@@ -53,7 +53,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     }
 
     /// Asks every live observer, in registration order, and returns the last non-`nil`
-    /// answer (seed 002: the last responder's value wins). Answers are taken on the calling
+    /// answer (the last responder's value wins). Answers are taken on the calling
     /// queue, synchronously.
     public func query<Answer>(_ body: (Observer) -> Answer?) -> Answer? {
         var answer: Answer?

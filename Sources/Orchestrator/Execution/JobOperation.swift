@@ -4,7 +4,7 @@ import OrchestratorAPI
 import Synchronization
 
 /// An asynchronous `Operation` that runs one job process: it spawns in `start()` and
-/// finishes when the main process has been reaped (DESIGN §3, seed 003).
+/// finishes when the main process has been reaped (docs/ARCHITECTURE.md, Patterns).
 ///
 /// Put it on an `OperationQueue` whose `maxConcurrentOperationCount` is the queue's
 /// concurrency. Callbacks arrive on `callbackQueue` (the control queue), in this order:

@@ -13,7 +13,8 @@ import Foundation
 ///   two log files;
 /// - starts in the request's working directory (posix_spawn_file_actions_addchdir_np(3)).
 ///
-/// This is one executor; `Foundation.Process` is not used (see DESIGN §3).
+/// This is one executor. `Foundation.Process` is not used: its children inherit the daemon's
+/// signal mask and some of its descriptors, and waiting for its exit polls.
 public struct ProcessLauncher: Sendable {
     /// Creates a launcher. It holds no state.
     public init() {}

@@ -5,7 +5,7 @@ import OrchestratorAPI
 // MARK: - Crash recovery
 
 extension Scheduler {
-    /// Settles jobs a previous daemon recorded as running (DESIGN.md §4): whatever survives of
+    /// Settles jobs a previous daemon recorded as running: whatever survives of
     /// each one is killed, then the job is retried when it has attempts left, else recorded as
     /// `interrupted`. Survivors are the recorded process group when its leader is still the
     /// process started (same boot, pid and start time, so a reused pid is never killed), and

@@ -5,11 +5,11 @@ import OrchestratorAPI
 
 /// Decides which job runs when, and records every change.
 ///
-/// All mutable state is owned by one serial queue, the control queue (seed 000's main
-/// thread): public methods hop onto it with their arguments captured and answer through a
-/// completion closure, so no caller ever blocks the control queue and the control queue never
-/// blocks on an operation (seed 003). Each state change is committed to the store before
-/// observers hear of it.
+/// All mutable state is owned by one serial queue, the control queue (docs/ARCHITECTURE.md,
+/// Concurrency): public methods hop onto it with their arguments captured and answer through a
+/// completion closure, so no caller ever blocks the control queue, and the control queue never
+/// blocks on an operation, whose completions must run on it. Each state change is committed
+/// to the store before observers hear of it.
 ///
 /// Work is driven by events only: submissions, operation ends, queue changes, one wake-up
 /// timer for the earliest delayed start, and one timeout timer per running job with a limit.
@@ -157,8 +157,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     }
 
     /// Makes every committed change durable and delivers the pending events, waiting until
-    /// done (seed 004: a synchronous wrapper). Refuses (traps) when called on the control queue,
-    /// which would deadlock.
+    /// done (a synchronous wrapper, docs/ARCHITECTURE.md, Patterns). Refuses (traps) when called
+    /// on the control queue, which would deadlock.
     public func flush() {
         dispatchPrecondition(condition: .notOnQueue(controlQueue))
         controlQueue.sync { groupCommit.flush() }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Binds the daemon's listening Unix socket, replacing a stale socket file a crashed daemon
-/// left behind but never stealing a live one (DESIGN.md §4).
+/// left behind but never stealing a live one (docs/ARCHITECTURE.md, Durability).
 public enum ControlSocket {
     /// Creates, binds and listens on a Unix stream socket at `path`.
     ///

@@ -3,7 +3,7 @@ import OrchestratorAPI
 /// Routes calls to the method handlers and answers the `org.varlink.service` interface.
 ///
 /// Authorisation happens here, once for every method: only root and the daemon's own uid may
-/// call (DESIGN.md §7); the socket's mode already keeps others out, this is the second wall.
+/// call; the socket's mode already keeps others out, this is the second wall.
 final class VarlinkService: Sendable {
     /// The dispatch table: method name to handler.
     let handlers: [String: any VarlinkMethodHandler]

@@ -6,7 +6,7 @@ import Synchronization
 
 /// Keeps systemd's watchdog fed (`WatchdogSec=`), but only while the scheduler's control
 /// queue still runs work: a stuck scheduler stops the pings, so systemd kills and restarts
-/// the daemon (DESIGN.md §6).
+/// the daemon.
 ///
 /// Every half interval a timer tick checks that the probe the previous tick posted onto the
 /// control queue has run; only then does it send `WATCHDOG=1` (sd_notify(3)) and post the

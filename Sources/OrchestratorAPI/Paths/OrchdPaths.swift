@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The default locations both `orchd` and `orchctl` resolve, so that `orchd &` followed by
-/// `orchctl status` just works (DESIGN.md §8).
+/// `orchctl status` just works.
 public enum OrchdPaths {
     /// The state directory (database, lock file, job logs).
     ///

@@ -1,7 +1,7 @@
 import OrchestratorAPI
 
-/// Splits a batch into `SubmitBatch` calls that stay well under orchd's message cap (1 MiB,
-/// DESIGN.md §7): at most ``maximumCount`` specs and about ``maximumBytes`` of JSON each.
+/// Splits a batch into `SubmitBatch` calls that stay well under orchd's message cap (1 MiB;
+/// larger calls are refused): at most ``maximumCount`` specs and about ``maximumBytes`` of JSON each.
 ///
 /// Each chunk is one transaction on the daemon, so a batch that needs several is stored in
 /// several.

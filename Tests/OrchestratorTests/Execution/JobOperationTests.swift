@@ -62,7 +62,7 @@ struct JobOperationTests {
                     }
                 }))
         }
-        // This thread is not the callback queue, so waiting cannot deadlock (seed 003).
+        // This thread is not the callback queue, so waiting cannot deadlock (docs/ARCHITECTURE.md, Patterns).
         queue.waitUntilAllOperationsAreFinished()
         callbackQueue.sync {}  // the last onFinished was enqueued before its operation finished
         let final = counts.withLock { $0 }
