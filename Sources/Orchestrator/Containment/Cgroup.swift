@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 
@@ -111,5 +112,31 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
             var info = stat()
             return stat(path + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
         }.sorted()
+    }
+
+    /// Blocks until the cgroup has no live process, waiting on inotify(7) events of its
+    /// `cgroup.events` with poll(2).
+    ///
+    /// For start-up recovery only, before the daemon serves anyone: a killed job must be down
+    /// before it is retried, or two copies would run at once.
+    /// - Parameter timeout: the longest wait.
+    /// - Returns: whether the cgroup is empty (or gone).
+    @discardableResult
+    public func waitUntilEmpty(timeout: Duration) -> Bool {
+        let fd = cposix_inotify_init()
+        guard fd >= 0 else { return !isPopulated }
+        defer { close(fd) }
+        guard cposix_inotify_watch_modify(fd, path + "/cgroup.events") >= 0 else { return !isPopulated }
+        let deadline = ContinuousClock.now + timeout
+        var wds = [Int32](repeating: 0, count: 16)
+        while isPopulated {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return false }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            _ = poll(&descriptor, 1, milliseconds)
+            _ = cposix_inotify_read_wds(fd, &wds, Int32(wds.count))
+        }
+        return true
     }
 }
