@@ -1,0 +1,237 @@
+import Foundation
+import Glibc
+import Orchestrator
+import Testing
+
+/// Nothing a job starts escapes its teardown, not even processes that leave its process group
+/// with setsid(2): under cancel, --timeout, daemon stop and kill -9 + restart, in both
+/// containments (a cgroup per job, and the process-group fallback with its ORCHD_JOB_ID scan).
+@Suite("Containment end to end")
+struct ContainmentTests {
+    /// One test daemon in one containment mode, with the checks the scenarios share.
+    final class Fixture {
+        let daemon: TestDaemon
+        let mode: String
+        /// The daemon's cgroup subtree, from `orchctl info` (cgroup mode).
+        private(set) var cgroup: String?
+
+        init(mode: String, arguments: [String] = []) throws {
+            if mode == "cgroup" { try CgroupSupport.requireAvailable() }
+            self.mode = mode
+            daemon = try TestDaemon(arguments: ["--containment", mode] + arguments)
+            try readInfo()
+        }
+
+        deinit {
+            daemon.crash()
+            CgroupSupport.cleanUp(stateDirectory: daemon.stateDirectory, cgroup: cgroup)
+        }
+
+        /// Checks that `orchctl info` reports the containment asked for.
+        func readInfo() throws {
+            let info = try daemon.orchctl(["info", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+            #expect(object?["containment"] as? String == mode, "\(info)")
+            cgroup = object?["cgroup"] as? String
+            #expect((cgroup != nil) == (mode == "cgroup"), "\(info)")
+            #expect(try daemon.orchctl(["info"]).standardOutput.contains("containment:     \(mode)"))
+        }
+
+        /// A shell script that starts a process in a new session (escaping the job's process
+        /// group) which writes its pid to `marker` and sleeps; the script itself then runs
+        /// `then`.
+        func escapingScript(marker: String, then: String = "sleep 900") -> String {
+            "setsid sh -c 'echo $$ > \(marker); exec sleep 900' & \(then)"
+        }
+
+        /// Whether the process is gone (or a zombie waiting to be reaped).
+        func isGone(_ pid: Int32) -> Bool {
+            ProcessGroup(id: pid).isGone
+        }
+
+        /// The job processes still alive.
+        var leftovers: [Int32] {
+            CgroupSupport.liveJobProcesses(stateDirectory: daemon.stateDirectory)
+        }
+
+        /// The job cgroups in the daemon's subtree.
+        var jobCgroups: [String] {
+            cgroup.map { Cgroup(path: $0).children().filter { $0.hasPrefix("job-") } } ?? []
+        }
+    }
+
+    // MARK: - Scenarios
+
+    private func cancelTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(getpgid(escaped) == escaped, "it left the job's process group")
+        #expect(fixture.mode != "cgroup" || fixture.jobCgroups == ["job-\(id)-1"], "one cgroup per attempt: \(fixture.jobCgroups)")
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down with its job")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        #expect(fixture.jobCgroups.isEmpty, "the job's cgroup was removed: \(fixture.jobCgroups)")
+    }
+
+    private func timeoutTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let id = try fixture.daemon.orchctl(["submit", "--timeout", "1s", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("timed_out"), "\(waited)")
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down at the timeout")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
+    private func stopTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        _ = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(fixture.daemon.stop() == 0)
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down before orchd exited")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        if let cgroup = fixture.cgroup {
+            #expect(!Cgroup(path: cgroup).exists, "orchd removed its cgroup subtree at a clean exit")
+        }
+    }
+
+    private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let directory = fixture.daemon.directory
+        let first = try ReadyMarker(path: directory + "/first")
+        let second = try ReadyMarker(path: directory + "/second")
+        // Each attempt first records any earlier escaped process still alive (not a zombie:
+        // field 3 of /proc/PID/stat), then starts its own.
+        let script = """
+            for p in $(cat '\(directory)/pids' 2>/dev/null); do \
+            s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); \
+            [ -n "$s" ] && [ "$s" != Z ] && echo "$p $s" >> '\(directory)/overlap'; done; \
+            if [ -e '\(directory)/ran' ]; then m='\(second.path)'; else m='\(first.path)'; touch '\(directory)/ran'; fi; \
+            setsid sh -c "echo \\$\\$ >> '\(directory)/pids'; echo \\$\\$ > $m; exec sleep 900" & sleep 900
+            """
+        try #require(fixture.daemon.orchctl(["queue", "set", "default", "--retry-base", "10ms", "--retry-cap", "50ms"]).status == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--retries", "1", "--shell", script]).line
+        let firstEscaped = try #require(first.read().flatMap { Int32($0) })
+        fixture.daemon.crash()
+        #expect(!fixture.isGone(firstEscaped), "kill -9 of orchd leaves the job's processes running")
+        try fixture.daemon.start()
+        let secondEscaped = try #require(second.read().flatMap { Int32($0) }, "the job was retried")
+        #expect(fixture.isGone(firstEscaped), "recovery killed the first attempt's escaped process")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/overlap"),
+            "two copies ran at once: \((try? String(contentsOfFile: directory + "/overlap", encoding: .utf8)) ?? "")")
+        #expect(fixture.mode != "cgroup" || fixture.jobCgroups == ["job-\(id)-2"], "\(fixture.jobCgroups)")
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        _ = try fixture.daemon.orchctl(["wait", id])
+        #expect(fixture.isGone(secondEscaped))
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
+    // MARK: - cgroup
+
+    @Test("cgroup: cancel tears down a process that escaped the job's process group with setsid",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCancel() throws { try cancelTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: --timeout tears down a setsid'ed process", .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupTimeout() throws { try timeoutTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: stopping orchd (SIGTERM) tears down a setsid'ed process and removes orchd's cgroup",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupStop() throws { try stopTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup") }
+
+    @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupLeftoverAfterExit() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        try #require(mkfifo(marker.path + ".go", 0o600) == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let gate = open(marker.path + ".go", O_WRONLY)
+        _ = write(gate, "x\n", 2)
+        close(gate)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.status == 3, "the result is the main process's exit code: \(waited)")
+        #expect(fixture.isGone(escaped), "the leftover was torn down before the job ended")
+        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
+    }
+
+    @Test("cgroup: wait --queue Q --drained does not return while an escaped process ignoring SIGTERM lives",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupDrainedWaitsForEscaped() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        try drainedWaitsForLeftover(fixture, spawn: "setsid sh -c")
+    }
+
+    @Test("cgroup: a job forking in a loop is killed entirely by cgroup.kill",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupForkLoop() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/forking")
+        // Escaped, ignoring SIGTERM, and forking up to 2000 sleepers (also ignoring SIGTERM):
+        // only cgroup.kill, which catches forks in flight, ends it.
+        let script = "setsid sh -c 'trap \"\" TERM; echo $$ > \(marker.path); i=0; while [ $i -lt 2000 ]; do sleep 300 & i=$((i+1)); done; wait' & sleep 900"
+        let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        _ = try #require(marker.read())
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+        #expect(fixture.leftovers.isEmpty, "every forked process is gone: \(fixture.leftovers.count) left")
+        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
+    }
+
+    // MARK: - process-group fallback
+
+    @Test("process-group: cancel tears down a setsid'ed process found by its ORCHD_JOB_ID")
+    func fallbackCancel() throws { try cancelTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: --timeout tears down a setsid'ed process found by its ORCHD_JOB_ID")
+    func fallbackTimeout() throws { try timeoutTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: stopping orchd (SIGTERM) tears down a setsid'ed process")
+    func fallbackStop() throws { try stopTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
+    func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }
+
+    @Test("process-group: wait --queue Q --drained does not return while a leftover of the process group lives")
+    func fallbackDrainedWaitsForLeftover() throws {
+        let fixture = try Fixture(mode: "process-group")
+        try drainedWaitsForLeftover(fixture, spawn: "sh -c")
+    }
+
+    /// A job whose main process exits while a child that ignores SIGTERM lives on (started
+    /// with `spawn`): `wait --queue q --drained` returns only after the child is gone (killed
+    /// after the grace), and the job's result is the main process's.
+    private func drainedWaitsForLeftover(_ fixture: Fixture, spawn: String) throws {
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/child")
+        let gate = fixture.daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let script = "\(spawn) 'trap \"\" TERM; echo $$ > \(marker.path); exec sleep 900' & read x < '\(gate)'"
+        let id = try fixture.daemon.orchctl(["submit", "--queue", "q", "--shell", script]).line
+        let child = try #require(marker.read().flatMap { Int32($0) })
+        let waiter = Process()
+        waiter.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        waiter.arguments = ["--socket", fixture.daemon.socketPath, "wait", "--queue", "q", "--drained"]
+        waiter.standardOutput = FileHandle.nullDevice
+        try waiter.run()
+        let gateFD = open(gate, O_WRONLY)
+        _ = write(gateFD, "x\n", 2)
+        close(gateFD)
+        waiter.waitUntilExit()
+        #expect(waiter.terminationStatus == 0)
+        #expect(fixture.isGone(child), "the queue was drained only once the leftover was gone")
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "the result is the main process's: \(waited)")
+    }
+}
