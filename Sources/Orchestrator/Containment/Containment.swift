@@ -105,7 +105,7 @@ public final class Containment: Sendable {
             subtree = ownGroup
             delegated = true
         } else {
-            subtree = ownGroup.child("orchd-" + shortHash(stateDirectory))
+            subtree = ownGroup.child(subtreeName(stateDirectory: stateDirectory))
             let code = subtree.create()
             guard code == 0 else {
                 throw SetupError("cannot create cgroup \(subtree.path): \(LaunchError.describe(code))")
@@ -118,6 +118,20 @@ public final class Containment: Sendable {
         return Containment(
             subtree: subtree, watcher: watcher, summary: "cgroup \(subtree.path)", stateDirectory: stateDirectory,
             delegated: delegated)
+    }
+
+    /// The name of a daemon's own subtree outside systemd: `orchd-<hash of the state
+    /// directory>`, stable across restarts so that recovery finds the previous incarnation's
+    /// job groups, and distinct per state directory.
+    public static func subtreeName(stateDirectory: String) -> String {
+        "orchd-" + shortHash(stateDirectory)
+    }
+
+    /// Where a daemon started by this process (outside systemd) keeps its job cgroups, or
+    /// `nil` without a cgroup2 mount.
+    public static func subtreePath(stateDirectory: String) -> String? {
+        guard let mount = cgroup2Mount(), let own = ownCgroupPath() else { return nil }
+        return (own == "/" ? mount : mount + own) + "/" + subtreeName(stateDirectory: stateDirectory)
     }
 
     // MARK: - Job groups

@@ -39,7 +39,10 @@ public enum Daemon {
         let notifier = SystemdNotifier()
         let startTime = ContinuousClock.now
 
+        // Set up in step 3; a start-up that fails later leaves no cgroup subtree behind.
+        var containmentInForce: Containment?
         func fail(_ message: String, errno code: Int32) -> Int32 {
+            containmentInForce?.removeSubtree()
             DaemonLog.error(message)
             notifier.failed(errno: code, status: "failed: \(message)")
             return 1
@@ -85,6 +88,7 @@ public enum Daemon {
         } catch {
             return fail("--containment cgroup: \(error)", errno: EPERM)
         }
+        containmentInForce = containment
         if containment.subtree == nil && configuration.containment == .auto {
             DaemonLog.warning("containment: \(containment.summary); processes that leave a job's process group are found by their ORCHD_JOB_ID at cancel, timeout and stop only")
         } else {

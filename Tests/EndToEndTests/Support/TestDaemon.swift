@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Orchestrator
 
 /// A real `orchd` started in its own temporary directory, with its own socket and a notify
 /// listener, driven with the real `orchctl`. Ready means `READY=1` arrived: no sleeps.
@@ -43,6 +44,8 @@ final class TestDaemon {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        // A killed daemon leaves its jobs' processes and its cgroup subtree behind.
+        CgroupSupport.cleanUp(stateDirectory: stateDirectory, cgroup: Containment.subtreePath(stateDirectory: stateDirectory))
         try? FileManager.default.removeItem(atPath: directory)
     }
 
