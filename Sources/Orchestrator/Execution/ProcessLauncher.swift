@@ -18,7 +18,8 @@ import Foundation
 /// One spawn path for both containments: without a cgroup the same clone3 call runs without
 /// `CLONE_INTO_CGROUP`. A step that fails in the child is reported by name (``LaunchError``):
 /// "cannot enter working directory /x: Permission denied" is told apart from "cannot execute
-/// /x: Permission denied". `Foundation.Process` is not used (docs/ARCHITECTURE.md).
+/// /x: Permission denied". `Foundation.Process` is not used: it reaps children itself and
+/// cannot start one in a cgroup.
 public struct ProcessLauncher: Sendable {
     /// Creates a launcher. It holds no state.
     public init() {}
