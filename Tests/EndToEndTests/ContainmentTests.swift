@@ -235,3 +235,42 @@ struct ContainmentTests {
         #expect(waited.status == 0, "the result is the main process's: \(waited)")
     }
 }
+
+/// orchd where the cgroup2 mount is read-only: the fallback, saying why.
+@Suite("Containment without a writable cgroup end to end")
+struct ReadOnlyCgroupTests {
+    @Test("auto falls back to process-group, says why, and still tears down a setsid'ed process at cancel",
+        .enabled(if: ReadOnlyCgroup.unavailableReason == nil, Comment(rawValue: "needs unshare --mount as root: \(ReadOnlyCgroup.unavailableReason ?? "")")))
+    func autoFallsBack() throws {
+        let daemon = try TestDaemon(launcher: ReadOnlyCgroup.launcher)
+        let info = try daemon.orchctl(["info", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["containment"] as? String == "process-group", "\(info)")
+        #expect(object?["cgroup"] == nil || object?["cgroup"] is NSNull, "\(info)")
+        #expect(daemon.daemonLog.contains("warning: containment: process-group (cannot create cgroup "), "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("Read-only file system"), "\(daemon.daemonLog)")
+
+        let marker = try ReadyMarker(path: daemon.directory + "/escaped")
+        let id = try daemon.orchctl(["submit", "--shell", "setsid sh -c 'echo $$ > \(marker.path); exec sleep 900' & sleep 900"]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        _ = try daemon.orchctl(["wait", id])
+        #expect(ProcessGroup(id: escaped).isGone, "the fallback found it by its ORCHD_JOB_ID")
+        #expect(CgroupSupport.liveJobProcesses(stateDirectory: daemon.stateDirectory).isEmpty)
+    }
+
+    @Test("--containment cgroup refuses to start without a writable cgroup, saying why",
+        .enabled(if: ReadOnlyCgroup.unavailableReason == nil, Comment(rawValue: "needs unshare --mount as root: \(ReadOnlyCgroup.unavailableReason ?? "")")))
+    func cgroupRequired() throws {
+        let directory = NSTemporaryDirectory() + "/orchd-ro-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let launcher = ReadOnlyCgroup.launcher
+        let result = try TestDaemon.run(launcher[0], Array(launcher.dropFirst()) + [
+            Binaries.orchd, "--state-dir", directory + "/state", "--socket", directory + "/s", "--config", "/dev/null",
+            "--containment", "cgroup",
+        ])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("--containment cgroup: cannot create cgroup "), "\(result)")
+        #expect(result.standardError.contains("Read-only file system"), "\(result)")
+    }
+}

@@ -175,7 +175,7 @@ public final class Containment: Sendable {
 
     /// The mount point of the cgroup2 file system, from `/proc/self/mountinfo`
     /// (proc_pid_mountinfo(5): field 5 is the mount point, the field after ` - ` the type).
-    static func cgroup2Mount() -> String? {
+    public static func cgroup2Mount() -> String? {
         guard let bytes = ProcStat.readFile("/proc/self/mountinfo") else { return nil }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ")

@@ -65,3 +65,24 @@ enum CgroupSupport {
         if !subtree.isPopulated && subtree.name.hasPrefix("orchd-") { subtree.remove() }
     }
 }
+
+/// Starts orchd in a new mount namespace where the cgroup2 mount is read-only, as on a
+/// machine that gives orchd no writable cgroup (`unshare` from util-linux, as root).
+enum ReadOnlyCgroup {
+    /// The launcher prefix for ``TestDaemon``: `unshare --mount` then a shell that remounts
+    /// the cgroup2 mount read-only and execs orchd.
+    static var launcher: [String] {
+        let mount = Containment.cgroup2Mount() ?? "/sys/fs/cgroup"
+        return ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount -o remount,bind,ro '\(mount)' && exec \"$0\" \"$@\""]
+    }
+
+    /// `nil` when a read-only cgroup mount can be set up in a new mount namespace here.
+    static let unavailableReason: String? = {
+        guard Containment.cgroup2Mount() != nil else { return "no cgroup2 mount" }
+        guard let result = try? TestDaemon.run(launcher[0], Array(launcher.dropFirst()) + ["/bin/true"]) else {
+            return "cannot run unshare"
+        }
+        return result.status == 0 ? nil : "unshare --mount failed: \(result.standardError)"
+    }()
+}
