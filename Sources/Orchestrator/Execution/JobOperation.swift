@@ -190,10 +190,14 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     // MARK: - Completion (on eventQueue)
 
     private func mainProcessExited(_ status: TerminationStatus) {
-        let (process, teardown, waitForTeardown, cgroupEmpty) = state.withLock { state in
+        let (process, teardown, waitForTeardown, stopStarting, cgroupEmpty) = state.withLock { state in
             state.mainExit = status
-            return (state.process, state.teardown, state.teardown != nil && !state.teardownDone, state.cgroupEmpty)
+            return (
+                state.process, state.teardown, state.teardown != nil && !state.teardownDone,
+                state.teardown == nil && state.stopReason != nil, state.cgroupEmpty)
         }
+        // A stop is starting its teardown on another thread; its completion reports.
+        if stopStarting { return }
         if waitForTeardown {
             // The group may already be gone: end the grace period early.
             teardown?.mainProcessExited()
