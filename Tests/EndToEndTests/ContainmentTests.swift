@@ -101,6 +101,23 @@ struct ContainmentTests {
         }
     }
 
+    private func leftoverAfterExitIsTornDown(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        try #require(mkfifo(marker.path + ".go", 0o600) == 0)
+        let script = fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let gate = open(marker.path + ".go", O_WRONLY)
+        _ = write(gate, "x\n", 2)
+        close(gate)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.status == 3, "the result is the main process's exit code: \(waited)")
+        #expect(fixture.isGone(escaped), "the leftover was torn down before the job ended")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
+    }
+
     private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
         let fixture = try Fixture(mode: mode)
         let directory = fixture.daemon.directory
@@ -151,20 +168,7 @@ struct ContainmentTests {
 
     @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
-    func cgroupLeftoverAfterExit() throws {
-        let fixture = try Fixture(mode: "cgroup")
-        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
-        try #require(mkfifo(marker.path + ".go", 0o600) == 0)
-        let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")]).line
-        let escaped = try #require(marker.read().flatMap { Int32($0) })
-        let gate = open(marker.path + ".go", O_WRONLY)
-        _ = write(gate, "x\n", 2)
-        close(gate)
-        let waited = try fixture.daemon.orchctl(["wait", id])
-        #expect(waited.status == 3, "the result is the main process's exit code: \(waited)")
-        #expect(fixture.isGone(escaped), "the leftover was torn down before the job ended")
-        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
-    }
+    func cgroupLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "cgroup") }
 
     @Test("cgroup: wait --queue Q --drained does not return while an escaped process ignoring SIGTERM lives",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
@@ -204,10 +208,19 @@ struct ContainmentTests {
     @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
     func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }
 
+    @Test("process-group: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down")
+    func fallbackLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "process-group") }
+
     @Test("process-group: wait --queue Q --drained does not return while a leftover of the process group lives")
     func fallbackDrainedWaitsForLeftover() throws {
         let fixture = try Fixture(mode: "process-group")
         try drainedWaitsForLeftover(fixture, spawn: "sh -c")
+    }
+
+    @Test("process-group: wait --queue Q --drained does not return while a setsid'ed process ignoring SIGTERM lives")
+    func fallbackDrainedWaitsForEscaped() throws {
+        let fixture = try Fixture(mode: "process-group")
+        try drainedWaitsForLeftover(fixture, spawn: "setsid sh -c")
     }
 
     /// A job whose main process exits while a child that ignores SIGTERM lives on (started

@@ -133,7 +133,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
                 state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
             }
         }
-        if pendingStop { beginTeardown(of: process, scanIdentity: true) }
+        if pendingStop { beginTeardown(of: process) }
     }
 
     /// Marks the operation cancelled; a running one is torn down with result `.cancelled`
@@ -164,17 +164,15 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         switch action {
         case .none: break
         case .cancelQueued: if !isCancelled { super.cancel() }
-        case .tearDown(let process): beginTeardown(of: process, scanIdentity: true)
+        case .tearDown(let process): beginTeardown(of: process)
         }
     }
 
-    /// Starts the teardown of the job's processes.
-    /// - Parameters:
-    ///   - process: the main process.
-    ///   - scanIdentity: in process-group containment, also tear down every process carrying
-    ///     the job's identity (a scan of /proc: done at a stop, not at every job's end).
-    private func beginTeardown(of process: LaunchedProcess, scanIdentity: Bool) {
-        let identity = scanIdentity && process.cgroup == nil ? containment?.identity(ofJob: jobID) : nil
+    /// Starts the teardown of the job's processes: its cgroup, or its process group and (in
+    /// process-group containment) every process carrying the job's identity.
+    /// - Parameter process: the main process.
+    private func beginTeardown(of process: LaunchedProcess) {
+        let identity = process.cgroup == nil ? containment?.identity(ofJob: jobID) : nil
         let target = TeardownTarget(group: process.processGroup, cgroup: process.cgroup, identity: identity)
         let run = TeardownRun(teardown: teardownPlan, target: target, queue: eventQueue)
         state.withLock { $0.teardown = run }
@@ -206,16 +204,20 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         if teardown == nil, let process, hasLeftovers(process, cgroupEmpty: cgroupEmpty) {
             // The main process is done, members it left are not: tear them down; the result
             // stays the main process's.
-            beginTeardown(of: process, scanIdentity: false)
+            beginTeardown(of: process)
             return
         }
         report()
     }
 
     /// Whether processes of the job outlive its main process: its cgroup is still populated,
-    /// or (without one) its process group still has live members.
+    /// or (without one) its process group still has live members, or a process carries the
+    /// job's identity (process-group containment: a scan of /proc).
     private func hasLeftovers(_ process: LaunchedProcess, cgroupEmpty: Bool) -> Bool {
-        guard let cgroup = process.cgroup else { return !process.processGroup.isGone }
+        guard let cgroup = process.cgroup else {
+            if !process.processGroup.isGone { return true }
+            return containment?.identity(ofJob: jobID).map { !ProcessIdentity.processes(of: $0).isEmpty } ?? false
+        }
         if cgroupEmpty { return false }
         if cgroup.isPopulated { return true }
         // Empty already; the watcher's word may still be on its way.
