@@ -96,7 +96,7 @@ public final class Containment: Sendable {
             // systemd marks with the trusted.delegate (system) or user.delegate (user
             // manager) extended attribute.
             guard hasDelegateMark(ownGroup.path) else {
-                throw SetupError("\(ownGroup.name) is not delegated (add Delegate=yes to the unit)")
+                throw SetupError("\(ownGroup.name) is not delegated (add Delegate=yes to the unit; systemd 251 or later marks it with the trusted.delegate attribute)")
             }
             let leaf = ownGroup.child("daemon")
             if leaf.create() != 0 || leaf.adopt(getpid()) != 0 {
