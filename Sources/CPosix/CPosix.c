@@ -252,3 +252,7 @@ int cposix_inotify_read_wds(int fd, int *wds, int capacity) {
 long cposix_getxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)getxattr(path, name, value, size);
 }
+
+int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size) {
+    return setxattr(path, name, value, size, 0);
+}

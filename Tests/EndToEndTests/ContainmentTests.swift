@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 import Orchestrator
@@ -285,5 +286,81 @@ struct ReadOnlyCgroupTests {
         #expect(result.status == 1, "\(result)")
         #expect(result.standardError.contains("--containment cgroup: cannot create cgroup "), "\(result)")
         #expect(result.standardError.contains("Read-only file system"), "\(result)")
+    }
+}
+
+/// orchd as a systemd service would run it: in `<name>.service`, delegated or not.
+@Suite("Containment under a (simulated) systemd service end to end")
+struct ServiceCgroupTests {
+    /// A cgroup named like a systemd service beside the test's own, optionally marked
+    /// delegated as systemd does for `Delegate=yes` (the `trusted.delegate` attribute).
+    final class ServiceGroup {
+        let group: Cgroup
+
+        init(delegated: Bool) throws {
+            try CgroupSupport.requireAvailable()
+            let probe = try #require(Containment.subtreePath(stateDirectory: "/"))
+            let slash = try #require(probe.lastIndex(of: "/"))
+            let parent = String(probe[..<slash])
+            group = Cgroup(path: parent + "/orchd-e2e-\(UUID().uuidString.prefix(8)).service")
+            guard group.create() == 0 else { throw TestFailure("cannot create \(group.path)") }
+            if delegated {
+                guard cposix_setxattr(group.path, "trusted.delegate", "1", 1) == 0 else {
+                    throw TestFailure("cannot mark \(group.path) delegated: \(errno)")
+                }
+            }
+        }
+
+        deinit {
+            for name in group.children() {
+                let child = group.child(name)
+                child.kill()
+                child.waitUntilEmpty(timeout: .seconds(10))
+                child.remove()
+            }
+            group.kill()
+            group.waitUntilEmpty(timeout: .seconds(10))
+            group.remove()
+        }
+
+        /// A ``TestDaemon`` launcher that moves the shell into the group, then execs orchd.
+        var launcher: [String] {
+            ["/bin/sh", "-c", "echo $$ > '\(group.path)/cgroup.procs' && exec \"$0\" \"$@\""]
+        }
+    }
+
+    @Test("with Delegate=yes, orchd moves itself into <service>/daemon and runs job cgroups beside it",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func delegated() throws {
+        let service = try ServiceGroup(delegated: true)
+        let daemon = try TestDaemon(launcher: service.launcher)
+        defer { daemon.crash() }
+        let info = try daemon.orchctl(["info", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["containment"] as? String == "cgroup", "\(info)")
+        #expect(object?["cgroup"] as? String == service.group.path, "\(info)")
+        let pid = try #require(daemon.process?.processIdentifier)
+        let own = (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)) ?? ""
+        #expect(own.contains("0::/") && own.hasSuffix("/\(service.group.name)/daemon\n"), "orchd is in the daemon leaf: \(own)")
+
+        let marker = try ReadyMarker(path: daemon.directory + "/escaped")
+        let id = try daemon.orchctl(["submit", "--shell", "setsid sh -c 'echo $$ > \(marker.path); exec sleep 900' & sleep 900"]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(service.group.children().contains("job-\(id)-1"), "\(service.group.children())")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        _ = try daemon.orchctl(["wait", id])
+        #expect(ProcessGroup(id: escaped).isGone)
+        #expect(service.group.children() == ["daemon"], "the job's cgroup was removed: \(service.group.children())")
+    }
+
+    @Test("without Delegate=yes, a service falls back to process-group and says to add it",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func notDelegated() throws {
+        let service = try ServiceGroup(delegated: false)
+        let daemon = try TestDaemon(launcher: service.launcher)
+        defer { daemon.crash() }
+        #expect(try daemon.orchctl(["info"]).standardOutput.contains("containment:     process-group"))
+        #expect(daemon.daemonLog.contains("is not delegated (add Delegate=yes to the unit"), "\(daemon.daemonLog)")
+        #expect(service.group.children().isEmpty, "orchd left the service's cgroup alone")
     }
 }

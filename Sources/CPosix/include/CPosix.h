@@ -128,4 +128,8 @@ int cposix_inotify_read_wds(int fd, int *wds, int capacity);
 /// getxattr(2): reads an extended attribute of a path. Returns its size or -1 with errno set.
 long cposix_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
+/// setxattr(2) with flags 0: sets an extended attribute of a path. Returns 0 or -1 with errno
+/// set.
+int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size);
+
 #endif
