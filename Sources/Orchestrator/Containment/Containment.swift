@@ -99,8 +99,10 @@ public final class Containment: Sendable {
                 throw SetupError("\(ownGroup.name) is not delegated (add Delegate=yes to the unit; systemd 251 or later marks it with the trusted.delegate attribute)")
             }
             let leaf = ownGroup.child("daemon")
-            if leaf.create() != 0 || leaf.adopt(getpid()) != 0 {
-                throw SetupError("cannot move orchd into \(leaf.path): \(LaunchError.describe(errno))")
+            var code = leaf.create()
+            if code == 0 { code = leaf.adopt(getpid()) }
+            guard code == 0 else {
+                throw SetupError("cannot move orchd into \(leaf.path): \(LaunchError.describe(code))")
             }
             subtree = ownGroup
             delegated = true
@@ -111,10 +113,17 @@ public final class Containment: Sendable {
                 throw SetupError("cannot create cgroup \(subtree.path): \(LaunchError.describe(code))")
             }
         }
-        guard access(subtree.path + "/cgroup.kill", F_OK) == 0 || access(subtree.path, F_OK) != 0 else {
+        guard access(subtree.path + "/cgroup.kill", F_OK) == 0 else {
+            if !delegated { subtree.remove() }
             throw SetupError("the kernel has no cgroup.kill (Linux 5.14 or later is needed)")
         }
-        let watcher = try CgroupWatcher()
+        let watcher: CgroupWatcher
+        do {
+            watcher = try CgroupWatcher()
+        } catch {
+            if !delegated { subtree.remove() }
+            throw error
+        }
         return Containment(
             subtree: subtree, watcher: watcher, summary: "cgroup \(subtree.path)", stateDirectory: stateDirectory,
             delegated: delegated)
