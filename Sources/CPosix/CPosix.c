@@ -79,3 +79,180 @@ int cposix_wnohang(void) { return WNOHANG; }
 int cposix_malloc_trim(void) { return malloc_trim(0); }
 
 int cposix_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
+
+// MARK: - Spawning with clone3
+
+#include <linux/sched.h>
+#include <sys/inotify.h>
+#include <string.h>
+#include <stdint.h>
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+struct cposix_spawn_report {
+    int step;
+    int error;
+};
+
+/// In the child: tell the parent which step failed, then exit. write(2) and _exit(2) only.
+static void cposix_spawn_child_fail(int report_fd, int step) {
+    struct cposix_spawn_report report = {step, errno};
+    ssize_t ignored = write(report_fd, &report, sizeof(report));
+    (void)ignored;
+    _exit(127);
+}
+
+/// dup2(2), also when `from == to` (dup2 then leaves FD_CLOEXEC set, and the fd would close at
+/// exec).
+static int cposix_move_fd(int from, int to) {
+    if (from == to) return fcntl(to, F_SETFD, 0);
+    return dup2(from, to) < 0 ? -1 : 0;
+}
+
+static void cposix_spawn_child(const struct cposix_spawn_request *request, int report_fd) {
+    // Every disposition back to the default while all signals are still blocked (inherited
+    // from the parent), so no handler of the daemon's can run here. The raw system call:
+    // glibc's sigaction(2) refuses 32 and 33. An all-zero kernel sigaction is SIG_DFL with no
+    // flags and an empty mask on every architecture.
+    unsigned long zero_action[4] = {0, 0, 0, 0};
+    for (int sig = 1; sig < _NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        if (syscall(SYS_rt_sigaction, sig, zero_action, NULL, _NSIG / 8) != 0 && errno != EINVAL) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
+        }
+    }
+    uint64_t empty_mask = 0;
+    if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, NULL, sizeof(empty_mask)) != 0) {
+        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
+    }
+    if (setsid() < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SESSION);
+    if (chdir(request->working_directory) != 0) {
+        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
+    }
+    // The log fds are moved out of 0-2 first, so placing one cannot overwrite another.
+    int out = fcntl(request->stdout_fd, F_DUPFD_CLOEXEC, 3);
+    if (out < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
+    int err = fcntl(request->stderr_fd, F_DUPFD_CLOEXEC, 3);
+    if (err < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0 || cposix_move_fd(null_fd, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
+    if (cposix_move_fd(out, 1) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
+    if (cposix_move_fd(err, 2) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
+    // Close-on-exec, not closed: the report pipe must stay open until execve succeeds.
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_FDS);
+    }
+    execve(request->path, request->argv, request->envp);
+    cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
+}
+
+int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pidfd, int *failed_step, int *failed_errno) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        *failed_step = CPOSIX_SPAWN_STEP_SETUP;
+        *failed_errno = errno;
+        return -1;
+    }
+    // All signals blocked across the clone: the child must not run a daemon handler before it
+    // has reset them (glibc's posix_spawn does the same).
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+
+    int child_pidfd = -1;
+    struct clone_args args;
+    memset(&args, 0, sizeof(args));
+    args.flags = CLONE_PIDFD | CLONE_VFORK;
+    args.pidfd = (uint64_t)(uintptr_t)&child_pidfd;
+    args.exit_signal = SIGCHLD;
+    if (request->cgroup_fd >= 0) {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = (uint64_t)request->cgroup_fd;
+    }
+    // Fork semantics (no CLONE_VM): the child has its own copy of memory and returns here.
+    // CLONE_VFORK: the parent resumes once the child has exec'd or exited.
+    long child = syscall(SYS_clone3, &args, sizeof(args));
+    if (child == 0) {
+        close(report[0]);
+        cposix_spawn_child(request, report[1]);
+        _exit(127);
+    }
+    int clone_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    close(report[1]);
+    if (child < 0) {
+        close(report[0]);
+        *failed_step = CPOSIX_SPAWN_STEP_CLONE;
+        *failed_errno = clone_errno;
+        return -1;
+    }
+    struct cposix_spawn_report failure;
+    ssize_t got;
+    do {
+        got = read(report[0], &failure, sizeof(failure));
+    } while (got < 0 && errno == EINTR);
+    int read_errno = errno;
+    close(report[0]);
+    if (got == 0) {
+        *pid = (pid_t)child;
+        *pidfd = child_pidfd;
+        return 0;
+    }
+    // The child failed before exec (or the pipe did): reap it, it exits at once.
+    int status;
+    while (waitpid((pid_t)child, &status, 0) < 0 && errno == EINTR) {}
+    close(child_pidfd);
+    if (got == (ssize_t)sizeof(failure)) {
+        *failed_step = failure.step;
+        *failed_errno = failure.error;
+    } else {
+        *failed_step = CPOSIX_SPAWN_STEP_SETUP;
+        *failed_errno = got < 0 ? read_errno : EIO;
+    }
+    return -1;
+}
+
+// MARK: - inotify
+
+int cposix_inotify_init(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+
+int cposix_inotify_watch_modify(int fd, const char *path) { return inotify_add_watch(fd, path, IN_MODIFY); }
+
+int cposix_inotify_remove(int fd, int wd) { return inotify_rm_watch(fd, wd); }
+
+int cposix_inotify_read_wds(int fd, int *wds, int capacity) {
+    char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int stored = 0;
+    for (;;) {
+        ssize_t length = read(fd, buffer, sizeof(buffer));
+        if (length < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return stored;
+            return -1;
+        }
+        if (length == 0) return stored;
+        for (char *p = buffer; p < buffer + length;) {
+            struct inotify_event *event = (struct inotify_event *)p;
+            if (stored < capacity) wds[stored] = event->wd;
+            stored++;
+            p += sizeof(struct inotify_event) + event->len;
+        }
+    }
+}
+
+// MARK: - Extended attributes
+
+#include <sys/xattr.h>
+
+long cposix_getxattr(const char *path, const char *name, void *value, unsigned long size) {
+    return (long)getxattr(path, name, value, size);
+}
+
+int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size) {
+    return setxattr(path, name, value, size, 0);
+}

@@ -133,17 +133,23 @@ struct DaemonLifecycleTests {
     func orphansReaped() throws {
         let daemon = try TestDaemon()
         let marker = try ReadyMarker(path: daemon.directory + "/orphan")
-        // The job exits at once, leaving a background child that is orphaned.
-        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "sleep 0.3 >/dev/null 2>&1 & echo $! > '\(marker.path)'"]).line
-        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        // An inner shell exits at once, orphaning its background child, while the job goes on
+        // (a job's leftovers are torn down when it ends, so the orphan is looked at before).
+        // The job reports the orphan's pid only after the inner shell has exited.
+        let pidFile = daemon.directory + "/orphan.pid"
+        let script = "sh -c 'sleep 300 >/dev/null 2>&1 & echo $! > \(pidFile)'; cat '\(pidFile)' > '\(marker.path)'; cat '\(gate)'"
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", script]).line
         let orphan = try #require(marker.read().flatMap { Int32($0) })
         let daemonPID = try #require(daemon.process?.processIdentifier)
-        // Its parent exited: the subreaper, orchd, is its parent now (it sleeps 0.3 s, long
-        // enough to look; field 4 of /proc/PID/stat is the parent pid).
+        // Its parent exited: the subreaper, orchd, is its parent now (field 4 of
+        // /proc/PID/stat is the parent pid). Then it is killed, and must not stay a zombie.
         let pidfd = cposix_pidfd_open(orphan)
         let before = (try? String(contentsOfFile: "/proc/\(orphan)/stat", encoding: .utf8)) ?? ""
         let parent = before.split(separator: ")").last?.split(separator: " ").dropFirst(1).first
         #expect(parent == Substring(String(daemonPID)), "orphans are reparented to orchd, not to init")
+        kill(orphan, SIGKILL)
         if pidfd >= 0 {
             var pollFD = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
             _ = poll(&pollFD, 1, 10_000)
@@ -157,5 +163,7 @@ struct DaemonLifecycleTests {
             zombie = stat.contains(") Z ")
         }
         #expect(!zombie, "the orphan was reaped by orchd")
+        close(open(gate, O_WRONLY))
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
     }
 }

@@ -57,4 +57,79 @@ int cposix_malloc_trim(void);
 /// keep freed memory of every worker thread. Returns 1 on success.
 int cposix_set_malloc_arena_max(int count);
 
+/// The step of ``cposix_spawn`` that failed, so an error can name it.
+enum cposix_spawn_step {
+    /// clone3(2) itself failed in the parent (with a cgroup: the kernel refused to start the
+    /// child in it).
+    CPOSIX_SPAWN_STEP_CLONE = 1,
+    /// Resetting the signal mask or dispositions in the child.
+    CPOSIX_SPAWN_STEP_SIGNALS = 2,
+    /// setsid(2) in the child.
+    CPOSIX_SPAWN_STEP_SESSION = 3,
+    /// chdir(2) to the working directory in the child.
+    CPOSIX_SPAWN_STEP_WORKING_DIRECTORY = 4,
+    /// Opening /dev/null as standard input in the child.
+    CPOSIX_SPAWN_STEP_STDIN = 5,
+    /// dup2(2) of the standard output log file in the child.
+    CPOSIX_SPAWN_STEP_STDOUT = 6,
+    /// dup2(2) of the standard error log file in the child.
+    CPOSIX_SPAWN_STEP_STDERR = 7,
+    /// close_range(2) of the fds >= 3 in the child.
+    CPOSIX_SPAWN_STEP_FDS = 8,
+    /// execve(2) in the child.
+    CPOSIX_SPAWN_STEP_EXEC = 9,
+    /// The parent's setup: the error pipe, or reading it.
+    CPOSIX_SPAWN_STEP_SETUP = 10,
+};
+
+/// What ``cposix_spawn`` starts.
+struct cposix_spawn_request {
+    /// The executable's path, given to execve(2) as is.
+    const char *path;
+    /// NULL-terminated argument and environment vectors.
+    char *const *argv;
+    char *const *envp;
+    /// The working directory to chdir(2) to.
+    const char *working_directory;
+    /// The fds that become standard output and standard error (standard input is /dev/null).
+    int stdout_fd;
+    int stderr_fd;
+    /// An fd of the cgroup v2 directory the child starts in (CLONE_INTO_CGROUP), or -1 to
+    /// start it in the caller's cgroup.
+    int cgroup_fd;
+};
+
+/// Starts a process with clone3(2) (`CLONE_PIDFD | CLONE_VFORK`, plus `CLONE_INTO_CGROUP`
+/// when `cgroup_fd >= 0`, so the child is in its cgroup from its first instruction and cannot
+/// fork outside it). The child resets its signal mask and every disposition (32 and 33
+/// included) to the default, calls setsid(2), chdir(2)s, takes /dev/null and the two fds as
+/// 0-2, marks every other fd close-on-exec (close_range(2)) and execve(2)s. Only
+/// async-signal-safe system calls run in the child; a failure there is sent to the parent
+/// through a close-on-exec pipe as {step, errno} and the child exits 127 (and is reaped here).
+///
+/// Returns 0 with `*pid` and `*pidfd` set, or -1 with `*failed_step` (an
+/// ``cposix_spawn_step``) and `*failed_errno` set.
+int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pidfd, int *failed_step, int *failed_errno);
+
+/// inotify_init1(IN_NONBLOCK | IN_CLOEXEC) (inotify(7)). Returns the fd or -1 with errno set.
+int cposix_inotify_init(void);
+
+/// inotify_add_watch(fd, path, IN_MODIFY). Returns the watch descriptor or -1 with errno set.
+int cposix_inotify_watch_modify(int fd, const char *path);
+
+/// inotify_rm_watch(2).
+int cposix_inotify_remove(int fd, int wd);
+
+/// Reads every pending event of a non-blocking inotify fd and stores the watch descriptors of
+/// the first `capacity` in `wds`. Returns how many events were read (0 when none were
+/// pending; more than `capacity` means some wds were not stored), or -1 with errno set.
+int cposix_inotify_read_wds(int fd, int *wds, int capacity);
+
+/// getxattr(2): reads an extended attribute of a path. Returns its size or -1 with errno set.
+long cposix_getxattr(const char *path, const char *name, void *value, unsigned long size);
+
+/// setxattr(2) with flags 0: sets an extended attribute of a path. Returns 0 or -1 with errno
+/// set.
+int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size);
+
 #endif

@@ -39,7 +39,10 @@ public enum Daemon {
         let notifier = SystemdNotifier()
         let startTime = ContinuousClock.now
 
+        // Set up in step 3; a start-up that fails later leaves no cgroup subtree behind.
+        var containmentInForce: Containment?
         func fail(_ message: String, errno code: Int32) -> Int32 {
+            containmentInForce?.removeSubtree()
             DaemonLog.error(message)
             notifier.failed(errno: code, status: "failed: \(message)")
             return 1
@@ -78,11 +81,26 @@ public enum Daemon {
             return fail("cannot open the job database in \(configuration.stateDirectory): \(error)", errno: EIO)
         }
 
-        // 3. The scheduler, after recovering what a previous daemon left running.
+        // 3. Containment: a cgroup per job where a cgroup2 subtree is writable.
+        let containment: Containment
+        do {
+            containment = try Containment.setUp(mode: configuration.containment, stateDirectory: configuration.stateDirectory)
+        } catch {
+            return fail("--containment cgroup: \(error)", errno: EPERM)
+        }
+        containmentInForce = containment
+        if containment.subtree == nil && configuration.containment == .auto {
+            DaemonLog.warning("containment: \(containment.summary); processes that leave a job's process group are found by their ORCHD_JOB_ID at cancel, timeout and stop only")
+        } else {
+            DaemonLog.info("containment: \(containment.summary)")
+        }
+
+        // 4. The scheduler, after recovering what a previous daemon left running.
         let scheduler = Scheduler(store: store, configuration: .init(
             concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory,
             teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
-            retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention))
+            retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention),
+            containment: containment)
         // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
         let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
         // Built-in observers, added before the scheduler starts so they see every event.
@@ -93,7 +111,7 @@ public enum Daemon {
         scheduler.observers.add(journal)
         scheduler.observers.add(hooks)
 
-        // 4. The control socket: the one systemd passes (orchd.socket), else our own.
+        // 5. The control socket: the one systemd passes (orchd.socket), else our own.
         let listeningFD: Int32
         let socketActivated: Bool
         do {
@@ -155,7 +173,7 @@ public enum Daemon {
         }
         server.start()
 
-        // 5. Ready: the database is open, recovery done, the socket listens.
+        // 6. Ready: the database is open, recovery done, the socket listens.
         let stopped = DispatchSemaphore(value: 0)
         let signalQueue = DispatchQueue(label: "orchd.signals")
         var signalSources: [any DispatchSourceSignal] = []
@@ -210,10 +228,10 @@ public enum Daemon {
         watchdog?.start()
         DaemonLog.info(
             "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
-                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency)"
+                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
                 + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
 
-        // 6. Run until stopped; then stop in reverse order.
+        // 7. Run until stopped; then stop in reverse order.
         stopped.wait()
         scheduler.flush()
         server.stop()
@@ -221,6 +239,7 @@ public enum Daemon {
         watchdog?.stop()
         for source in signalSources { source.cancel() }
         orphanReaper?.stop()
+        containment.removeSubtree()
         withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
         DaemonLog.info("stopped")
         notifier.flush()

@@ -27,6 +27,8 @@ public struct DaemonConfiguration: Sendable {
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
     /// "no settings" (the default path).
     public var configurationFileRequired = false
+    /// How job processes are contained (`--containment`; start-up only).
+    public var containment: Containment.Mode = .auto
     /// The settings given as flags; they override the configuration file, at every reload.
     public var commandLineSettings = DaemonSettings()
     /// Test-only (`--test-block-control-queue-on-sigusr1`, not in `--help`): on SIGUSR1 the
@@ -74,9 +76,9 @@ public struct DaemonConfiguration: Sendable {
     public static let usage = """
         OVERVIEW: Run queued commands N at a time, durably (the orchd daemon).
 
-        USAGE: orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN]
-                     [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N]
-                     [--log-level LEVEL]
+        USAGE: orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N]
+                     [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N]
+                     [--event-retention N] [--log-level LEVEL]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
@@ -86,6 +88,11 @@ public struct DaemonConfiguration: Sendable {
                                (default: $ORCHD_SOCKET, else $RUNTIME_DIRECTORY/orchd.sock, else
                                /run/orchd/orchd.sock for root, $XDG_RUNTIME_DIR/orchd/orchd.sock
                                or /tmp/orchd-$UID/orchd.sock)
+          --containment MODE   How each job's processes, setsid'ed ones too, are kept hold of:
+                               cgroup (a cgroup v2 group per job; refuse to start without a
+                               writable cgroup2 subtree), process-group (the fallback: the
+                               job's process group and the processes carrying its
+                               ORCHD_JOB_ID), or auto. (default: auto, cgroup where possible)
           --config PATH        Configuration file of 'key = value' lines (any option below
                                without its dashes), read again on SIGHUP; flags override it.
                                (default: /etc/orchd/orchd.conf for root,
@@ -110,7 +117,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// The one-line usage printed after a command-line error.
     public static let shortUsage =
-        "orchd [--state-dir DIR] [--socket PATH] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--log-level LEVEL]"
+        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--log-level LEVEL]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {
@@ -133,6 +140,7 @@ public struct DaemonConfiguration: Sendable {
         var configurationFile: String?
         var settings = DaemonSettings()
         var testBlockControlQueue = false
+        var containment = Containment.Mode.auto
 
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
@@ -153,6 +161,12 @@ public struct DaemonConfiguration: Sendable {
             case "--state-dir": stateDirectory = try value()
             case "--socket": socket = try value()
             case "--config": configurationFile = try value()
+            case "--containment":
+                let text = try value()
+                guard let mode = Containment.Mode(rawValue: text) else {
+                    throw .invalidValue(name, text, "auto, cgroup or process-group")
+                }
+                containment = mode
             case testBlockControlQueueFlag where inlineValue == nil: testBlockControlQueue = true
             default:
                 guard name.hasPrefix("--"), let setting = DaemonSetting(rawValue: String(name.dropFirst(2))) else {
@@ -177,6 +191,7 @@ public struct DaemonConfiguration: Sendable {
         configuration.configurationFileRequired = configurationFile != nil
         configuration.commandLineSettings = settings
         configuration.testBlockControlQueueOnSIGUSR1 = testBlockControlQueue
+        configuration.containment = containment
         // Flags alone until the daemon reads the file (Daemon.run), where a bad file is a
         // start-up failure reported to systemd rather than a usage error.
         return .run(configuration.applying(file: DaemonSettings()))

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A NULL-terminated array of C strings for posix_spawn(3)'s argv and envp.
+/// A NULL-terminated array of C strings for execve(2)'s argv and envp.
 struct CStringArray {
     var pointers: [UnsafeMutablePointer<CChar>?]
 

@@ -12,10 +12,14 @@ import Synchronization
 /// becomes finished only after `onFinished` has been enqueued, so a queue-drained observer
 /// never runs ahead of the last result.
 ///
-/// Completion is decided by reaping the main process, not by end-of-file on its output: a
-/// background grandchild that keeps stdout open does not keep the job running. When the job
-/// is stopped, completion also waits for the teardown to end (the group gone, or `SIGKILL`
-/// sent), so a stopped job's result means its process group is down.
+/// The result is the main process's status (or the stop reason's), not end-of-file on its
+/// output. But a job is over only when nothing of it runs: when the main process exits and
+/// members are left behind (`setsid sleep 900 &`: its cgroup is still populated, or its
+/// process group still has members), they are torn down with the same teardown as a stop, as
+/// systemd's `KillMode=control-group` does at a unit's end, and `onFinished` waits for them.
+/// In a cgroup that means `populated 0` in `cgroup.events` (``CgroupWatcher``); the emptied
+/// cgroup is then removed. When the job is stopped, completion also waits for the teardown to
+/// end, so a stopped job's result means its processes are down.
 ///
 /// swift-corelibs-foundation facts this relies on: `isExecuting`/`isFinished` changes must be
 /// announced with `willChangeValue`/`didChangeValue(forKey:)` (outside any lock) or the queue
@@ -28,6 +32,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     private let launcher: ProcessLauncher
     private let reaper: ChildReaper
     private let teardownPlan: Teardown
+    private let containment: Containment?
     private let callbackQueue: DispatchQueue
     private let onStarted: @Sendable (Result<LaunchedProcess, LaunchError>) -> Void
     private let onFinished: @Sendable (JobResult) -> Void
@@ -42,6 +47,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     ///   - launcher: spawns the process.
     ///   - reaper: reaps it (shared by all jobs).
     ///   - teardown: how ``stop(reason:)`` stops a running process group.
+    ///   - containment: the daemon's containment: its cgroup watcher, or the identity scan of
+    ///     the process-group fallback; `nil` for the process group alone (hooks).
     ///   - callbackQueue: a serial queue for the callbacks, e.g. the control queue.
     ///   - onStarted: the spawn's outcome; not called when the operation is cancelled before
     ///     it starts.
@@ -52,6 +59,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         launcher: ProcessLauncher,
         reaper: ChildReaper,
         teardown: Teardown,
+        containment: Containment? = nil,
         callbackQueue: DispatchQueue,
         onStarted: @escaping @Sendable (Result<LaunchedProcess, LaunchError>) -> Void,
         onFinished: @escaping @Sendable (JobResult) -> Void
@@ -61,6 +69,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         self.launcher = launcher
         self.reaper = reaper
         self.teardownPlan = teardown
+        self.containment = containment
         self.callbackQueue = callbackQueue
         self.onStarted = onStarted
         self.onFinished = onFinished
@@ -117,6 +126,13 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
             return state.stopReason != nil
         }
         reaper.watch(process, on: eventQueue) { [self] status in mainProcessExited(status) }
+        if let cgroup = process.cgroup {
+            if let watcher = containment?.watcher {
+                watcher.whenEmpty(cgroup, on: eventQueue) { [self] in cgroupEmptied() }
+            } else {
+                state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
+            }
+        }
         if pendingStop { beginTeardown(of: process) }
     }
 
@@ -152,8 +168,13 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         }
     }
 
+    /// Starts the teardown of the job's processes: its cgroup, or its process group and (in
+    /// process-group containment) every process carrying the job's identity.
+    /// - Parameter process: the main process.
     private func beginTeardown(of process: LaunchedProcess) {
-        let run = TeardownRun(teardown: teardownPlan, group: process.processGroup, queue: eventQueue)
+        let identity = process.cgroup == nil ? containment?.identity(ofJob: jobID) : nil
+        let target = TeardownTarget(group: process.processGroup, cgroup: process.cgroup, identity: identity)
+        let run = TeardownRun(teardown: teardownPlan, target: target, queue: eventQueue)
         state.withLock { $0.teardown = run }
         run.start { [self] in
             let done = state.withLock { state -> Bool in
@@ -167,26 +188,69 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     // MARK: - Completion (on eventQueue)
 
     private func mainProcessExited(_ status: TerminationStatus) {
-        let (teardown, waitForTeardown) = state.withLock { state in
+        let (process, teardown, waitForTeardown, stopStarting, cgroupEmpty) = state.withLock { state in
             state.mainExit = status
-            return (state.teardown, state.teardown != nil && !state.teardownDone)
+            return (
+                state.process, state.teardown, state.teardown != nil && !state.teardownDone,
+                state.teardown == nil && state.stopReason != nil, state.cgroupEmpty)
         }
+        // A stop is starting its teardown on another thread; its completion reports.
+        if stopStarting { return }
         if waitForTeardown {
             // The group may already be gone: end the grace period early.
             teardown?.mainProcessExited()
             return
         }
+        if teardown == nil, let process, hasLeftovers(process, cgroupEmpty: cgroupEmpty) {
+            // The main process is done, members it left are not: tear them down; the result
+            // stays the main process's.
+            beginTeardown(of: process)
+            return
+        }
         report()
     }
 
-    /// Enqueues onFinished once, then finishes the operation.
-    private func report() {
-        let result = state.withLock { state -> JobResult? in
-            guard !state.reported, let exit = state.mainExit else { return nil }
-            state.reported = true
-            return state.stopReason?.jobResult ?? exit.jobResult
+    /// Whether processes of the job outlive its main process: its cgroup is still populated,
+    /// or (without one) its process group still has live members, or a process carries the
+    /// job's identity (process-group containment: a scan of /proc).
+    private func hasLeftovers(_ process: LaunchedProcess, cgroupEmpty: Bool) -> Bool {
+        guard let cgroup = process.cgroup else {
+            if !process.processGroup.isGone { return true }
+            return containment?.identity(ofJob: jobID).map { !ProcessIdentity.processes(of: $0).isEmpty } ?? false
         }
-        guard let result else { return }
+        if cgroupEmpty { return false }
+        if cgroup.isPopulated { return true }
+        // Empty already; the watcher's word may still be on its way.
+        state.withLock { $0.cgroupEmpty = true }
+        return false
+    }
+
+    /// The job's cgroup has no live process left (on eventQueue).
+    private func cgroupEmptied() {
+        let teardown = state.withLock { state in
+            state.cgroupEmpty = true
+            return state.teardownDone ? nil : state.teardown
+        }
+        teardown?.targetEmptied()
+        report()
+    }
+
+    /// Enqueues onFinished once, when the main process was reaped, any teardown ended and the
+    /// cgroup (if any) is empty; then removes the cgroup and finishes the operation.
+    private func report() {
+        let outcome = state.withLock { state -> (JobResult, Cgroup?)? in
+            guard !state.reported, let exit = state.mainExit else { return nil }
+            if state.teardown != nil && !state.teardownDone { return nil }
+            let cgroup = state.process?.cgroup
+            if cgroup != nil && !state.cgroupEmpty { return nil }
+            state.reported = true
+            return (state.stopReason?.jobResult ?? exit.jobResult, cgroup)
+        }
+        guard let (result, cgroup) = outcome else { return }
+        if let cgroup {
+            let code = cgroup.remove()
+            if code != 0 { DaemonLog.warning("job \(jobID): cannot remove cgroup \(cgroup.path): \(LaunchError.describe(code))") }
+        }
         callbackQueue.async { [onFinished] in onFinished(result) }
         finish(wasExecuting: true)
     }

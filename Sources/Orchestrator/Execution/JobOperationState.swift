@@ -14,6 +14,8 @@ struct JobOperationState {
     var teardown: TeardownRun?
     /// Whether the teardown has finished (group gone, or last step run).
     var teardownDone = false
+    /// Whether the job's cgroup was seen empty (`populated 0`); meaningless without one.
+    var cgroupEmpty = false
     /// Whether `onFinished` has been enqueued (the once-guard).
     var reported = false
 }

@@ -20,6 +20,8 @@ public struct LaunchRequest: Hashable, Sendable {
     /// The file standard error goes to: created or truncated, mode 0640. It may equal
     /// ``standardOutputPath``; both streams then share one file offset, as `2>&1` would.
     public var standardErrorPath: String
+    /// The cgroup the process starts in (created if missing), or `nil` for orchd's own.
+    public var cgroup: Cgroup?
 
     /// Creates a request.
     /// - Parameters:
@@ -28,13 +30,16 @@ public struct LaunchRequest: Hashable, Sendable {
     ///   - environment: the process's complete environment.
     ///   - standardOutputPath: the log file for standard output.
     ///   - standardErrorPath: the log file for standard error.
+    ///   - cgroup: the cgroup to start the process in; `nil`: orchd's own.
     public init(
         arguments: [String],
         workingDirectory: String,
         environment: [String: String],
         standardOutputPath: String,
-        standardErrorPath: String
+        standardErrorPath: String,
+        cgroup: Cgroup? = nil
     ) {
+        self.cgroup = cgroup
         self.arguments = arguments
         self.workingDirectory = workingDirectory
         self.environment = environment

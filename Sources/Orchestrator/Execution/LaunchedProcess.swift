@@ -16,6 +16,8 @@ public struct LaunchedProcess: Hashable, Sendable {
     /// A pidfd for the process (pidfd_open(2)). Owned by whoever watches the process:
     /// ``ChildReaper`` closes it once the process is reaped.
     public var pidfd: Int32
+    /// The cgroup the process started in, or `nil` in process-group containment.
+    public var cgroup: Cgroup?
 
     /// Creates a value; normally only ``ProcessLauncher`` does.
     /// - Parameters:
@@ -23,13 +25,15 @@ public struct LaunchedProcess: Hashable, Sendable {
     ///   - processStartTicks: start time in clock ticks since boot.
     ///   - bootID: the kernel boot ID.
     ///   - pidfd: an open pidfd for the process.
-    public init(pid: Int32, processStartTicks: UInt64, bootID: String, pidfd: Int32) {
+    ///   - cgroup: the cgroup it started in, if any.
+    public init(pid: Int32, processStartTicks: UInt64, bootID: String, pidfd: Int32, cgroup: Cgroup? = nil) {
+        self.cgroup = cgroup
         self.pid = pid
         self.processStartTicks = processStartTicks
         self.bootID = bootID
         self.pidfd = pidfd
     }
 
-    /// The process group the process leads (pgid == pid, by `POSIX_SPAWN_SETSID`).
+    /// The process group the process leads (pgid == pid: the child calls setsid(2)).
     public var processGroup: ProcessGroup { ProcessGroup(id: pid) }
 }

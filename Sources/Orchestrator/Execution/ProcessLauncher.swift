@@ -1,34 +1,41 @@
 import CPosix
 import Foundation
 
-/// Starts job processes with posix_spawn(3), cleanly isolated from the daemon.
+/// Starts job processes with clone3(2) (`cposix_spawn` in CPosix), cleanly isolated from the
+/// daemon.
 ///
 /// Each process:
-/// - leads a new session and process group (`POSIX_SPAWN_SETSID`), so pgid == pid and a
-///   teardown can signal the whole group;
-/// - starts with an empty signal mask and every catchable signal at its default disposition
-///   (`POSIX_SPAWN_SETSIGMASK`, `POSIX_SPAWN_SETSIGDEF`), whatever the daemon blocks or
-///   ignores;
-/// - sees only fds 0-2 (posix_spawn_file_actions_addclosefrom_np(3)): `/dev/null`, then the
-///   two log files;
-/// - starts in the request's working directory (posix_spawn_file_actions_addchdir_np(3)).
+/// - starts in its cgroup when the request names one (`CLONE_INTO_CGROUP`: it is a member
+///   from its first instruction, so nothing it forks can start outside);
+/// - leads a new session and process group (setsid(2)), so pgid == pid and a teardown can
+///   signal the whole group;
+/// - starts with an empty signal mask and every signal at its default disposition, glibc's
+///   internal 32 and 33 included, whatever the daemon blocks or ignores;
+/// - sees only fds 0-2: `/dev/null`, then the two log files (close_range(2)
+///   `CLOSE_RANGE_CLOEXEC` marks every other fd);
+/// - starts in the request's working directory.
 ///
-/// This is one executor. `Foundation.Process` is not used: its children inherit the daemon's
-/// signal mask and some of its descriptors, and waiting for its exit polls.
+/// One spawn path for both containments: without a cgroup the same clone3 call runs without
+/// `CLONE_INTO_CGROUP`. A step that fails in the child is reported by name (``LaunchError``):
+/// "cannot enter working directory /x: Permission denied" is told apart from "cannot execute
+/// /x: Permission denied". `Foundation.Process` is not used: its children inherit the
+/// daemon's signal mask and some of its descriptors, waiting for its exit polls, and it cannot
+/// start a process in a cgroup.
 public struct ProcessLauncher: Sendable {
     /// Creates a launcher. It holds no state.
     public init() {}
 
     /// Starts `request`'s process and opens a pidfd for it.
     ///
-    /// - Parameter request: what to run, where, and where its output goes.
+    /// - Parameter request: what to run, where, in which cgroup, and where its output goes.
     /// - Returns: the running process; its `pidfd` must be handed to a ``ChildReaper`` (which
     ///   closes it) or closed by the caller.
     /// - Throws: ``LaunchError`` when the argument vector is empty (`EINVAL`), the command is
     ///   not found in `PATH` (`ENOENT`, "command not found: foo") or not executable
-    ///   (`EACCES`), the working directory is missing or not a directory, a log file cannot
-    ///   be opened, or posix_spawn(3) fails — including an exec(3) failure in the child,
-    ///   which glibc reports as posix_spawn's return value.
+    ///   (`EACCES`), or a step of the start fails, named in the message: the working
+    ///   directory ("cannot enter working directory"), standard input, a log file, the
+    ///   cgroup ("cannot create cgroup", "cannot start the process in cgroup"), or the
+    ///   exec ("cannot execute").
     public func launch(_ request: LaunchRequest) throws(LaunchError) -> LaunchedProcess {
         guard let command = request.arguments.first, !command.isEmpty else {
             throw LaunchError(code: EINVAL, message: "the command is empty")
@@ -44,22 +51,34 @@ public struct ProcessLauncher: Sendable {
         }
         defer { if errorFD != outputFD { close(errorFD) } }
 
-        let pid = try spawn(executable, request: request, outputFD: outputFD, errorFD: errorFD)
+        var cgroupFD: Int32 = -1
+        if let cgroup = request.cgroup {
+            let code = cgroup.create()
+            guard code == 0 else { throw LaunchError(code: code, context: "cannot create cgroup \(cgroup.path)") }
+            cgroupFD = cgroup.openDirectory()
+            guard cgroupFD >= 0 else {
+                let code = errno
+                cgroup.remove()
+                throw LaunchError(code: code, context: "cannot open cgroup \(cgroup.path)")
+            }
+        }
+        defer { if cgroupFD >= 0 { close(cgroupFD) } }
 
-        let pidfd = cposix_pidfd_open(pid)
-        guard pidfd >= 0 else {
-            let code = errno
-            abandon(pid)
-            throw LaunchError(code: code, context: "pidfd_open for process \(pid)")
+        let (pid, pidfd): (pid_t, Int32)
+        do {
+            (pid, pidfd) = try spawn(executable, request: request, outputFD: outputFD, errorFD: errorFD, cgroupFD: cgroupFD)
+        } catch {
+            request.cgroup?.remove()
+            throw error
         }
         // The child cannot be reaped before we do, so /proc/PID/stat exists even if it
         // already exited (as a zombie).
         guard let startTicks = ProcStat.startTicks(pid: pid) else {
-            close(pidfd)
-            abandon(pid)
+            abandon(pid, pidfd: pidfd, cgroup: request.cgroup)
             throw LaunchError(code: EIO, message: "cannot read /proc/\(pid)/stat")
         }
-        return LaunchedProcess(pid: pid, processStartTicks: startTicks, bootID: ProcStat.bootID, pidfd: pidfd)
+        return LaunchedProcess(
+            pid: pid, processStartTicks: startTicks, bootID: ProcStat.bootID, pidfd: pidfd, cgroup: request.cgroup)
     }
 
     // MARK: - Steps
@@ -68,10 +87,10 @@ public struct ProcessLauncher: Sendable {
     private func checkWorkingDirectory(_ path: String) throws(LaunchError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw LaunchError(code: errno, context: "working directory \(path)")
+            throw LaunchError(code: errno, context: "cannot enter working directory \(path)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw LaunchError(code: ENOTDIR, context: "working directory \(path)")
+            throw LaunchError(code: ENOTDIR, context: "cannot enter working directory \(path)")
         }
     }
 
@@ -108,39 +127,8 @@ public struct ProcessLauncher: Sendable {
     }
 
     private func spawn(
-        _ executable: String, request: LaunchRequest, outputFD: Int32, errorFD: Int32
-    ) throws(LaunchError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-
-        var setupError: Int32 = 0
-        func check(_ result: Int32) { if setupError == 0 && result != 0 { setupError = result } }
-        check(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0))
-        // dup2 clears FD_CLOEXEC on the target, so 1 and 2 survive the exec.
-        check(posix_spawn_file_actions_adddup2(&actions, outputFD, 1))
-        check(posix_spawn_file_actions_adddup2(&actions, errorFD, 2))
-        check(cposix_spawn_file_actions_addclosefrom(&actions, 3))
-        check(cposix_spawn_file_actions_addchdir(&actions, request.workingDirectory))
-
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        check(posix_spawnattr_setsigmask(&attributes, &emptyMask))
-        // Every signal but KILL and STOP, glibc's internal 32 and 33 included: sigfillset(3)
-        // leaves those out, and glibc's posix_spawn then sets them SIG_IGN in the child,
-        // where the ignore survives exec into the job.
-        var defaults = sigset_t()
-        cposix_sigset_fill_all(&defaults)
-        check(posix_spawnattr_setsigdefault(&attributes, &defaults))
-        let flags = Int32(cposix_spawn_flag_setsid()) | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
-        check(posix_spawnattr_setflags(&attributes, Int16(flags)))
-        guard setupError == 0 else {
-            throw LaunchError(code: setupError, context: "posix_spawn setup")
-        }
-
+        _ executable: String, request: LaunchRequest, outputFD: Int32, errorFD: Int32, cgroupFD: Int32
+    ) throws(LaunchError) -> (pid_t, Int32) {
         let argv = CStringArray(request.arguments)
         let envp = CStringArray(request.environment.map { "\($0.key)=\($0.value)" })
         defer {
@@ -148,26 +136,72 @@ public struct ProcessLauncher: Sendable {
             envp.free()
         }
         var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        var failedStep: Int32 = 0
+        var failedErrno: Int32 = 0
         // Registered under the lock that the orphan reaper scans with: it must never take
-        // this child for an orphan and reap it before its pidfd watcher does.
-        let result = SpawnedProcesses.pids.withLock { pids in
-            let result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
-            if result == 0 { pids.insert(pid) }
-            return result
+        // this child for an orphan and reap it before its pidfd watcher does. (A child that
+        // fails before exec is reaped inside cposix_spawn, still under the lock.)
+        var argvPointers = argv.pointers
+        var envpPointers = envp.pointers
+        let result = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+            envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
+                executable.withCString { path in
+                    request.workingDirectory.withCString { directory in
+                        var spawnRequest = cposix_spawn_request(
+                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
+                            working_directory: directory, stdout_fd: outputFD, stderr_fd: errorFD, cgroup_fd: cgroupFD)
+                        return SpawnedProcesses.pids.withLock { pids in
+                            let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
+                            if result == 0 { pids.insert(pid) }
+                            return result
+                        }
+                    }
+                }
+            }
         }
         guard result == 0 else {
-            throw LaunchError(code: result, context: "posix_spawn \(executable)")
+            throw Self.stepError(step: failedStep, code: failedErrno, executable: executable, request: request)
         }
-        return pid
+        return (pid, pidfd)
+    }
+
+    /// The error for a failed step of cposix_spawn, naming the step and its file.
+    /// - Parameters:
+    ///   - step: a `cposix_spawn_step` value.
+    ///   - code: the `errno` value.
+    ///   - executable: the resolved path of the program.
+    ///   - request: the request, for its paths.
+    static func stepError(step: Int32, code: Int32, executable: String, request: LaunchRequest) -> LaunchError {
+        let context: String
+        switch UInt32(bitPattern: step) {
+        case CPOSIX_SPAWN_STEP_CLONE.rawValue:
+            context = request.cgroup.map { "cannot start the process in cgroup \($0.path)" } ?? "cannot create a process"
+        case CPOSIX_SPAWN_STEP_SIGNALS.rawValue: context = "cannot reset the signal mask and dispositions"
+        case CPOSIX_SPAWN_STEP_SESSION.rawValue: context = "cannot start a new session"
+        case CPOSIX_SPAWN_STEP_WORKING_DIRECTORY.rawValue:
+            context = "cannot enter working directory \(request.workingDirectory)"
+        case CPOSIX_SPAWN_STEP_STDIN.rawValue: context = "cannot open /dev/null as standard input"
+        case CPOSIX_SPAWN_STEP_STDOUT.rawValue:
+            context = "cannot use log file \(request.standardOutputPath) as standard output"
+        case CPOSIX_SPAWN_STEP_STDERR.rawValue:
+            context = "cannot use log file \(request.standardErrorPath) as standard error"
+        case CPOSIX_SPAWN_STEP_FDS.rawValue: context = "cannot close the daemon's file descriptors"
+        case CPOSIX_SPAWN_STEP_EXEC.rawValue: context = "cannot execute \(executable)"
+        default: context = "cannot start \(executable)"
+        }
+        return LaunchError(code: code, context: context)
     }
 
     /// Kills and reaps a child we cannot track, so it neither runs unwatched nor stays a
     /// zombie.
-    private func abandon(_ pid: pid_t) {
+    private func abandon(_ pid: pid_t, pidfd: Int32, cgroup: Cgroup?) {
+        cgroup?.kill()
         kill(-pid, SIGKILL)
         kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        close(pidfd)
         SpawnedProcesses.reaped(pid)
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// these alone and reaps every other child: orphaned grandchildren handed to us as the child
 /// subreaper.
 ///
-/// ``ProcessLauncher`` inserts a pid under the same lock as the posix_spawn that creates it,
+/// ``ProcessLauncher`` inserts a pid under the same lock as the clone3(2) that creates it,
 /// so the orphan reaper can never see one of our own children before it is registered.
 enum SpawnedProcesses {
     static let pids = Mutex<Set<Int32>>([])

@@ -2,15 +2,16 @@ import CPosix
 import Dispatch
 import Foundation
 
-/// Runs a ``Teardown`` against one process group, driven by events and a timer.
+/// Runs a ``Teardown`` against one job's processes (a ``TeardownTarget``: its process group,
+/// and its cgroup or the processes carrying its identity), driven by events and a timer.
 ///
-/// Each step first checks whether the group is gone (``ProcessGroup/isGone``) and, if so,
-/// ends the run. A `.wait` arms a `DispatchSourceTimer`; ``mainProcessExited()`` re-checks the
-/// group at once, so a group that exits on `SIGTERM` ends the run without waiting out the
-/// grace. No thread sleeps.
+/// Each step first checks whether the target is gone (``TeardownTarget/isGone``) and, if so,
+/// ends the run. A `.wait` arms a `DispatchSourceTimer`; ``mainProcessExited()`` and
+/// ``targetEmptied()`` (the cgroup's `populated 0`) end the run at once, so a job that exits on
+/// `SIGTERM` does not wait out the grace. No thread sleeps.
 final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched only on `queue`
     private let steps: [TeardownStep]
-    private let group: ProcessGroup
+    private let target: TeardownTarget
     private let queue: DispatchQueue
     private var nextStep = 0
     private var timer: (any DispatchSourceTimer)?
@@ -19,21 +20,22 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
     private var exitSources: [Int32: any DispatchSourceRead] = [:]
 
     /// How long to wait, after the last step, for signalled members to actually exit before
-    /// giving up (a member in uninterruptible sleep, or one we may not signal).
+    /// giving up (a member in uninterruptible sleep, or one we may not signal). A job in a
+    /// cgroup still ends only once its cgroup is empty (``JobOperation``).
     static let exitWaitLimit: Duration = .seconds(5)
 
     /// - Parameters:
     ///   - teardown: the steps to run.
-    ///   - group: the process group to signal.
+    ///   - target: the processes to signal.
     ///   - queue: a serial queue that owns the run's state and runs `completion`.
-    init(teardown: Teardown, group: ProcessGroup, queue: DispatchQueue) {
+    init(teardown: Teardown, target: TeardownTarget, queue: DispatchQueue) {
         self.steps = teardown.steps
-        self.group = group
+        self.target = target
         self.queue = queue
     }
 
-    /// Starts the steps; `completion` runs once on the queue when the group is gone or the
-    /// last step has run.
+    /// Starts the steps; `completion` runs once on the queue when the target is gone or the
+    /// last step has run and its members exited (or ``exitWaitLimit`` passed).
     func start(completion: @escaping @Sendable () -> Void) {
         queue.async {
             self.completion = completion
@@ -46,10 +48,17 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
     func mainProcessExited() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard completion != nil else { return }
-        if group.isGone { return finish() }
+        if target.isGone { return finish() }
         // Members signalled with the leader may still be dying: watch them by pidfd and end
-        // the grace early once they are gone, instead of waiting it out.
-        if exitSources.isEmpty { awaitMembersExit() }
+        // the grace early once they are gone, instead of waiting it out. (A cgroup's
+        // emptiness arrives as targetEmptied().)
+        if target.cgroup == nil && exitSources.isEmpty { awaitMembersExit() }
+    }
+
+    /// Tells the run the job's cgroup is empty (`populated 0`); must be called on the queue.
+    func targetEmptied() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        finish()
     }
 
     private func advance() {
@@ -57,12 +66,12 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
         cancelExitSources()
         guard completion != nil else { return }
         while nextStep < steps.count {
-            if group.isGone { break }
+            if target.isGone { break }
             let step = steps[nextStep]
             nextStep += 1
             switch step {
             case .signal(let signal):
-                group.signal(signal)
+                target.signal(signal)
             case .wait(let duration):
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + duration.dispatchInterval)
@@ -79,8 +88,7 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
     /// pidfd, pidfd_open(2) works for non-children too) until the live members exit, so the
     /// run ends with the group down; capped by ``exitWaitLimit``.
     private func awaitMembersExit() {
-        let members = group.liveMembers()
-        if members.isEmpty { return finish() }
+        if target.isGone { return finish() }
         if timer == nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + Self.exitWaitLimit.dispatchInterval)
@@ -88,7 +96,9 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
             self.timer = timer
             timer.activate()
         }
-        for pid in members {
+        // A cgroup's emptiness is watched by inotify (targetEmptied()), not member by member.
+        guard target.cgroup == nil else { return }
+        for pid in target.liveMembers() {
             let pidfd = cposix_pidfd_open(pid)
             guard pidfd >= 0 else { continue }  // already gone
             let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)

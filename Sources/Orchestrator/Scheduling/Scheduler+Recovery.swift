@@ -9,9 +9,13 @@ extension Scheduler {
     /// each one is killed, then the job is retried when it has attempts left, else recorded as
     /// `interrupted`. Survivors are the recorded process group when its leader is still the
     /// process started (same boot, pid and start time, so a reused pid is never killed), and
-    /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`.
+    /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`. With
+    /// cgroup containment, every job cgroup the previous daemon left is killed first
+    /// (`cgroup.kill`) and waited for until `populated 0`, then removed: whatever escaped the
+    /// process groups is down before anything is retried.
     /// - Returns: how many jobs were recovered.
     func recoverInterruptedJobs() throws -> Int {
+        killLeftoverCgroups()
         let records = try store.runningJobs()
         for record in records {
             let job = record.job
@@ -34,5 +38,31 @@ extension Scheduler {
             DaemonLog.warning("job \(job.id) was running when the previous daemon stopped; \(job.attempt < job.maxAttempts ? "retrying it" : "recorded as interrupted")")
         }
         return records.count
+    }
+
+    /// Kills and removes every job cgroup of this daemon's subtree. At start-up none belongs to
+    /// a live job of ours (the state directory lock rules out a second daemon), so each is a
+    /// previous incarnation's.
+    private func killLeftoverCgroups() {
+        let groups = containment.jobGroups()
+        let populated = groups.filter(\.isPopulated)
+        for group in populated {
+            let code = group.kill()
+            if code != 0 {
+                DaemonLog.error("cannot kill cgroup \(group.path): \(LaunchError.describe(code)); signalling its members")
+                group.signal(SIGKILL)
+            }
+        }
+        for group in populated {
+            if group.waitUntilEmpty(timeout: .seconds(10)) {
+                DaemonLog.warning("killed the processes left in cgroup \(group.path) by the previous daemon")
+            } else {
+                DaemonLog.error("cgroup \(group.path) still has processes 10 s after cgroup.kill")
+            }
+        }
+        for group in groups {
+            let code = group.remove()
+            if code != 0 { DaemonLog.warning("cannot remove cgroup \(group.path): \(LaunchError.describe(code))") }
+        }
     }
 }

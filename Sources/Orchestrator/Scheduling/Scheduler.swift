@@ -66,6 +66,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     var configuration: Configuration
     let launcher = ProcessLauncher()
     let reaper = ChildReaper()
+    /// How job processes are kept hold of: a cgroup per attempt, or the process-group
+    /// fallback.
+    public let containment: Containment
     var runners: [QueueName: QueueRunner] = [:]
     /// Operations created and not yet finished, by job.
     var operations: [JobID: JobOperation] = [:]
@@ -84,9 +87,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// - Parameters:
     ///   - store: the job store; from now on used on the control queue only.
     ///   - configuration: default concurrency, log directory, teardown grace, retries, retention.
-    public init(store: JobStore, configuration: Configuration) {
+    ///   - containment: how job processes are contained (``Containment/setUp(mode:stateDirectory:)``);
+    ///     `nil`: the process-group fallback.
+    public init(store: JobStore, configuration: Configuration, containment: Containment? = nil) {
         self.store = store
         self.configuration = configuration
+        self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
         self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
         self.eventLog = EventLog(database: store.database)
         // Weak: a barrier in flight may finish after the scheduler is gone.
@@ -256,12 +262,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             workingDirectory: job.spec.cwd,
             environment: JobSpec.removingSupervisorVariables(environment),
             standardOutputPath: logPath(of: job.id, stream: .stdout),
-            standardErrorPath: logPath(of: job.id, stream: .stderr))
+            standardErrorPath: logPath(of: job.id, stream: .stderr),
+            cgroup: containment.cgroup(forJob: job.id, attempt: job.attempt))
         let id = job.id
         let queue = runner.name
         let operation = JobOperation(
             jobID: id, request: request, launcher: launcher, reaper: reaper,
-            teardown: .standard(grace: configuration.teardownGrace), callbackQueue: controlQueue,
+            teardown: .standard(grace: configuration.teardownGrace), containment: containment, callbackQueue: controlQueue,
             onStarted: { [weak self] outcome in self?.operationStarted(id, outcome) },
             onFinished: { [weak self] result in self?.operationFinished(id, in: queue, result: result) })
         operations[id] = operation

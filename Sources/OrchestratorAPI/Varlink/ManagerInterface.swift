@@ -21,8 +21,17 @@ public enum ManagerInterface {
         public var concurrency: Int
         /// The jobs.
         public var jobs: JobCounts
+        /// How job processes are kept hold of: `cgroup` or `process-group`.
+        public var containment: String
+        /// With cgroup containment, the cgroup holding the job groups.
+        public var cgroup: String?
         /// Creates a value with every field given.
-        public init(version: String, pid: Int32, uptimeUSec: Int64, stateDirectory: String, socket: String, concurrency: Int, jobs: JobCounts) {
+        public init(
+            version: String, pid: Int32, uptimeUSec: Int64, stateDirectory: String, socket: String, concurrency: Int, jobs: JobCounts,
+            containment: String, cgroup: String?
+        ) {
+            self.containment = containment
+            self.cgroup = cgroup
             self.version = version
             self.pid = pid
             self.uptimeUSec = uptimeUSec

@@ -1,10 +1,10 @@
 import OrchestratorAPI
 
-/// `orchctl info`: the daemon's version, uptime, paths and job counts.
+/// `orchctl info`: the daemon's version, uptime, paths, job counts and containment.
 enum InfoCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "info",
-        abstract: "Show orchd's version, uptime, paths and job counts.",
+        abstract: "Show orchd's version, paths, job counts, containment.",
         usage: "info",
         arguments: [],
         options: [])
@@ -32,6 +32,7 @@ enum InfoCommand: OrchctlCommand {
             ("socket", info.socket),
             ("concurrency", String(info.concurrency)),
             ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
+            ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
         ])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Orchestrator
 
 /// A real `orchd` started in its own temporary directory, with its own socket and a notify
 /// listener, driven with the real `orchctl`. Ready means `READY=1` arrived: no sleeps.
@@ -14,6 +15,8 @@ final class TestDaemon {
     private let concurrency: Int?
     private let arguments: [String]
     private let environment: [String: String]
+    /// A program (and its arguments) that execs orchd: orchd's path and arguments follow.
+    private let launcher: [String]
     private var standardErrorFile: String { directory + "/orchd.stderr" }
 
     /// Creates the directory and starts the daemon, returning once it reported READY=1.
@@ -23,7 +26,12 @@ final class TestDaemon {
     ///     default empty, so that a machine's own /etc/orchd/orchd.conf never leaks in).
     ///   - arguments: more arguments for every start.
     ///   - environment: more environment variables for every start.
-    init(concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:]) throws {
+    ///   - launcher: a program that execs orchd (given as its next arguments), e.g. to start
+    ///     it in a new mount namespace; empty: orchd itself.
+    init(
+        concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:],
+        launcher: [String] = []
+    ) throws {
         var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         directory = String(cString: created)
@@ -34,6 +42,7 @@ final class TestDaemon {
         self.concurrency = concurrency
         self.arguments = arguments
         self.environment = environment
+        self.launcher = launcher
         try writeConfiguration(configuration)
         try start()
     }
@@ -43,6 +52,8 @@ final class TestDaemon {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        // A killed daemon leaves its jobs' processes and its cgroup subtree behind.
+        CgroupSupport.cleanUp(stateDirectory: stateDirectory, cgroup: Containment.subtreePath(stateDirectory: stateDirectory))
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -73,8 +84,9 @@ final class TestDaemon {
     /// Starts `orchd` (again) and waits for READY=1.
     func start(extraArguments: [String] = []) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.orchd)
-        process.arguments = commonArguments + extraArguments
+        let command = launcher + [Binaries.orchd] + commonArguments + extraArguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
         environment["NOTIFY_SOCKET"] = notify.path
         process.environment = environment

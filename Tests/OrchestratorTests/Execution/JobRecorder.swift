@@ -13,10 +13,12 @@ final class JobRecorder: Sendable {
     let results = Mutex<[JobResult]>([])
 
     /// Makes an operation whose callbacks are recorded here.
-    func operation(_ request: LaunchRequest, fixture: ExecutionFixture, teardown: Teardown = .standard()) -> JobOperation {
+    func operation(
+        _ request: LaunchRequest, fixture: ExecutionFixture, teardown: Teardown = .standard(), containment: Containment? = nil
+    ) -> JobOperation {
         JobOperation(
             jobID: JobID(rawValue: 1), request: request, launcher: fixture.launcher, reaper: fixture.reaper,
-            teardown: teardown, callbackQueue: callbackQueue,
+            teardown: teardown, containment: containment, callbackQueue: callbackQueue,
             onStarted: { result in
                 self.launch.withLock { $0 = result }
                 self.started.signal()

@@ -60,7 +60,7 @@ struct ProcessLauncherTests {
         var request = fixture.request(["true"])
         request.workingDirectory = fixture.path("missing")
         let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request) }
-        #expect(error?.message == "working directory \(fixture.path("missing")): No such file or directory")
+        #expect(error?.message == "cannot enter working directory \(fixture.path("missing")): No such file or directory")
     }
 
     @Test("an unopenable log file fails to launch and names the file")
@@ -72,14 +72,14 @@ struct ProcessLauncherTests {
         #expect(error?.message == "cannot open log file \(fixture.path("no-dir/out")): No such file or directory")
     }
 
-    @Test("an exec failure in the child comes back as a posix_spawn error")
+    @Test("an exec failure in the child names the exec step and the program")
     func execFailure() throws {
         let fixture = try ExecutionFixture()
         let script = fixture.path("not-executable")
         #expect(FileManager.default.createFile(atPath: script, contents: Data("#!/bin/sh\n".utf8)))
         let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(fixture.request([script])) }
         #expect(error?.code == EACCES)
-        #expect(error?.message == "posix_spawn \(script): Permission denied")
+        #expect(error?.message == "cannot execute \(script): Permission denied")
     }
 
     @Test("the job sees only fds 0-2 even when the parent holds an inheritable fd")

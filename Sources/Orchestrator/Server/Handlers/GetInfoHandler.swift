@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import OrchestratorAPI
 
-/// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths and job counts.
+/// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths, job counts and containment.
 struct GetInfoHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Manager.GetInfo"
     let scheduler: Scheduler
@@ -22,7 +22,9 @@ struct GetInfoHandler: VarlinkMethodHandler {
                 stateDirectory: configuration.stateDirectory,
                 socket: configuration.socketPath,
                 concurrency: concurrency(),
-                jobs: counts))
+                jobs: counts,
+                containment: scheduler.containment.name,
+                cgroup: scheduler.containment.subtree?.path))
         }
     }
 }

@@ -1,0 +1,79 @@
+import CPosix
+import Dispatch
+import Foundation
+import Glibc
+
+/// Tells when cgroups become empty, with one inotify(7) fd for the whole daemon.
+///
+/// The kernel signals every change of a cgroup's `cgroup.events` as `IN_MODIFY` (kernel
+/// cgroup-v2.rst, "populated"); one dispatch read source on the inotify fd reads them, and each
+/// watched cgroup is re-checked (``Cgroup/isPopulated``) only when its own file changed. No
+/// polling.
+public final class CgroupWatcher: @unchecked Sendable { // safe: `watches` is touched only on `queue`; the rest is immutable
+    private struct Watch {
+        let cgroup: Cgroup
+        var handlers: [(queue: DispatchQueue, onEmpty: @Sendable () -> Void)]
+    }
+
+    private let fd: Int32
+    private let queue = DispatchQueue(label: "orchd.cgroup-events")
+    private let source: any DispatchSourceRead
+    /// By inotify watch descriptor.
+    private var watches: [Int32: Watch] = [:]
+
+    /// Opens the inotify fd and starts reading it.
+    /// - Throws: ``Containment/SetupError`` when inotify_init1(2) fails (e.g. `EMFILE`).
+    public init() throws(Containment.SetupError) {
+        fd = cposix_inotify_init()
+        guard fd >= 0 else { throw Containment.SetupError("cannot watch cgroups: inotify_init1: \(LaunchError.describe(errno))") }
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.readEvents() }
+        source.setCancelHandler { [fd] in close(fd) }
+        source.activate()
+    }
+
+    deinit {
+        source.cancel()
+    }
+
+    /// Calls `onEmpty` once, on `queue`, as soon as `cgroup` has no live process (at once when
+    /// it has none now, or no longer exists).
+    /// - Parameters:
+    ///   - cgroup: the cgroup to watch.
+    ///   - queue: where `onEmpty` runs.
+    ///   - onEmpty: called exactly once.
+    public func whenEmpty(_ cgroup: Cgroup, on queue: DispatchQueue, _ onEmpty: @escaping @Sendable () -> Void) {
+        self.queue.async { [self] in
+            let wd = cposix_inotify_watch_modify(fd, cgroup.path + "/cgroup.events")
+            guard wd >= 0 else {
+                // Gone already (ENOENT), or out of inotify watches: nothing left to wait for,
+                // or no way to wait; do not hold the job for ever.
+                if errno != ENOENT {
+                    DaemonLog.error("cannot watch \(cgroup.path)/cgroup.events: \(LaunchError.describe(errno)); not waiting for it to empty")
+                }
+                queue.async(execute: onEmpty)
+                return
+            }
+            watches[wd, default: Watch(cgroup: cgroup, handlers: [])].handlers.append((queue, onEmpty))
+            // Checked after the watch exists, so an emptying in between is never missed.
+            check(wd)
+        }
+    }
+
+    private func readEvents() {
+        var wds = [Int32](repeating: 0, count: 256)
+        let count = Int(cposix_inotify_read_wds(fd, &wds, Int32(wds.count)))
+        guard count > 0 else { return }
+        // More events than room for their wds: check every watch rather than miss one.
+        let changed = count > wds.count ? Array(watches.keys) : Array(Set(wds[0..<count]))
+        for wd in changed { check(wd) }
+    }
+
+    /// Delivers and forgets the watch when its cgroup is empty.
+    private func check(_ wd: Int32) {
+        guard let watch = watches[wd], !watch.cgroup.isPopulated else { return }
+        watches[wd] = nil
+        _ = cposix_inotify_remove(fd, wd)
+        for handler in watch.handlers { handler.queue.async(execute: handler.onEmpty) }
+    }
+}

@@ -1,0 +1,366 @@
+import CPosix
+import Foundation
+import Glibc
+import Orchestrator
+import Testing
+
+/// Nothing a job starts escapes its teardown, not even processes that leave its process group
+/// with setsid(2): under cancel, --timeout, daemon stop and kill -9 + restart, in both
+/// containments (a cgroup per job, and the process-group fallback with its ORCHD_JOB_ID scan).
+@Suite("Containment end to end")
+struct ContainmentTests {
+    /// One test daemon in one containment mode, with the checks the scenarios share.
+    final class Fixture {
+        let daemon: TestDaemon
+        let mode: String
+        /// The daemon's cgroup subtree, from `orchctl info` (cgroup mode).
+        private(set) var cgroup: String?
+
+        init(mode: String, arguments: [String] = []) throws {
+            if mode == "cgroup" { try CgroupSupport.requireAvailable() }
+            self.mode = mode
+            daemon = try TestDaemon(arguments: ["--containment", mode] + arguments)
+            try readInfo()
+        }
+
+        deinit {
+            daemon.crash()
+            CgroupSupport.cleanUp(stateDirectory: daemon.stateDirectory, cgroup: cgroup)
+        }
+
+        /// Checks that `orchctl info` reports the containment asked for.
+        func readInfo() throws {
+            let info = try daemon.orchctl(["info", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+            #expect(object?["containment"] as? String == mode, "\(info)")
+            cgroup = object?["cgroup"] as? String
+            #expect((cgroup != nil) == (mode == "cgroup"), "\(info)")
+            #expect(try daemon.orchctl(["info"]).standardOutput.contains("containment:     \(mode)"))
+        }
+
+        /// A shell script that starts a process in a new session (escaping the job's process
+        /// group) which writes its pid to `marker` and sleeps; the script itself then runs
+        /// `then`.
+        func escapingScript(marker: String, then: String = "sleep 900") -> String {
+            "setsid sh -c 'echo $$ > \(marker); exec sleep 900' & \(then)"
+        }
+
+        /// Whether the process is gone (or a zombie waiting to be reaped).
+        func isGone(_ pid: Int32) -> Bool {
+            ProcessGroup(id: pid).isGone
+        }
+
+        /// The job processes still alive.
+        var leftovers: [Int32] {
+            CgroupSupport.liveJobProcesses(stateDirectory: daemon.stateDirectory)
+        }
+
+        /// The job cgroups in the daemon's subtree.
+        var jobCgroups: [String] {
+            cgroup.map { Cgroup(path: $0).children().filter { $0.hasPrefix("job-") } } ?? []
+        }
+    }
+
+    // MARK: - Scenarios
+
+    private func cancelTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(getpgid(escaped) == escaped, "it left the job's process group")
+        #expect(fixture.mode != "cgroup" || fixture.jobCgroups == ["job-\(id)-1"], "one cgroup per attempt: \(fixture.jobCgroups)")
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down with its job")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        #expect(fixture.jobCgroups.isEmpty, "the job's cgroup was removed: \(fixture.jobCgroups)")
+    }
+
+    private func timeoutTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let id = try fixture.daemon.orchctl(["submit", "--timeout", "1s", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("timed_out"), "\(waited)")
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down at the timeout")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
+    private func stopTearsDownEscapedProcess(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        _ = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(fixture.daemon.stop() == 0)
+        #expect(fixture.isGone(escaped), "the setsid'ed process was torn down before orchd exited")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        if let cgroup = fixture.cgroup {
+            #expect(!Cgroup(path: cgroup).exists, "orchd removed its cgroup subtree at a clean exit")
+        }
+    }
+
+    private func leftoverAfterExitIsTornDown(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        try #require(mkfifo(marker.path + ".go", 0o600) == 0)
+        let script = fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let gate = open(marker.path + ".go", O_WRONLY)
+        _ = write(gate, "x\n", 2)
+        close(gate)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.status == 3, "the result is the main process's exit code: \(waited)")
+        #expect(fixture.isGone(escaped), "the leftover was torn down before the job ended")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
+    }
+
+    private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let directory = fixture.daemon.directory
+        let first = try ReadyMarker(path: directory + "/first")
+        let second = try ReadyMarker(path: directory + "/second")
+        // Each attempt first records any earlier escaped process still alive (not a zombie:
+        // field 3 of /proc/PID/stat), then starts its own.
+        let script = """
+            for p in $(cat '\(directory)/pids' 2>/dev/null); do \
+            s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); \
+            [ -n "$s" ] && [ "$s" != Z ] && echo "$p $s" >> '\(directory)/overlap'; done; \
+            if [ -e '\(directory)/ran' ]; then m='\(second.path)'; else m='\(first.path)'; touch '\(directory)/ran'; fi; \
+            setsid sh -c "echo \\$\\$ >> '\(directory)/pids'; echo \\$\\$ > $m; exec sleep 900" & sleep 900
+            """
+        try #require(fixture.daemon.orchctl(["queue", "set", "default", "--retry-base", "10ms", "--retry-cap", "50ms"]).status == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--retries", "1", "--shell", script]).line
+        let firstEscaped = try #require(first.read().flatMap { Int32($0) })
+        fixture.daemon.crash()
+        #expect(!fixture.isGone(firstEscaped), "kill -9 of orchd leaves the job's processes running")
+        try fixture.daemon.start()
+        let secondEscaped = try #require(second.read().flatMap { Int32($0) }, "the job was retried")
+        #expect(fixture.isGone(firstEscaped), "recovery killed the first attempt's escaped process")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/overlap"),
+            "two copies ran at once: \((try? String(contentsOfFile: directory + "/overlap", encoding: .utf8)) ?? "")")
+        #expect(fixture.mode != "cgroup" || fixture.jobCgroups == ["job-\(id)-2"], "\(fixture.jobCgroups)")
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        _ = try fixture.daemon.orchctl(["wait", id])
+        #expect(fixture.isGone(secondEscaped))
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
+    // MARK: - cgroup
+
+    @Test("cgroup: cancel tears down a process that escaped the job's process group with setsid",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCancel() throws { try cancelTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: --timeout tears down a setsid'ed process", .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupTimeout() throws { try timeoutTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: stopping orchd (SIGTERM) tears down a setsid'ed process and removes orchd's cgroup",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupStop() throws { try stopTearsDownEscapedProcess(mode: "cgroup") }
+
+    @Test("cgroup: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup") }
+
+    @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "cgroup") }
+
+    @Test("cgroup: wait --queue Q --drained does not return while an escaped process ignoring SIGTERM lives",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupDrainedWaitsForEscaped() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        try drainedWaitsForLeftover(fixture, spawn: "setsid sh -c")
+    }
+
+    @Test("cgroup: a job forking in a loop is killed entirely by cgroup.kill",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupForkLoop() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/forking")
+        // Escaped, ignoring SIGTERM, and forking up to 2000 sleepers (also ignoring SIGTERM):
+        // only cgroup.kill, which catches forks in flight, ends it.
+        let script = "setsid sh -c 'trap \"\" TERM; echo $$ > \(marker.path); i=0; while [ $i -lt 2000 ]; do sleep 300 & i=$((i+1)); done; wait' & sleep 900"
+        let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        _ = try #require(marker.read())
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+        #expect(fixture.leftovers.isEmpty, "every forked process is gone: \(fixture.leftovers.count) left")
+        #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
+    }
+
+    // MARK: - process-group fallback
+
+    @Test("process-group: cancel tears down a setsid'ed process found by its ORCHD_JOB_ID")
+    func fallbackCancel() throws { try cancelTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: --timeout tears down a setsid'ed process found by its ORCHD_JOB_ID")
+    func fallbackTimeout() throws { try timeoutTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: stopping orchd (SIGTERM) tears down a setsid'ed process")
+    func fallbackStop() throws { try stopTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
+    func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }
+
+    @Test("process-group: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down")
+    func fallbackLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "process-group") }
+
+    @Test("process-group: wait --queue Q --drained does not return while a leftover of the process group lives")
+    func fallbackDrainedWaitsForLeftover() throws {
+        let fixture = try Fixture(mode: "process-group")
+        try drainedWaitsForLeftover(fixture, spawn: "sh -c")
+    }
+
+    @Test("process-group: wait --queue Q --drained does not return while a setsid'ed process ignoring SIGTERM lives")
+    func fallbackDrainedWaitsForEscaped() throws {
+        let fixture = try Fixture(mode: "process-group")
+        try drainedWaitsForLeftover(fixture, spawn: "setsid sh -c")
+    }
+
+    /// A job whose main process exits while a child that ignores SIGTERM lives on (started
+    /// with `spawn`): `wait --queue q --drained` returns only after the child is gone (killed
+    /// after the grace), and the job's result is the main process's.
+    private func drainedWaitsForLeftover(_ fixture: Fixture, spawn: String) throws {
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/child")
+        let gate = fixture.daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let script = "\(spawn) 'trap \"\" TERM; echo $$ > \(marker.path); exec sleep 900' & read x < '\(gate)'"
+        let id = try fixture.daemon.orchctl(["submit", "--queue", "q", "--shell", script]).line
+        let child = try #require(marker.read().flatMap { Int32($0) })
+        let waiter = Process()
+        waiter.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        waiter.arguments = ["--socket", fixture.daemon.socketPath, "wait", "--queue", "q", "--drained"]
+        waiter.standardOutput = FileHandle.nullDevice
+        try waiter.run()
+        let gateFD = open(gate, O_WRONLY)
+        _ = write(gateFD, "x\n", 2)
+        close(gateFD)
+        waiter.waitUntilExit()
+        #expect(waiter.terminationStatus == 0)
+        #expect(fixture.isGone(child), "the queue was drained only once the leftover was gone")
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "the result is the main process's: \(waited)")
+    }
+}
+
+/// orchd where the cgroup2 mount is read-only: the fallback, saying why.
+@Suite("Containment without a writable cgroup end to end")
+struct ReadOnlyCgroupTests {
+    @Test("auto falls back to process-group, says why, and still tears down a setsid'ed process at cancel",
+        .enabled(if: ReadOnlyCgroup.unavailableReason == nil, Comment(rawValue: "needs unshare --mount as root: \(ReadOnlyCgroup.unavailableReason ?? "")")))
+    func autoFallsBack() throws {
+        let daemon = try TestDaemon(launcher: ReadOnlyCgroup.launcher)
+        let info = try daemon.orchctl(["info", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["containment"] as? String == "process-group", "\(info)")
+        #expect(object?["cgroup"] == nil || object?["cgroup"] is NSNull, "\(info)")
+        #expect(daemon.daemonLog.contains("warning: containment: process-group (cannot create cgroup "), "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("Read-only file system"), "\(daemon.daemonLog)")
+
+        let marker = try ReadyMarker(path: daemon.directory + "/escaped")
+        let id = try daemon.orchctl(["submit", "--shell", "setsid sh -c 'echo $$ > \(marker.path); exec sleep 900' & sleep 900"]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        _ = try daemon.orchctl(["wait", id])
+        #expect(ProcessGroup(id: escaped).isGone, "the fallback found it by its ORCHD_JOB_ID")
+        #expect(CgroupSupport.liveJobProcesses(stateDirectory: daemon.stateDirectory).isEmpty)
+    }
+
+    @Test("--containment cgroup refuses to start without a writable cgroup, saying why",
+        .enabled(if: ReadOnlyCgroup.unavailableReason == nil, Comment(rawValue: "needs unshare --mount as root: \(ReadOnlyCgroup.unavailableReason ?? "")")))
+    func cgroupRequired() throws {
+        let directory = NSTemporaryDirectory() + "/orchd-ro-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let launcher = ReadOnlyCgroup.launcher
+        let result = try TestDaemon.run(launcher[0], Array(launcher.dropFirst()) + [
+            Binaries.orchd, "--state-dir", directory + "/state", "--socket", directory + "/s", "--config", "/dev/null",
+            "--containment", "cgroup",
+        ])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("--containment cgroup: cannot create cgroup "), "\(result)")
+        #expect(result.standardError.contains("Read-only file system"), "\(result)")
+    }
+}
+
+/// orchd as a systemd service would run it: in `<name>.service`, delegated or not.
+@Suite("Containment under a (simulated) systemd service end to end")
+struct ServiceCgroupTests {
+    /// A cgroup named like a systemd service beside the test's own, optionally marked
+    /// delegated as systemd does for `Delegate=yes` (the `trusted.delegate` attribute).
+    final class ServiceGroup {
+        let group: Cgroup
+
+        init(delegated: Bool) throws {
+            try CgroupSupport.requireAvailable()
+            let probe = try #require(Containment.subtreePath(stateDirectory: "/"))
+            let slash = try #require(probe.lastIndex(of: "/"))
+            let parent = String(probe[..<slash])
+            group = Cgroup(path: parent + "/orchd-e2e-\(UUID().uuidString.prefix(8)).service")
+            guard group.create() == 0 else { throw TestFailure("cannot create \(group.path)") }
+            if delegated {
+                guard cposix_setxattr(group.path, "trusted.delegate", "1", 1) == 0 else {
+                    throw TestFailure("cannot mark \(group.path) delegated: \(errno)")
+                }
+            }
+        }
+
+        deinit {
+            for name in group.children() {
+                let child = group.child(name)
+                child.kill()
+                child.waitUntilEmpty(timeout: .seconds(10))
+                child.remove()
+            }
+            group.kill()
+            group.waitUntilEmpty(timeout: .seconds(10))
+            group.remove()
+        }
+
+        /// A ``TestDaemon`` launcher that moves the shell into the group, then execs orchd.
+        var launcher: [String] {
+            ["/bin/sh", "-c", "echo $$ > '\(group.path)/cgroup.procs' && exec \"$0\" \"$@\""]
+        }
+    }
+
+    @Test("with Delegate=yes, orchd moves itself into <service>/daemon and runs job cgroups beside it",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func delegated() throws {
+        let service = try ServiceGroup(delegated: true)
+        let daemon = try TestDaemon(launcher: service.launcher)
+        defer { daemon.crash() }
+        let info = try daemon.orchctl(["info", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["containment"] as? String == "cgroup", "\(info)")
+        #expect(object?["cgroup"] as? String == service.group.path, "\(info)")
+        let pid = try #require(daemon.process?.processIdentifier)
+        let own = (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)) ?? ""
+        #expect(own.contains("0::/") && own.hasSuffix("/\(service.group.name)/daemon\n"), "orchd is in the daemon leaf: \(own)")
+
+        let marker = try ReadyMarker(path: daemon.directory + "/escaped")
+        let id = try daemon.orchctl(["submit", "--shell", "setsid sh -c 'echo $$ > \(marker.path); exec sleep 900' & sleep 900"]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(service.group.children().contains("job-\(id)-1"), "\(service.group.children())")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        _ = try daemon.orchctl(["wait", id])
+        #expect(ProcessGroup(id: escaped).isGone)
+        #expect(service.group.children() == ["daemon"], "the job's cgroup was removed: \(service.group.children())")
+    }
+
+    @Test("without Delegate=yes, a service falls back to process-group and says to add it",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func notDelegated() throws {
+        let service = try ServiceGroup(delegated: false)
+        let daemon = try TestDaemon(launcher: service.launcher)
+        defer { daemon.crash() }
+        #expect(try daemon.orchctl(["info"]).standardOutput.contains("containment:     process-group"))
+        #expect(daemon.daemonLog.contains("is not delegated (add Delegate=yes to the unit"), "\(daemon.daemonLog)")
+        #expect(service.group.children().isEmpty, "orchd left the service's cgroup alone")
+    }
+}

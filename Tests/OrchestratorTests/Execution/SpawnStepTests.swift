@@ -1,0 +1,126 @@
+import CPosix
+import Foundation
+@testable import Orchestrator
+import Testing
+
+/// cposix_spawn reports which step of a start failed, and the launcher names that step.
+@Suite("Launch errors name the failed step")
+struct SpawnStepTests {
+    /// Calls cposix_spawn directly and returns (step, errno), or nil when it started a process
+    /// (which is then killed and reaped).
+    private func spawnStep(
+        path: String = "/bin/true", workingDirectory: String = "/", stdoutFD: Int32 = 1, stderrFD: Int32 = 2,
+        cgroupFD: Int32 = -1
+    ) -> (step: UInt32, code: Int32)? {
+        let argv = CStringArray([path])
+        let envp = CStringArray([])
+        defer {
+            argv.free()
+            envp.free()
+        }
+        var argvPointers = argv.pointers
+        var envpPointers = envp.pointers
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        var step: Int32 = 0
+        var code: Int32 = 0
+        let result = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+            envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
+                path.withCString { cPath in
+                    workingDirectory.withCString { directory in
+                        var request = cposix_spawn_request(
+                            path: cPath, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
+                            working_directory: directory, stdout_fd: stdoutFD, stderr_fd: stderrFD, cgroup_fd: cgroupFD)
+                        return SpawnedProcesses.pids.withLock { _ in cposix_spawn(&request, &pid, &pidfd, &step, &code) }
+                    }
+                }
+            }
+        }
+        if result == 0 {
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            close(pidfd)
+            return nil
+        }
+        return (UInt32(bitPattern: step), code)
+    }
+
+    @Test("a working directory that is a file fails at the chdir step with ENOTDIR")
+    func workingDirectoryStep() throws {
+        let fixture = try ExecutionFixture()
+        #expect(FileManager.default.createFile(atPath: fixture.path("file"), contents: Data()))
+        let failure = try #require(spawnStep(workingDirectory: fixture.path("file")))
+        #expect(failure.step == CPOSIX_SPAWN_STEP_WORKING_DIRECTORY.rawValue)
+        #expect(failure.code == ENOTDIR)
+    }
+
+    @Test("a bad standard output fd fails at the stdout step, a bad standard error fd at the stderr step")
+    func logFileSteps() throws {
+        let out = try #require(spawnStep(stdoutFD: 987_654))
+        #expect(out.step == CPOSIX_SPAWN_STEP_STDOUT.rawValue)
+        #expect(out.code == EBADF)
+        let err = try #require(spawnStep(stderrFD: 987_654))
+        #expect(err.step == CPOSIX_SPAWN_STEP_STDERR.rawValue)
+        #expect(err.code == EBADF)
+    }
+
+    @Test("a missing program fails at the exec step")
+    func execStep() throws {
+        let failure = try #require(spawnStep(path: "/nonexistent/orchd-no-such-program"))
+        #expect(failure.step == CPOSIX_SPAWN_STEP_EXEC.rawValue)
+        #expect(failure.code == ENOENT)
+    }
+
+    @Test("a cgroup fd that is no cgroup fails at the clone step")
+    func cloneStep() throws {
+        let fixture = try ExecutionFixture()
+        let fd = open(fixture.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { close(fd) }
+        let failure = try #require(spawnStep(cgroupFD: fd))
+        #expect(failure.step == CPOSIX_SPAWN_STEP_CLONE.rawValue)
+        #expect(failure.code == EBADF)
+    }
+
+    @Test("a start without failure reports nothing")
+    func success() {
+        #expect(spawnStep() == nil)
+    }
+
+    @Test("each step's message names the step and its file", arguments: [
+        (CPOSIX_SPAWN_STEP_WORKING_DIRECTORY, EACCES, "cannot enter working directory /w: Permission denied"),
+        (CPOSIX_SPAWN_STEP_STDIN, EMFILE, "cannot open /dev/null as standard input: Too many open files"),
+        (CPOSIX_SPAWN_STEP_STDOUT, EBADF, "cannot use log file /l/7.out as standard output: Bad file descriptor"),
+        (CPOSIX_SPAWN_STEP_STDERR, EBADF, "cannot use log file /l/7.err as standard error: Bad file descriptor"),
+        (CPOSIX_SPAWN_STEP_EXEC, EACCES, "cannot execute /bin/x: Permission denied"),
+        (CPOSIX_SPAWN_STEP_CLONE, EBUSY, "cannot start the process in cgroup /cg/job-7-1: Device or resource busy"),
+        (CPOSIX_SPAWN_STEP_SESSION, EPERM, "cannot start a new session: Operation not permitted"),
+    ])
+    func stepMessages(step: cposix_spawn_step, code: Int32, message: String) {
+        let request = LaunchRequest(
+            arguments: ["x"], workingDirectory: "/w", environment: [:], standardOutputPath: "/l/7.out",
+            standardErrorPath: "/l/7.err", cgroup: Cgroup(path: "/cg/job-7-1"))
+        let error = ProcessLauncher.stepError(step: Int32(bitPattern: step.rawValue), code: code, executable: "/bin/x", request: request)
+        #expect(error.message == message)
+        #expect(error.code == code)
+    }
+
+    @Test("a working directory that is a file is refused, naming the directory")
+    func workingDirectoryIsFile() throws {
+        let fixture = try ExecutionFixture()
+        #expect(FileManager.default.createFile(atPath: fixture.path("file"), contents: Data()))
+        var request = fixture.request(["true"])
+        request.workingDirectory = fixture.path("file")
+        let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request) }
+        #expect(error?.message == "cannot enter working directory \(fixture.path("file")): Not a directory")
+    }
+
+    @Test("a cgroup path outside the cgroup file system fails naming the cgroup, and is removed")
+    func launchIntoNonCgroup() throws {
+        let fixture = try ExecutionFixture()
+        var request = fixture.request(["true"])
+        request.cgroup = Cgroup(path: fixture.path("not-a-cgroup"))
+        let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request) }
+        #expect(error?.message == "cannot start the process in cgroup \(fixture.path("not-a-cgroup")): Bad file descriptor")
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("not-a-cgroup")))
+    }
+}
