@@ -7,18 +7,25 @@ import OrchestratorAPI
 /// Every path that changes a job's state asks here first (submit, promotion of waiting jobs,
 /// claim for a start, a claim given back, the end of an attempt, timeouts, cancel, the
 /// failure of a dependency, retry, crash recovery, prune) and then applies the outcome
-/// through the store; the store's SQL only guards against races. Pure: no I/O, no clock.
+/// through the store; the store's SQL only guards against races. Pure: no I/O, and the
+/// time comes with the context.
 ///
-/// The states and what moves a job between them:
+/// The moves it allows (``decide(_:_:_:)`` has the conditions):
 /// ```
-///            submit                    claim              endAttempt (no retry left)
-///   (none) ─────────► waiting ─promote─► queued ─────────► running ─────────────────► finished
-///                        ▲                  ▲    releaseClaim  │ endAttempt (retry left)    │
-///                        └──────────────────┼──────────────────┘                            │
-///                        └──────────────────┴────────────── retry ──────────────────────────┘
+/// (none)   submit        -> queued | waiting | finished(dependency_failed)
+/// waiting  promote       -> queued        (start time come, every dependency succeeded)
+/// queued   claim         -> running       (queue not paused)
+/// running  releaseClaim  -> queued        (stopping daemon, process never spawned)
+/// running  endAttempt    -> waiting       (retryable result, attempts left) | finished
+/// running  cancel        -> stop          (torn down; endAttempt follows)
+/// running  timeOut       -> stop          (torn down; endAttempt follows)
+/// waiting  cancel        -> finished(cancelled)
+/// queued   cancel        -> finished(cancelled)
+/// waiting  failDependency-> finished(dependency_failed)
+/// finished retry         -> queued | waiting   (refused: failed or pruned dependency, key held)
+/// finished prune         -> deleted       (refused: a live job depends on it)
 /// ```
-/// Cancel, and a dependency that did not succeed, finish a waiting or queued job at once; a
-/// running job is stopped instead, and finishes when its process has ended.
+/// Crash recovery ends a job left running with `endAttempt(interrupted)`.
 enum JobStateMachine {
     /// Something that may change a job's state.
     enum Operation: Hashable, Sendable {
@@ -54,7 +61,7 @@ enum JobStateMachine {
     /// fills in those (see the field docs).
     struct Context: Sendable {
         /// The current time (`submit`, `promote`, `retry`).
-        var now = Date()
+        var now: Date
         /// The job's start time, if any (`submit`, `promote`, `retry`).
         var notBefore: Date?
         /// The job's dependencies that have not succeeded, in the job's order, each with its

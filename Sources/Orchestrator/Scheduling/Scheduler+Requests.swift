@@ -221,8 +221,9 @@ extension Scheduler {
         let page: [JobStore.PruneCandidate]
         do {
             page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
+            let now = Date()
             var chosen = page.filter { candidate in
-                let context = JobStateMachine.Context(hasLiveDependents: candidate.hasLiveDependents)
+                let context = JobStateMachine.Context(now: now, hasLiveDependents: candidate.hasLiveDependents)
                 return JobStateMachine.decide(candidate.state, .prune, context) == .delete
             }.map(\.id)
             if let atMost { chosen = Array(chosen.prefix(max(0, atMost - total))) }
