@@ -17,7 +17,7 @@ struct RetentionTests {
     @Test("--event-retention bounds the event log while jobs run (at most 1% over the limit)")
     func eventRetention() throws {
         let daemon = try TestDaemon(arguments: ["--event-retention", "1000"])
-        try submitBatch(daemon, count: 450)  // 1,350 job events, and more
+        try submitBatch(daemon, count: 400)  // 1,200 job events, and a few more
         #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
         let events = try daemon.orchctl(["events", "--since", "0"])
         #expect(events.status == 0)
