@@ -50,10 +50,11 @@ CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
 CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
 
--- Dependencies: job_id starts only after every depends_on succeeded.
+-- Dependencies: job_id starts only after every depends_on succeeded. A row outlives a pruned
+-- dependency (v2), so a retry can tell that the dependency is gone.
 CREATE TABLE job_dependencies (
-    job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,      -- the dependent
-    depends_on INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,  -- the dependency
+    job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,  -- the dependent
+    depends_on INTEGER NOT NULL,           -- the dependency's JobID; kept when it is pruned
     PRIMARY KEY (job_id, depends_on)
 ) WITHOUT ROWID;
 CREATE INDEX job_dependencies_by_dependency ON job_dependencies (depends_on, job_id);
@@ -115,13 +116,15 @@ CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> 
             WHEN NEW.state = 'running' THEN 'started'
             WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
             WHEN NEW.state = 'finished' THEN 'finished'
+            WHEN OLD.state = 'finished' THEN 'requeued'
             WHEN NEW.state = 'waiting' THEN 'retrying'
             WHEN OLD.state = 'waiting' THEN 'queued'
             ELSE 'requeued'
         END,
         NEW.id, NEW.queue, NEW.state, OLD.state,
         coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
-    FROM (SELECT 1) LEFT JOIN job_attempts a ON NEW.state = 'waiting' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+    FROM (SELECT 1) LEFT JOIN job_attempts a
+        ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
 END;
 CREATE TRIGGER queues_paused_event AFTER UPDATE OF paused ON queues WHEN NEW.paused <> OLD.paused BEGIN
     INSERT INTO events (at, kind, queue)

@@ -103,10 +103,12 @@ public struct DaemonConfiguration: Sendable {
                                systemd time syntax. (default: 5s)
           --drain-timeout SPAN How long running jobs may finish by themselves after SIGTERM
                                before they are torn down. (default: 10s)
-          --retention-age SPAN Prune finished jobs (and their logs) older than this, every
-                               10 minutes. (default: 0, keep them)
-          --retention-count N  Keep at most the newest N finished jobs. (default: 0, no limit)
-          --event-retention N  Events kept for 'orchctl events --since'. (default: 100000)
+          --retention-age SPAN Prune finished jobs (and their logs) as soon as they are older
+                               than this. (default: 0, keep them)
+          --retention-count N  Keep at most the newest N finished jobs, pruning as jobs
+                               finish. (default: 0, no limit)
+          --event-retention N  Events kept for 'orchctl events --since'; the log may run 1%
+                               over before it is trimmed. (default: 100000)
           --log-level LEVEL    debug, info, warning or error. (default: info)
           -h, --help           Show this help.
           --version            Show the version.

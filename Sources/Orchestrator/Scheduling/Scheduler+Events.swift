@@ -20,8 +20,9 @@ extension Scheduler {
                 observers.notify { $0.eventRecorded(event) }
                 subscribers.removeAll { subscriber in subscriber.wants(event) && !subscriber.deliver(event) }
             }
-            if events.count < 1000 { return }
+            if events.count < 1000 { break }
         }
+        trimEventLog()
     }
 
     /// Streams the retained events after `since` that match the filters, then (with `follow`)

@@ -15,7 +15,7 @@ extension Scheduler {
 
     /// Stores new jobs, in one transaction, and starts what can start.
     ///
-    /// Each job's first state follows from its spec: `finished(dependencyFailed)` when a
+    /// Each job's first state is ``JobStateMachine``'s: `finished(dependencyFailed)` when a
     /// dependency already did not succeed, `waiting` while a dependency is unfinished or its
     /// start time is ahead, else `queued`.
     /// - Parameters:
@@ -40,19 +40,21 @@ extension Scheduler {
                 var planned: [(spec: JobSpec, state: JobState)] = []
                 var keys: [String: Int] = [:]
                 for (index, spec) in specs.enumerated() {
-                    if let key = spec.uniqueKey {
-                        if let live = try liveJob(uniqueKey: key) {
-                            if reuseExisting && specs.count == 1 {
-                                completion(.success(Submission(jobs: [live], existing: true)))
-                                return
-                            }
-                            throw .duplicate(live.id, uniqueKey: key)
-                        }
-                        if keys.updateValue(index, forKey: key) != nil {
-                            throw .invalidSpec(.duplicateUniqueKeyInBatch(key))
-                        }
+                    if let key = spec.uniqueKey, keys.updateValue(index, forKey: key) != nil {
+                        throw .invalidSpec(.duplicateUniqueKeyInBatch(key))
                     }
-                    planned.append((spec, try initialState(of: spec, now: now)))
+                    let context = try context(for: .submit, job: nil, spec: spec, now: now)
+                    switch JobStateMachine.decide(nil, .submit, context) {
+                    case .enter(let state):
+                        planned.append((spec, state))
+                    case .refused(.duplicate(let holder, _)) where reuseExisting && specs.count == 1:
+                        completion(.success(Submission(jobs: [try existingJob(holder)], existing: true)))
+                        return
+                    case .refused(let refusal):
+                        throw error(for: refusal, job: JobID(rawValue: 0), state: nil, operation: .submit)
+                    case let outcome:
+                        throw .invalidTransition(JobID(rawValue: 0), state: "not stored", operation: "submit (\(outcome))")
+                    }
                 }
                 let jobs: [Job]
                 do {
@@ -71,30 +73,6 @@ extension Scheduler {
                 completion(.failure(error))
             }
         }
-    }
-
-    private func liveJob(uniqueKey: String) throws(SchedulerError) -> Job? {
-        do { return try store.liveJob(uniqueKey: uniqueKey) } catch { throw .storage(String(describing: error)) }
-    }
-
-    private func initialState(of spec: JobSpec, now: Date) throws(SchedulerError) -> JobState {
-        var waitsForDependency = false
-        for dependency in spec.after {
-            let job: Job
-            do {
-                job = try existingJob(dependency)
-            } catch .noSuchJob {
-                throw .invalidSpec(.unknownDependency(dependency))
-            }
-            switch job.state {
-            case .finished(.succeeded): continue
-            case .finished: return .finished(.dependencyFailed(dependency))
-            default: waitsForDependency = true
-            }
-        }
-        if waitsForDependency { return .waiting }
-        if let notBefore = spec.notBefore, notBefore > now { return .waiting }
-        return .queued
     }
 
     /// Looks up one job and its finished attempts.
@@ -140,15 +118,27 @@ extension Scheduler {
             do throws(SchedulerError) {
                 let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
                 for job in jobs {
-                    if job.state.isFinished { throw .alreadyFinished(job.id) }
+                    if case .refused(let refusal) = try decide(.cancel, for: job) {
+                        throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
+                    }
                     if uid != 0 && uid != job.submitterUid { throw .notPermitted(job.id) }
                 }
                 for job in jobs {
-                    if let operation = operations[job.id] {
-                        operation.stop(reason: .cancelled)
-                    } else if try !existingJob(job.id).state.isFinished {
-                        // Checked again: cancelling an earlier job may have failed this one.
-                        try record(job.id, finishedAs: .cancelled)
+                    // Read again: cancelling an earlier job may have failed this one.
+                    let current = try existingJob(job.id)
+                    switch try decide(.cancel, for: current) {
+                    case .stop(let reason):
+                        if let operation = operations[current.id] {
+                            operation.stop(reason: reason)
+                        } else {
+                            // Recorded running with no process of this daemon (never spawned):
+                            // nothing to tear down.
+                            try record(current, finishedAs: reason.jobResult)
+                        }
+                    case .enter(.finished(let result)):
+                        try record(current, finishedAs: result)
+                    default:
+                        break  // finished meanwhile (a dependency of it was cancelled first)
                     }
                 }
                 awaitFinish(of: ids, completion: completion)
@@ -158,21 +148,25 @@ extension Scheduler {
         }
     }
 
-    /// Runs a finished job again: same ID, the next attempt number, one more attempt allowed.
+    /// Runs a finished job again: same ID, the next attempt number, one more attempt allowed,
+    /// by the rules of ``JobStateMachine``: queued, or waiting for an unfinished dependency or
+    /// its start time; refused when a dependency did not succeed or was pruned, or when
+    /// another live job holds its unique key. A paused queue stays paused.
     public func retry(_ id: JobID, by uid: UInt32, completion: @escaping @Sendable (Result<Job, SchedulerError>) -> Void) {
         controlQueue.async { [self] in
             do throws(SchedulerError) {
                 let previous = try existingJob(id)
-                guard previous.state.isFinished else { throw .notFinished(id) }
                 if uid != 0 && uid != previous.submitterUid { throw .notPermitted(id) }
-                if let key = previous.spec.uniqueKey, let live = try liveJob(uniqueKey: key) {
-                    throw .duplicate(live.id, uniqueKey: key)
+                let state: JobState
+                switch try decide(.retry, for: previous) {
+                case .enter(let next): state = next
+                case .refused(let refusal): throw error(for: refusal, job: id, state: previous.state, operation: .retry)
+                case let outcome: throw .invalidTransition(id, state: previous.state.name, operation: "retry (\(outcome))")
                 }
-                let job: Job
-                do { job = try store.markRequeued(id) } catch { throw .storage(String(describing: error)) }
+                let job = try storeCall { try store.markRequeued(id, to: state) }
                 changed(job, from: previous.state)
                 groupCommit.afterDurable { completion(.success(job)) }
-                feed(runner(for: job.spec.queue))
+                if job.state == .waiting { scheduleWakeUp() } else { feed(runner(for: job.spec.queue)) }
             } catch {
                 completion(.failure(error))
             }
@@ -198,59 +192,60 @@ extension Scheduler {
     }
 
     /// Deletes finished jobs and their logs, a bounded batch per transaction, never one a
-    /// live job depends on.
+    /// live job depends on (``JobStateMachine/Operation/prune``).
     /// - Parameters:
     ///   - olderThan: only jobs finished at least this long ago; `nil` for every finished job.
-    ///   - keepNewest: keep this many of the most recently finished.
     ///   - completion: how many jobs were deleted.
-    public func prune(
-        olderThan: Duration?, keepNewest: Int = 0, completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
-    ) {
+    public func prune(olderThan: Duration?, completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void) {
         let cutoff = olderThan.map { Date().addingTimeInterval(-$0.timeInterval) }
-        pruneBatch(before: cutoff, keepNewest: keepNewest, total: 0, completion: completion)
-    }
-
-    /// One batch, then the next in a later turn of the control queue, so other work
-    /// interleaves with a large prune.
-    private func pruneBatch(
-        before cutoff: Date?, keepNewest: Int, total: Int, completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
-    ) {
-        let batchSize = 1000
         controlQueue.async { [self] in
-            let deleted: [(id: JobID, queue: QueueName)]
-            do {
-                deleted = try store.pruneFinished(finishedBefore: cutoff, keepNewest: keepNewest, batchSize: batchSize)
-            } catch {
-                completion(.failure(.storage(String(describing: error))))
-                return
-            }
-            for (id, queue) in deleted {
-                runner(for: queue).counts.finished -= 1
-                unlink(logPath(of: id, stream: .stdout))
-                unlink(logPath(of: id, stream: .stderr))
-            }
-            if deleted.count < batchSize {
-                completion(.success(total + deleted.count))
-            } else {
-                pruneBatch(before: cutoff, keepNewest: keepNewest, total: total + deleted.count, completion: completion)
-            }
+            prunePage(before: cutoff, atMost: nil, after: nil, total: 0, completion: completion)
         }
     }
 
-    /// Prunes by the configured retention now and then every ten minutes.
-    func scheduleRetention() {
-        guard configuration.retentionAge != nil || configuration.retentionCount != nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-        timer.schedule(deadline: .now(), repeating: .seconds(600))
-        timer.setEventHandler { [weak self] in
-            guard let self, !self.isStopping else { return }
-            self.prune(olderThan: self.configuration.retentionAge, keepNewest: self.configuration.retentionCount ?? 0) { result in
-                if case .success(let count) = result, count > 0 { DaemonLog.info("retention: pruned \(count) finished jobs") }
-                if case .failure(let error) = result { DaemonLog.error("retention: \(error)") }
-            }
+    /// One page of the walk over finished jobs, oldest first; the next page in a later turn
+    /// of the control queue, so other work interleaves with a large prune. Call on the
+    /// control queue.
+    /// - Parameters:
+    ///   - cutoff: only jobs finished before this time; `nil` for any.
+    ///   - atMost: delete no more than this many in all; `nil` for no limit.
+    ///   - after: the last candidate of the previous page.
+    ///   - total: deleted so far.
+    ///   - completion: how many were deleted in all, called on the control queue.
+    func prunePage(
+        before cutoff: Date?, atMost: Int?, after cursor: JobStore.PruneCandidate?, total: Int,
+        completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
+    ) {
+        let pageSize = 1000
+        let deleted: [(id: JobID, queue: QueueName)]
+        let page: [JobStore.PruneCandidate]
+        do {
+            page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
+            let now = Date()
+            var chosen = page.filter { candidate in
+                let context = JobStateMachine.Context(now: now, hasLiveDependents: candidate.hasLiveDependents)
+                return JobStateMachine.decide(candidate.state, .prune, context) == .delete
+            }.map(\.id)
+            if let atMost { chosen = Array(chosen.prefix(max(0, atMost - total))) }
+            deleted = try store.deleteFinished(chosen)
+        } catch {
+            completion(.failure(.storage(String(describing: error))))
+            return
         }
-        retentionTimer = timer
-        timer.activate()
+        for (id, queue) in deleted {
+            runner(for: queue).counts.finished -= 1
+            unlink(logPath(of: id, stream: .stdout))
+            unlink(logPath(of: id, stream: .stderr))
+        }
+        let sum = total + deleted.count
+        if !deleted.isEmpty { groupCommit.changed() }
+        guard page.count == pageSize, atMost.map({ sum < $0 }) ?? true, let last = page.last else {
+            completion(.success(sum))
+            return
+        }
+        controlQueue.async { [self] in
+            prunePage(before: cutoff, atMost: atMost, after: last, total: sum, completion: completion)
+        }
     }
 
     // MARK: - Waiting
@@ -259,7 +254,11 @@ extension Scheduler {
     func awaitFinish(of ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
         let request = WaitRequest(ids: ids, completion: completion)
         for id in Set(ids) {
-            guard let job = try? existingJob(id), !job.state.isFinished else { continue }
+            guard let job = try? existingJob(id) else { continue }
+            guard !job.state.isFinished else {
+                request.finished[id] = job
+                continue
+            }
             request.remaining.insert(id)
             waiters[id, default: []].append(request)
         }
@@ -270,7 +269,10 @@ extension Scheduler {
     func answer(_ request: WaitRequest) {
         let outcome: Result<[Job], SchedulerError>
         do {
-            outcome = .success(try request.ids.map { id throws(SchedulerError) in try existingJob(id) })
+            outcome = .success(try request.ids.map { id throws(SchedulerError) in
+                if let job = request.finished[id] { return job }
+                return try existingJob(id)
+            })
         } catch {
             outcome = .failure(error)
         }

@@ -79,7 +79,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// The timer for the earliest delayed start, and when it fires.
     var wakeUpTimer: (any DispatchSourceTimer)?
     var wakeUpAt: Date?
-    var retentionTimer: (any DispatchSourceTimer)?
+    /// The timer for the next finished job the retention age prunes, and when it fires.
+    var ageRetentionTimer: (any DispatchSourceTimer)?
+    var ageRetentionAt: Date?
+    /// A trim to the retention count is scheduled or in progress.
+    var countTrimActive = false
+    /// Every event up to this sequence number has been deleted (the log's retention).
+    var eventLogTrimmedThrough: Int64 = 0
     var isStopping = false
     var shutdownCompletion: (@Sendable () -> Void)?
 
@@ -113,6 +119,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
                 // Events written before this start are history, not news for observers.
                 lastDeliveredSeq = try eventLog.lastSeq()
                 try eventLog.prune(keep: configuration.eventRetention)
+                eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
                 let recovered = try recoverInterruptedJobs()
                 for settings in try store.queueSettings() {
                     runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
@@ -123,7 +130,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
                 _ = try promoteDueJobs()
                 for runner in runners.values { feed(runner) }
                 scheduleWakeUp()
-                scheduleRetention()
+                trimToRetentionCount()
+                scheduleAgeRetention()
                 completion(.success(recovered))
             } catch {
                 completion(.failure(error))
@@ -143,7 +151,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             isStopping = true
             shutdownCompletion = completion
             wakeUpTimer?.cancel()
-            retentionTimer?.cancel()
+            ageRetentionTimer?.cancel()
             if drainTimeout > .zero && !operations.isEmpty {
                 DaemonLog.info("draining: \(operations.count) running jobs may finish for up to \(TimeSpan.format(drainTimeout))")
                 controlQueue.asyncAfter(deadline: .now() + drainTimeout.dispatchInterval) { [self] in
@@ -243,6 +251,11 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     private func launch(_ queued: Job, in runner: QueueRunner) {
         let job: Job
         do {
+            let outcome = try decide(.claim, for: queued)
+            guard outcome == .enter(.running) else {
+                DaemonLog.error("cannot claim job \(queued.id) for a start: \(outcome)")
+                return
+            }
             job = try store.claim(queued.id, at: Date())
         } catch {
             DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
@@ -294,9 +307,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         operations[id] = nil
         timeoutTimers.removeValue(forKey: id)?.cancel()
         runners[queue]?.inFlight.remove(id)
-        let wasStarted = startedJobs.remove(id) != nil
-        if isStopping && !wasStarted {
-            // Claimed but never spawned: queued again for the next daemon.
+        // Claimed but never spawned while the daemon stops: queued again for the next daemon.
+        let releases = isStopping && (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued)
+        startedJobs.remove(id)
+        if releases {
             do {
                 let job = try store.releaseClaim(id)
                 changed(job, from: .running)
@@ -320,7 +334,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             self.timeoutTimers[id] = nil
-            self.operations[id]?.stop(reason: .timedOut)
+            guard let job = self.storedJob(id), case .stop(let reason)? = try? self.decide(.timeOut, for: job) else { return }
+            self.operations[id]?.stop(reason: reason)
         }
         timeoutTimers[id] = timer
         timer.activate()
@@ -328,67 +343,71 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     // MARK: - Recording ends
 
-    /// Records the end of a running attempt: a retry when the result allows one and attempts
-    /// remain, else the job's end.
+    /// Records the end of a running attempt (``JobStateMachine/Operation/endAttempt(_:)``): a
+    /// retry when the result allows one and attempts remain, else the job's end.
     func attemptEnded(_ id: JobID, result: JobResult) throws(SchedulerError) {
         let job = try existingJob(id)
-        if RetryPolicy.isRetryable(result), job.attempt < job.maxAttempts, case .running = job.state {
-            let policy = runner(for: job.spec.queue).retryPolicy(default: configuration.retryPolicy)
-            let retryAt = Date().addingTimeInterval(policy.backoff(afterAttempt: job.attempt).timeInterval)
-            let waiting: Job
-            do {
-                waiting = try store.markRetrying(id, result: result, retryAt: retryAt, at: Date())
-            } catch {
-                throw .storage(String(describing: error))
-            }
+        let outcome = try decide(.endAttempt(result), for: job)
+        switch outcome {
+        case .retryLater(let retryAt):
+            let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: Date()) }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
             changed(waiting, from: job.state, attemptResult: result)
             scheduleWakeUp()
-        } else {
-            try record(id, finishedAs: result)
+        case .enter(.finished(let final)):
+            try record(job, finishedAs: final)
+        default:
+            throw .invalidTransition(id, state: job.state.name, operation: "ending an attempt")
         }
     }
 
-    /// Commits a job's end, updates counters, tells observers and waiters, and settles the
-    /// jobs that depend on it: queued when it succeeded, `dependencyFailed` when it did not.
-    func record(_ id: JobID, finishedAs result: JobResult) throws(SchedulerError) {
-        let previous = try existingJob(id)
-        let job: Job
-        do {
-            job = try store.markFinished(id, result: result, at: Date())
-        } catch {
-            throw .storage(String(describing: error))
-        }
+    /// Commits a job's end (``JobStateMachine`` decided it), updates counters, tells
+    /// observers and waiters, and settles the waiting jobs that depend on it: queued when it
+    /// succeeded and nothing else holds them back, `dependencyFailed` when it did not succeed.
+    func record(_ previous: Job, finishedAs result: JobResult) throws(SchedulerError) {
+        let id = previous.id
+        let job = try storeCall { try store.markFinished(id, result: result, at: Date()) }
         changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
             request.remaining.remove(id)
+            request.finished[id] = job
             if request.remaining.isEmpty { answer(request) }
         }
         if case .succeeded = result {
             do {
-                let promoted = try store.promoteWaiting(now: Date(), dependentsOf: id)
-                promote(promoted)
+                _ = try promoteEligible(store.waitingDependents(of: id), now: Date())
             } catch {
                 DaemonLog.error("cannot queue the dependents of job \(id): \(error)")
             }
             scheduleWakeUp()
         } else {
-            let dependents: [JobID]
-            do {
-                dependents = try store.waitingDependents(of: id)
-            } catch {
-                throw .storage(String(describing: error))
-            }
-            for dependent in dependents {
-                try record(dependent, finishedAs: .dependencyFailed(id))
+            for dependent in try storeCall({ try store.waitingDependents(of: id) }) {
+                // Read again: failing an earlier dependent may have failed this one too.
+                let current = try existingJob(dependent.id)
+                if case .enter(.finished(let failed)) = try decide(.failDependency(id), for: current) {
+                    try record(current, finishedAs: failed)
+                }
             }
         }
+        finishedForRetention(job)
     }
 
-    /// Counts and announces jobs that just became queued, and feeds their queues.
-    func promote(_ jobs: [Job]) {
-        for job in jobs { changed(job, from: .waiting) }
-        for name in Set(jobs.map(\.spec.queue)) { feed(runner(for: name)) }
+    /// Queues the candidates ``JobStateMachine`` finds eligible (start time come, every
+    /// dependency succeeded), counts and announces them, and feeds their queues.
+    /// - Returns: the jobs now queued.
+    @discardableResult
+    func promoteEligible(_ candidates: [Job], now: Date) throws -> [Job] {
+        guard !candidates.isEmpty else { return [] }
+        let unsucceeded = try store.unsucceededDependencies(of: candidates.filter { !$0.spec.after.isEmpty }.map(\.id))
+        let eligible = candidates.filter { job in
+            let context = JobStateMachine.Context(
+                now: now, notBefore: job.spec.notBefore, unsucceededDependencies: unsucceeded[job.id] ?? [])
+            return JobStateMachine.decide(job.state, .promote, context) == .enter(.queued)
+        }
+        let promoted = try store.markQueued(eligible.map(\.id))
+        for job in promoted { changed(job, from: .waiting) }
+        for name in Set(promoted.map(\.spec.queue)) { feed(runner(for: name)) }
+        return promoted
     }
 
     /// Updates the counters for a committed change and tells the observers.
@@ -424,9 +443,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     /// Queues every waiting job whose start time has come and whose dependencies succeeded.
     func promoteDueJobs() throws -> [Job] {
-        let promoted = try store.promoteWaiting(now: Date())
-        promote(promoted)
-        return promoted
+        let now = Date()
+        return try promoteEligible(store.waitingJobs(dueBy: now), now: now)
     }
 
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.

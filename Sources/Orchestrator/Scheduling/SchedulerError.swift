@@ -8,6 +8,9 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case alreadyFinished(JobID)
     /// Only a finished job can be retried.
     case notFinished(JobID)
+    /// The job cannot be retried: this dependency finished with this result (not
+    /// succeeded), or was pruned (`nil`).
+    case dependencyNotSucceeded(JobID, dependency: JobID, result: JobResult?)
     /// The caller is neither root nor the job's submitter.
     case notPermitted(JobID)
     /// The spec breaks a rule.
@@ -18,6 +21,9 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case noSuchQueue(QueueName)
     /// A queue setting is out of range.
     case invalidSetting(String)
+    /// The operation does not apply to the job in its state (an internal race; nothing was
+    /// changed).
+    case invalidTransition(JobID, state: String, operation: String)
     /// The store refused the change; nothing was changed. The text is the store's error.
     case storage(String)
 
@@ -26,11 +32,14 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .noSuchJob(let id): "no job with ID \(id)"
         case .alreadyFinished(let id): "job \(id) has already finished"
         case .notFinished(let id): "job \(id) has not finished"
+        case .dependencyNotSucceeded(let id, let dependency, let result):
+            JobsInterface.dependencyNotSucceeded(id, dependency: dependency, result: result?.name).description
         case .notPermitted(let id): "job \(id) belongs to another user"
         case .invalidSpec(let error): "invalid job: \(error.message)"
         case .duplicate(let id, let key): "job \(id) with unique key '\(key)' has not finished yet"
         case .noSuchQueue(let name): "no queue named '\(name)'"
         case .invalidSetting(let message): message
+        case .invalidTransition(let id, let state, let operation): "job \(id) is \(state): \(operation) does not apply"
         case .storage(let message): "storage failure: \(message)"
         }
     }

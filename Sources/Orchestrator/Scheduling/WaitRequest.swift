@@ -7,6 +7,9 @@ final class WaitRequest {
     let ids: [JobID]
     /// The jobs not finished yet.
     var remaining: Set<JobID> = []
+    /// Each job as it finished: the answer holds it even when a retention limit prunes the
+    /// job before the answer is sent.
+    var finished: [JobID: Job] = [:]
     let completion: @Sendable (Result<[Job], SchedulerError>) -> Void
 
     init(ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {

@@ -79,6 +79,19 @@ public final class EventLog: @unchecked Sendable {  // confined to the control q
         }
     }
 
+    /// Deletes every event up to and including `seq` (a range of the primary key: cheap).
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func prune(through seq: Int64) throws -> Int {
+        try database.write { db in
+            let statement = try db.cachedStatement("DELETE FROM events WHERE seq <= ?")
+            defer { statement.reset() }
+            try statement.bind([.integer(seq)])
+            _ = try statement.step()
+            return db.changes
+        }
+    }
+
     /// Deletes all but the newest `keep` events.
     /// - Returns: how many were deleted.
     @discardableResult

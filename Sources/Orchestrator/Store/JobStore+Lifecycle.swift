@@ -4,32 +4,91 @@ import OrchestratorAPI
 // MARK: - Waiting, retrying and dependencies
 
 extension JobStore {
-    /// When a waiting job may be queued: its start time has come and every dependency succeeded.
-    private static let promoteCondition = """
-        state = 'waiting' AND coalesce(not_before, 0) <= ?1 AND NOT EXISTS (
-            SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.depends_on
-            WHERE d.job_id = jobs.id AND (p.state <> 'finished' OR p.result <> 'succeeded'))
-        """
+    /// Waiting jobs whose start time has come (a timer fired), for ``JobStateMachine`` to
+    /// decide on: their dependencies may still hold them back.
+    /// - Parameter now: jobs with `notBefore` up to this time are candidates.
+    /// - Returns: the candidates, by ID.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func waitingJobs(dueBy now: Date) throws -> [Job] {
+        // Served by the partial index jobs_waiting.
+        try select("""
+            SELECT \(Self.columns) FROM jobs WHERE state = 'waiting' AND not_before IS NOT NULL \
+            AND not_before <= ?1 ORDER BY id
+            """, [.integer(Timestamp.microseconds(now))]).map(\.job)
+    }
 
-    /// Moves waiting jobs whose time has come and whose dependencies all succeeded to queued.
-    /// - Parameters:
-    ///   - now: the current time; jobs with `notBefore` up to it qualify.
-    ///   - dependentsOf: only jobs that depend on this job (after it succeeded); `nil` for
-    ///     every waiting job whose start time has passed (a timer fired).
+    /// The waiting jobs that depend on `id`: to promote when it succeeded, or to fail when it
+    /// did not.
+    /// - Returns: the jobs, by ID.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func waitingDependents(of id: JobID) throws -> [Job] {
+        try select("""
+            SELECT \(Self.columns) FROM jobs WHERE state = 'waiting' \
+            AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = ?1) ORDER BY id
+            """, [.integer(id.rawValue)]).map(\.job)
+    }
+
+    /// The dependencies of each job that have not succeeded, in `after` order, with their
+    /// state; `nil` when the dependency is not stored (pruned).
+    /// - Parameter ids: the jobs asked about.
+    /// - Returns: an entry for each job with such a dependency; jobs without one are absent.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func unsucceededDependencies(of ids: [JobID]) throws -> [JobID: [(id: JobID, state: JobState?)]] {
+        guard !ids.isEmpty else { return [:] }
+        return try database.read { db in
+            let statement = try db.cachedStatement("""
+                SELECT d.job_id, d.depends_on, p.id IS NULL, p.state, p.result, p.exit_code, p.signal, p.reason, \
+                p.failed_dependency FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.depends_on \
+                WHERE d.job_id IN (SELECT value FROM json_each(?1)) \
+                AND (p.id IS NULL OR p.state <> 'finished' OR p.result <> 'succeeded') ORDER BY d.job_id, d.depends_on
+                """)
+            defer { statement.reset() }
+            try statement.bind([.text(Self.jsonArray(ids))])
+            var found: [JobID: [(id: JobID, state: JobState?)]] = [:]
+            while try statement.step() {
+                let dependency = JobID(rawValue: statement.int64(at: 1))
+                let state = statement.int64(at: 2) != 0 ? nil : try Self.state(statement, at: 3, id: dependency)
+                found[JobID(rawValue: statement.int64(at: 0)), default: []].append((dependency, state))
+            }
+            return found
+        }
+    }
+
+    /// Reads a state from six columns starting at `index`: state, result, exit_code, signal,
+    /// reason, failed_dependency.
+    /// - Throws: ``JobStoreError/invalidRow(id:column:detail:)`` for a state or result that is not one.
+    static func state(_ row: Statement, at index: Int, id: JobID) throws -> JobState {
+        switch row.string(at: index) {
+        case "waiting": return .waiting
+        case "queued": return .queued
+        case "running": return .running
+        case "finished":
+            let name = row.string(at: index + 1) ?? ""
+            func int32(_ column: Int) -> Int32? {
+                row.isNull(at: column) ? nil : Int32(truncatingIfNeeded: row.int64(at: column))
+            }
+            guard let result = JobResult(
+                name: name, exitCode: int32(index + 2), signal: int32(index + 3), reason: row.string(at: index + 4),
+                failedDependency: row.isNull(at: index + 5) ? nil : JobID(rawValue: row.int64(at: index + 5)))
+            else { throw JobStoreError.invalidRow(id: id.rawValue, column: "result", detail: "'\(name)' with its payload is not a job result") }
+            return .finished(result)
+        case let other:
+            throw JobStoreError.invalidRow(id: id.rawValue, column: "state", detail: "'\(other ?? "NULL")' is not a job state")
+        }
+    }
+
+    /// Moves waiting jobs to queued (``JobStateMachine`` decided they are eligible).
+    /// - Parameter ids: the jobs; one no longer waiting is left alone.
     /// - Returns: the jobs now queued.
     /// - Throws: ``DatabaseError``.
-    public func promoteWaiting(now: Date, dependentsOf: JobID? = nil) throws -> [Job] {
-        var sql = "UPDATE jobs SET state = 'queued' WHERE \(Self.promoteCondition)"
-        var values: [DatabaseValue] = [.integer(Timestamp.microseconds(now))]
-        if let dependentsOf {
-            sql += " AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = ?2)"
-            values.append(.integer(dependentsOf.rawValue))
-        } else {
-            // Served by the partial index jobs_waiting.
-            sql += " AND not_before IS NOT NULL"
+    public func markQueued(_ ids: [JobID]) throws -> [Job] {
+        guard !ids.isEmpty else { return [] }
+        return try database.write { _ in
+            try select("""
+                UPDATE jobs SET state = 'queued' WHERE state = 'waiting' AND id IN (SELECT value FROM json_each(?1)) \
+                RETURNING \(Self.columns)
+                """, [.text(Self.jsonArray(ids))]).map(\.job)
         }
-        sql += " RETURNING \(Self.columns)"
-        return try database.write { _ in try select(sql, values).map(\.job) }
     }
 
     /// The earliest future start among waiting jobs (delays, `--at`, retry backoff), for the
@@ -44,21 +103,6 @@ extension JobStore {
             try statement.bind([.integer(Timestamp.microseconds(after))])
             guard try statement.step(), !statement.isNull(at: 0) else { return nil }
             return Timestamp.date(microseconds: statement.int64(at: 0))
-        }
-    }
-
-    /// The waiting jobs that depend on `id`, for failing them when it did not succeed.
-    public func waitingDependents(of id: JobID) throws -> [JobID] {
-        try database.read { db in
-            let statement = try db.cachedStatement("""
-                SELECT d.job_id FROM job_dependencies d JOIN jobs j ON j.id = d.job_id \
-                WHERE d.depends_on = ? AND j.state = 'waiting' ORDER BY d.job_id
-                """)
-            defer { statement.reset() }
-            try statement.bind([.integer(id.rawValue)])
-            var ids: [JobID] = []
-            while try statement.step() { ids.append(JobID(rawValue: statement.int64(at: 0))) }
-            return ids
         }
     }
 
@@ -84,17 +128,22 @@ extension JobStore {
         }
     }
 
-    /// Puts a finished job back in line for one more attempt (`orchctl retry`): same ID,
-    /// the attempt count goes on, and one more attempt is allowed.
-    /// - Returns: the job as now stored (queued).
+    /// Puts a finished job back for one more attempt (`orchctl retry`): same ID, the attempt
+    /// count goes on, one more attempt is allowed, and its start time is kept.
+    /// - Parameters:
+    ///   - id: the job; it must be finished.
+    ///   - state: `queued`, or `waiting` for its dependencies or start time
+    ///     (``JobStateMachine`` decides).
+    /// - Returns: the job as now stored.
     /// - Throws: ``JobStoreError/invalidTransition(_:from:to:)`` when it is not finished.
     @discardableResult
-    public func markRequeued(_ id: JobID) throws -> Job {
-        try transition(id, to: "queued", sql: """
-            UPDATE jobs SET state = 'queued', result = NULL, exit_code = NULL, signal = NULL, reason = NULL, \
-            failed_dependency = NULL, finished_at = NULL, not_before = NULL, max_attempts = attempt + 1 \
+    public func markRequeued(_ id: JobID, to state: JobState = .queued) throws -> Job {
+        precondition(state == .queued || state == .waiting, "a retried job is queued or waiting")
+        return try transition(id, to: state.name, sql: """
+            UPDATE jobs SET state = ?2, result = NULL, exit_code = NULL, signal = NULL, reason = NULL, \
+            failed_dependency = NULL, finished_at = NULL, max_attempts = attempt + 1 \
             WHERE id = ?1 AND state = 'finished' RETURNING \(Self.columns)
-            """, values: [.integer(id.rawValue)])
+            """, values: [.integer(id.rawValue), .text(state.name)])
     }
 
     /// Every recorded attempt of a job, oldest first.

@@ -63,40 +63,4 @@ extension JobStore {
             return counts
         }
     }
-
-    /// Deletes finished jobs, with their attempts and dependency rows, at most `batchSize`
-    /// in one transaction; never a job that a job not yet finished depends on.
-    /// - Parameters:
-    ///   - finishedBefore: only jobs finished before this time; `nil` for any finished job.
-    ///   - keepNewest: keep this many of the most recently finished jobs (0 keeps none).
-    ///   - batchSize: the most rows deleted in this call, so a large prune never holds the
-    ///     write lock for long; call again until it returns fewer.
-    /// - Returns: the deleted jobs' IDs and queues (their log files are the caller's to remove).
-    /// - Throws: ``DatabaseError``.
-    public func pruneFinished(finishedBefore: Date?, keepNewest: Int = 0, batchSize: Int = 1000) throws -> [(id: JobID, queue: QueueName)] {
-        var sql = """
-            DELETE FROM jobs WHERE id IN (
-                SELECT id FROM jobs WHERE state = 'finished' AND finished_at < ?1
-                AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs c ON c.id = d.job_id
-                                WHERE d.depends_on = jobs.id AND c.state <> 'finished')
-            """
-        if keepNewest > 0 {
-            sql += " AND id NOT IN (SELECT id FROM jobs WHERE state = 'finished' ORDER BY finished_at DESC LIMIT ?3)"
-        }
-        sql += " ORDER BY finished_at LIMIT ?2) RETURNING id, queue"
-        var values: [DatabaseValue] = [
-            .integer(finishedBefore.map(Timestamp.microseconds) ?? Int64.max), .integer(Int64(max(1, batchSize))),
-        ]
-        if keepNewest > 0 { values.append(.integer(Int64(keepNewest))) }
-        return try database.write { db in
-            let statement = try db.cachedStatement(sql)
-            defer { statement.reset() }
-            try statement.bind(values)
-            var deleted: [(id: JobID, queue: QueueName)] = []
-            while try statement.step() {
-                deleted.append((JobID(rawValue: statement.int64(at: 0)), QueueName(rawValue: statement.string(at: 1) ?? "") ?? .default))
-            }
-            return deleted
-        }
-    }
 }

@@ -10,10 +10,13 @@ public enum Migrations {
             try db.execute(v1JobsSQL)
             try db.execute("INSERT INTO durability_barrier (id, commits) VALUES (1, 0)")
         }
+        migrator.registerMigration("v2-retry-events-kept-dependencies") { db in
+            try db.execute(v2RetrySQL)
+        }
         return migrator
     }()
 
-    /// v1: the `jobs` table with its indexes, dependencies, attempts and queue settings. Identical to the matching part of `schema.sql`.
+    /// v1: the `jobs` table with its indexes, dependencies, attempts and queue settings, as first released (v2 changes the state trigger and `job_dependencies`).
     ///
     /// `AUTOINCREMENT` makes SQLite remember the largest ID ever used (in `sqlite_sequence`),
     /// so a pruned job's ID is never handed out again (<https://www.sqlite.org/autoinc.html>).
@@ -138,5 +141,42 @@ public enum Migrations {
             VALUES (CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
                     CASE NEW.paused WHEN 1 THEN 'queue_paused' ELSE 'queue_resumed' END, NEW.name);
         END;
+        """
+
+    /// v2: `orchctl retry` may put a finished job back to waiting (for a dependency or its
+    /// start time), so the state trigger names finished → waiting `requeued`, not `retrying`
+    /// (which is an attempt that ended with a retry left). And a dependency row outlives the
+    /// pruned dependency (no cascade on `depends_on`), so a finished job still names what it
+    /// waited for and a retry can tell that a dependency is gone. SQLite cannot alter a
+    /// foreign key, so the table is rebuilt (<https://www.sqlite.org/lang_altertable.html>).
+    static let v2RetrySQL = """
+        DROP TRIGGER jobs_state_event;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                CASE
+                    WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN OLD.state = 'finished' THEN 'requeued'
+                    WHEN NEW.state = 'waiting' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a
+                ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        CREATE TEMP TABLE saved_dependencies AS SELECT job_id, depends_on FROM job_dependencies;
+        DROP TABLE job_dependencies;
+        CREATE TABLE job_dependencies (
+            job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,  -- the dependent
+            depends_on INTEGER NOT NULL,           -- the dependency's JobID; kept when it is pruned
+            PRIMARY KEY (job_id, depends_on)
+        ) WITHOUT ROWID;
+        INSERT INTO job_dependencies (job_id, depends_on) SELECT job_id, depends_on FROM saved_dependencies;
+        DROP TABLE saved_dependencies;
+        CREATE INDEX job_dependencies_by_dependency ON job_dependencies (depends_on, job_id);
         """
 }

@@ -249,6 +249,20 @@ public enum JobsInterface {
         VarlinkError("io.orchd.Jobs.NotFinished", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
     }
 
+    /// `DependencyNotSucceeded(id, dependency, result)`: a job cannot be retried because a
+    /// job it depends on finished without succeeding (`result`), or was pruned (`result`
+    /// null), so it could never start.
+    public static func dependencyNotSucceeded(_ id: JobID, dependency: JobID, result: String?) -> VarlinkError {
+        let why = result.map { "finished \($0)" } ?? "was pruned, so whether it succeeded is unknown"
+        var parameters: [String: JSONValue] = [
+            "id": .number(Double(id.rawValue)), "dependency": .number(Double(dependency.rawValue)),
+            "message": .string("job \(id) cannot be retried: its dependency, job \(dependency), \(why)"
+                + (result == nil ? "" : "; retry job \(dependency) first")),
+        ]
+        if let result { parameters["result"] = .string(result) }
+        return VarlinkError("io.orchd.Jobs.DependencyNotSucceeded", parameters)
+    }
+
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped
     /// reading; it can subscribe again with `since` set to the last event it processed.
     public static func subscriberTooSlow(lastSeen: Int64?) -> VarlinkError {

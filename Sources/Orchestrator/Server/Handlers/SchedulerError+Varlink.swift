@@ -9,10 +9,13 @@ extension SchedulerError {
         case .notPermitted(let id): JobsInterface.notPermitted(id)
         case .invalidSpec(let error): JobsInterface.invalidJobSpec(error.message)
         case .notFinished(let id): JobsInterface.notFinished(id)
+        case .dependencyNotSucceeded(let id, let dependency, let result):
+            JobsInterface.dependencyNotSucceeded(id, dependency: dependency, result: result?.name)
         case .duplicate(let id, let key): JobsInterface.duplicateJob(id, uniqueKey: key)
         case .noSuchQueue(let name): QueuesInterface.noSuchQueue(name)
         case .invalidSetting(let message): QueuesInterface.invalidSetting(message)
         case .storage(let message): JobsInterface.storageFailure(message)
+        case .invalidTransition: JobsInterface.storageFailure(description)
         }
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// The retention limits hold while orchd runs, not only from its next start: nothing here
+/// restarts the daemon.
+@Suite("Retention limits end to end")
+struct RetentionTests {
+    /// Submits `count` jobs running `true` in one batch and returns their IDs.
+    @discardableResult
+    private func submitBatch(_ daemon: TestDaemon, count: Int, queue: String = "default") throws -> [String] {
+        let batch = try daemon.orchctl(
+            ["submit", "--queue", queue, "--batch", "-"], input: String(repeating: "true\n", count: count))
+        try #require(batch.status == 0, "\(batch)")
+        return batch.standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    @Test("--event-retention bounds the event log while jobs run (at most 1% over the limit)")
+    func eventRetention() throws {
+        let daemon = try TestDaemon(arguments: ["--event-retention", "1000"])
+        try submitBatch(daemon, count: 400)  // 1,200 job events, and a few more
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+        let events = try daemon.orchctl(["events", "--since", "0"])
+        #expect(events.status == 0)
+        let lines = events.standardOutput.split(separator: "\n")
+        #expect((1000...1010).contains(lines.count), "\(lines.count) events retained")
+        let last = try #require(lines.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(last["kind"] as? String == "queue_drained", "the newest events are the ones kept: \(last)")
+    }
+
+    @Test("--retention-count keeps the newest finished jobs while jobs run, and one a live job depends on")
+    func retentionCount() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-count", "50"])
+        let needed = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let dependent = try daemon.orchctl(["submit", "--after", needed, "--delay", "1h", "--", "true"]).line
+        let batch = try submitBatch(daemon, count: 200, queue: "bulk")
+        try #require(batch.count == 200)
+        #expect(try daemon.orchctl(["wait", "--queue", "bulk", "--drained"]).status == 0)
+        let listed = try daemon.orchctl(["status", "--state", "finished", "--all", "--json"])
+        let finished = try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])
+        #expect(finished.count == 50, "\(finished.count) finished jobs kept")
+        let ids = finished.compactMap { $0["id"] as? Int }
+        #expect(ids.contains(Int(needed) ?? 0), "a job a live job depends on is kept")
+        #expect(ids.contains(Int(batch[199]) ?? 0), "the newest job is kept")
+        let logs = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/logs")
+        #expect(logs.count <= 100, "pruned jobs' logs are deleted: \(logs.count) files")
+        #expect(try daemon.orchctl(["cancel", dependent]).status == 0)
+    }
+
+    @Test("a wait answers with the jobs it waited for even when the retention count pruned one meanwhile")
+    func waitOutlivesPrune() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-count", "1"])
+        let first = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let second = try daemon.orchctl(["submit", "--delay", "1s", "--", "true"]).line
+        let waited = try daemon.orchctl(["wait", first, second])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(try daemon.orchctl(["show", first]).status == 1, "pruned when the second finished")
+    }
+
+    @Test("--retention-age prunes finished jobs once they are that old, while orchd runs, but not one a live job depends on")
+    func retentionAge() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-age", "1s"])
+        let old = try daemon.orchctl(["submit", "--wait", "--", "echo", "old"]).line
+        let needed = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let dependent = try daemon.orchctl(["submit", "--after", needed, "--delay", "1h", "--", "true"]).line
+        // Starts well after `old` is a second old; the prune is due first.
+        let later = try daemon.orchctl(["submit", "--delay", "3s", "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", later]).status == 0)
+        #expect(try daemon.orchctl(["show", old]).status == 1, "pruned by age")
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(old).out"))
+        #expect(try daemon.orchctl(["show", needed]).status == 0, "kept: job \(dependent) depends on it")
+
+        // Once nothing live depends on it, it goes too, without waiting for another job to age.
+        #expect(try daemon.orchctl(["cancel", dependent]).status == 0)
+        let marker = try daemon.orchctl(["submit", "--delay", "1s", "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", marker]).status == 0)
+        #expect(try daemon.orchctl(["show", needed]).status == 1, "pruned once its dependent finished")
+    }
+}
