@@ -236,6 +236,15 @@ public enum JobsInterface {
         VarlinkError("io.orchd.Jobs.StorageFailure", ["message": .string("storage failure: \(message)")])
     }
 
+    /// `LogMissing(path)`: the job's process was started, so its log file was created, but
+    /// the file is gone (deleted or moved); its output is lost, which is not "no output".
+    public static func logMissing(path: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.LogMissing", [
+            "path": .string(path),
+            "message": .string("the log file \(path) is missing: the job started, so it was deleted or moved since, and its output is lost"),
+        ])
+    }
+
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
         VarlinkError("io.orchd.Jobs.DuplicateJob", [
