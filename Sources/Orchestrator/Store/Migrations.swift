@@ -10,6 +10,11 @@ public enum Migrations {
             try db.execute(v1JobsSQL)
             try db.execute("INSERT INTO durability_barrier (id, commits) VALUES (1, 0)")
         }
+        // Marks the file as orchd's (DatabaseIdentity), so that orchd never mistakes another
+        // program's database for its own; also adopts a database made before the mark.
+        migrator.registerMigration("v2-application-id") { db in
+            try db.execute("PRAGMA application_id = \(DatabaseIdentity.applicationID)")
+        }
         return migrator
     }()
 
