@@ -58,7 +58,7 @@ extension Scheduler {
                 do {
                     jobs = try store.insert(planned, submitterUid: submitterUid, at: now)
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw storageError(error)
                 }
                 for job in jobs { changed(job, from: nil) }
                 // The reply promises durability (synchronous=FULL semantics): after the barrier.
@@ -74,7 +74,7 @@ extension Scheduler {
     }
 
     private func liveJob(uniqueKey: String) throws(SchedulerError) -> Job? {
-        do { return try store.liveJob(uniqueKey: uniqueKey) } catch { throw .storage(String(describing: error)) }
+        do { return try store.liveJob(uniqueKey: uniqueKey) } catch { throw storageError(error) }
     }
 
     private func initialState(of spec: JobSpec, now: Date) throws(SchedulerError) -> JobState {
@@ -107,7 +107,7 @@ extension Scheduler {
                 do {
                     return (job, try store.attempts(of: id))
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw storageError(error)
                 }
             })
         }
@@ -123,7 +123,7 @@ extension Scheduler {
             do {
                 completion(.success(try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit)))
             } catch {
-                completion(.failure(.storage(String(describing: error))))
+                completion(.failure(storageError(error)))
             }
         }
     }
@@ -169,7 +169,7 @@ extension Scheduler {
                     throw .duplicate(live.id, uniqueKey: key)
                 }
                 let job: Job
-                do { job = try store.markRequeued(id) } catch { throw .storage(String(describing: error)) }
+                do { job = try store.markRequeued(id) } catch { throw storageError(error) }
                 changed(job, from: previous.state)
                 groupCommit.afterDurable { completion(.success(job)) }
                 feed(runner(for: job.spec.queue))
@@ -221,7 +221,7 @@ extension Scheduler {
             do {
                 deleted = try store.pruneFinished(finishedBefore: cutoff, keepNewest: keepNewest, batchSize: batchSize)
             } catch {
-                completion(.failure(.storage(String(describing: error))))
+                completion(.failure(storageError(error)))
                 return
             }
             for (id, queue) in deleted {

@@ -78,6 +78,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     var wakeUpAt: Date?
     var retentionTimer: (any DispatchSourceTimer)?
     var isStopping = false
+    /// Job ends the store refused (full disk, locked database), kept until written
+    /// (Scheduler+StorageFaults.swift).
+    var pendingEnds: [JobID: PendingEnd] = [:]
+    var storageRetryTimer: (any DispatchSourceTimer)?
+    var storageRetryDelay: Duration = Scheduler.storageRetryBase
+    var storageRetryQueued = false
     var shutdownCompletion: (@Sendable () -> Void)?
 
     /// Creates a scheduler over a store.
@@ -240,6 +246,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             job = try store.claim(queued.id, at: Date())
         } catch {
             DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
+            // Fed again when the store takes writes again.
+            scheduleStorageRetry()
             return
         }
         changed(job, from: .queued)
@@ -297,11 +305,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
                 DaemonLog.error("cannot give back the claim on job \(id): \(error)")
             }
         } else {
-            do {
-                try attemptEnded(id, result: result)
-            } catch {
-                DaemonLog.error("cannot record the end of job \(id) (\(result.name)): \(error)")
-            }
+            recordEnd(id, in: queue, result: result, at: Date())
         }
         if let runner = runners[queue] { feed(runner) }
         finishShutdownIfIdle()
@@ -323,34 +327,36 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     /// Records the end of a running attempt: a retry when the result allows one and attempts
     /// remain, else the job's end.
-    func attemptEnded(_ id: JobID, result: JobResult) throws(SchedulerError) {
+    /// - Parameter endedAt: when the attempt ended (earlier than now when the end was kept
+    ///   while the store refused writes).
+    func attemptEnded(_ id: JobID, result: JobResult, at endedAt: Date = Date()) throws(SchedulerError) {
         let job = try existingJob(id)
         if RetryPolicy.isRetryable(result), job.attempt < job.maxAttempts, case .running = job.state {
             let policy = runner(for: job.spec.queue).retryPolicy(default: configuration.retryPolicy)
-            let retryAt = Date().addingTimeInterval(policy.backoff(afterAttempt: job.attempt).timeInterval)
+            let retryAt = endedAt.addingTimeInterval(policy.backoff(afterAttempt: job.attempt).timeInterval)
             let waiting: Job
             do {
-                waiting = try store.markRetrying(id, result: result, retryAt: retryAt, at: Date())
+                waiting = try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt)
             } catch {
-                throw .storage(String(describing: error))
+                throw storageError(error)
             }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
             changed(waiting, from: job.state, attemptResult: result)
             scheduleWakeUp()
         } else {
-            try record(id, finishedAs: result)
+            try record(id, finishedAs: result, at: endedAt)
         }
     }
 
     /// Commits a job's end, updates counters, tells observers and waiters, and settles the
     /// jobs that depend on it: queued when it succeeded, `dependencyFailed` when it did not.
-    func record(_ id: JobID, finishedAs result: JobResult) throws(SchedulerError) {
+    func record(_ id: JobID, finishedAs result: JobResult, at finishedAt: Date = Date()) throws(SchedulerError) {
         let previous = try existingJob(id)
         let job: Job
         do {
-            job = try store.markFinished(id, result: result, at: Date())
+            job = try store.markFinished(id, result: result, at: finishedAt)
         } catch {
-            throw .storage(String(describing: error))
+            throw storageError(error)
         }
         changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
@@ -370,7 +376,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             do {
                 dependents = try store.waitingDependents(of: id)
             } catch {
-                throw .storage(String(describing: error))
+                throw storageError(error)
             }
             for dependent in dependents {
                 try record(dependent, finishedAs: .dependencyFailed(id))
@@ -393,11 +399,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
         let result = job.state.result ?? attemptResult
         groupCommit.changed()
+        storageMayHaveRecovered()
         observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
     }
 
     func finishShutdownIfIdle() {
         guard isStopping, operations.isEmpty, let completion = shutdownCompletion else { return }
+        if !pendingEnds.isEmpty { writeOrAbandonPendingEnds() }
         shutdownCompletion = nil
         completion()
     }
@@ -407,7 +415,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         do {
             job = try store.job(id)
         } catch {
-            throw .storage(String(describing: error))
+            throw storageError(error)
         }
         guard let job else { throw .noSuchJob(id) }
         return job

@@ -245,6 +245,20 @@ public enum JobsInterface {
         ])
     }
 
+    /// `StorageFull(stateDirectory, freeBytes, message)`: the file system of the state
+    /// directory is full; nothing was changed.
+    public static func storageFull(stateDirectory: String, freeBytes: UInt64, message: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.StorageFull", [
+            "stateDirectory": .string(stateDirectory), "freeBytes": .number(Double(freeBytes)), "message": .string(message),
+        ])
+    }
+
+    /// `DatabaseLocked(path, message)`: another process held the database's lock past the
+    /// busy timeout; nothing was changed.
+    public static func databaseLocked(path: String, message: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.DatabaseLocked", ["path": .string(path), "message": .string(message)])
+    }
+
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
         VarlinkError("io.orchd.Jobs.DuplicateJob", [

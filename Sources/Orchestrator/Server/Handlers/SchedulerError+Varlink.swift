@@ -13,6 +13,9 @@ extension SchedulerError {
         case .noSuchQueue(let name): QueuesInterface.noSuchQueue(name)
         case .invalidSetting(let message): QueuesInterface.invalidSetting(message)
         case .storage(let message): JobsInterface.storageFailure(message)
+        case .storageFull(let directory, let free):
+            JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
+        case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
         }
     }
 }
