@@ -103,4 +103,53 @@ struct StorageFaultTests {
         #expect(waited.status == 4, "\(waited)")
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
     }
+
+    /// Starts orchd on `stateDirectory` expecting it to refuse, and returns what it said.
+    private func refusedStart(_ stateDirectory: String, socket: String) throws -> CommandResult {
+        try TestDaemon.run(
+            Binaries.orchd, ["--state-dir", stateDirectory, "--socket", socket, "--config", "/dev/null"])
+    }
+
+    @Test("orchd refuses another program's database in one line and leaves every byte of it as it was")
+    func foreignDatabase() throws {
+        let daemon = try TestDaemon()
+        daemon.stop()
+        let other = daemon.directory + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let path = other + "/orchd.db"
+        do {
+            let db = try Database(path: path)
+            try db.execute("CREATE TABLE invoices (number INTEGER, total REAL); INSERT INTO invoices VALUES (1, 9.5)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try refusedStart(other, socket: daemon.directory + "/other.sock")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains(
+            "orchd: error: \(path) is an SQLite database of another program (tables: invoices), not orchd's, so orchd leaves it alone; move it away, or give orchd another --state-dir\n"),
+            "\(result)")
+        #expect(!result.standardError.contains("CREATE TABLE"), "no schema dump")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("orchd refuses a damaged database of its own with the way to recover it")
+    func damagedDatabase() throws {
+        let daemon = try TestDaemon()
+        let batch = (1...2_000).map { "echo job \($0) \(String(repeating: "x", count: 200))" }.joined(separator: "\n")
+        // Paused, so that the jobs stay queued and the file keeps its size.
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: batch).status == 0)
+        #expect(daemon.stop() == 0)
+        // Overwrite pages in the middle of the file, as a bad disk or a stray write would.
+        let path = daemon.stateDirectory + "/orchd.db"
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: (size / 2 / 4096) * 4096)
+        handle.write(Data((0..<16_384).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }))
+        try handle.close()
+
+        let result = try refusedStart(daemon.stateDirectory, socket: daemon.socketPath)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("orchd: error: \(path) is damaged ("), "\(result)")
+        #expect(result.standardError.contains("sqlite3 \(path) .recover | sqlite3 \(path).recovered"), "\(result)")
+    }
 }
