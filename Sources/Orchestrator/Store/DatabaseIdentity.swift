@@ -20,8 +20,9 @@ public enum DatabaseIdentity {
     /// The tables every orchd database has had since its first migration.
     static let orchdTables: Set<String> = ["schema_migrations", "jobs", "job_attempts", "queues", "events"]
 
-    /// How long the start-up `quick_check` may take. It reads the whole file: about 6 s for
-    /// 1,000,000 jobs (2.1 GB) on the development machine, but under 0.1 s for 10,000. Past
+    /// How long the start-up `quick_check` may take. It reads the whole file: 2 to 6 s for
+    /// 1,000,000 queued jobs (200 MB to 2.1 GB, by the size of their environments) on a 2-core
+    /// machine. Past
     /// this budget the start goes on, and ``quickCheck(_:budget:)`` without a budget runs in
     /// the background instead.
     public static let startupCheckBudget: Duration = .milliseconds(300)
