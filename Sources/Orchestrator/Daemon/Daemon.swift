@@ -73,7 +73,7 @@ public enum Daemon {
         }
         let store: JobStore
         let databasePath = configuration.stateDirectory + "/orchd.db"
-        nonisolated(unsafe) var checkedCompletely = true  // set once, by the verify closure on this thread, before it is read
+        var checkedCompletely = true  // set by the verify closure, on this thread, before it is read
         do {
             store = try JobStore(database: try Database(path: databasePath) { db throws(DatabaseError) in
                 checkedCompletely = try DatabaseIdentity.verify(db, checkBudget: DatabaseIdentity.startupCheckBudget)
