@@ -3,6 +3,10 @@
 -- with the CREATE statements below (comments and whitespace aside). Times are integers in
 -- microseconds since the Unix epoch (UTC).
 
+-- v3-application-id: PRAGMA application_id = 1330791236 (0x4F524344, "ORCD"), which marks
+-- the file as orchd's (DatabaseIdentity.swift); orchd refuses a database with another mark,
+-- and adopts one without a mark only when it holds orchd's tables and migrations.
+
 -- Bookkeeping of the migrator (Migrator.swift): one row per applied migration.
 CREATE TABLE schema_migrations (
     name TEXT PRIMARY KEY,           -- Migration.name

@@ -71,7 +71,29 @@ struct EventTests {
         #expect(set.status == 0, "\(set)")
         _ = try daemon.orchctl(["submit", "--queue", "nightly", "--wait", "--", "true"])
         let id = try daemon.orchctl(["submit", "--queue", "nightly", "--", "sh", "-c", "exit 5"]).line
-        #expect(marker.read() == "\(id) finished failed 5", "only the failure ran the hook")
+        #expect(marker.read() == "\(id) failed failed 5", "only the failure ran the hook")
+    }
+
+    @Test("a failed hook fires for a timeout with its result and no exit code; a cancel fires only cancelled")
+    func failedHookResults() throws {
+        let daemon = try TestDaemon()
+        let failed = try ReadyMarker(path: daemon.directory + "/failed")
+        let cancelled = try ReadyMarker(path: daemon.directory + "/cancelled")
+        let set = try daemon.orchctl([
+            "queue", "set", "q",
+            "--on", "failed=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT ${ORCHD_EXIT_CODE-unset}\" > '\(failed.path)'",
+            "--on", "cancelled=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT\" > '\(cancelled.path)'",
+        ])
+        #expect(set.status == 0, "\(set)")
+        // A cancel first: had it fired `failed`, the next read of that marker would show it.
+        let paused = try daemon.orchctl(["pause", "q"])
+        #expect(paused.status == 0)
+        let queued = try daemon.orchctl(["submit", "--queue", "q", "--", "true"]).line
+        #expect(try daemon.orchctl(["cancel", queued]).status == 0)
+        #expect(cancelled.read() == "\(queued) cancelled cancelled")
+        #expect(try daemon.orchctl(["resume", "q"]).status == 0)
+        let slow = try daemon.orchctl(["submit", "--queue", "q", "--timeout", "200ms", "--", "sleep", "60"]).line
+        #expect(failed.read() == "\(slow) failed timed_out unset")
     }
 }
 

@@ -82,4 +82,60 @@ struct LogsTests {
             #expect(replies.first?.data == "" && replies.first?.offset == 6, "offset \(offset)")
         }
     }
+
+    @Test("a started job whose log file was deleted is an error naming the file, for stdout, --stderr and --follow")
+    func missingLog() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo out; echo err >&2"]).line
+        let out = daemon.stateDirectory + "/logs/\(id).out"
+        let err = daemon.stateDirectory + "/logs/\(id).err"
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "out\n")
+        try FileManager.default.removeItem(atPath: out)
+        for arguments in [["logs", id], ["logs", "--follow", id], ["logs", "--tail", "3", id]] {
+            let result = try daemon.orchctl(arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.standardError == "Error: the log file \(out) is missing: the job started, so it was deleted or moved since, and its output is lost\n", "\(arguments)")
+            #expect(result.standardOutput == "")
+        }
+        // The other stream is still there and still readable.
+        #expect(try daemon.orchctl(["logs", "--stderr", id]).standardOutput == "err\n")
+        try FileManager.default.removeItem(atPath: err)
+        for arguments in [["logs", "--stderr", id], ["logs", "--stderr", "--follow", id]] {
+            let result = try daemon.orchctl(arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.standardError.hasPrefix("Error: the log file \(err) is missing"), "\(arguments)")
+        }
+        // Over Varlink the error is LogMissing with the path.
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        #expect {
+            try client.stream(
+                "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: try #require(JobID(parsing: id)), stream: .stdout),
+                returning: JobsInterface.LogsReply.self) { _ in true }
+        } throws: { error in
+            guard case .remote(let remote) = error as? VarlinkClientError else { return false }
+            return remote.name == "io.orchd.Jobs.LogMissing" && remote.parameters["path"] == .string(out)
+        }
+    }
+
+    @Test("a job that never started has empty output, not an error: queued, dependency_failed, spawn_failed")
+    func neverStarted() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "held", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "held"]).status == 0)
+        let queued = try daemon.orchctl(["submit", "--queue", "held", "--", "echo", "x"]).line
+        let spawnFailed = try daemon.orchctl(["submit", "--wait", "--", "/nonexistent/program"]).line
+        let failing = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        let dependent = try daemon.orchctl(["submit", "--wait", "--after", failing, "--", "echo", "y"]).line
+        for id in [queued, spawnFailed, dependent] {
+            for arguments in [["logs", id], ["logs", "--stderr", id]] {
+                let result = try daemon.orchctl(arguments)
+                #expect(result.status == 0, "\(arguments): \(result)")
+                #expect(result.standardOutput == "", "\(arguments)")
+            }
+        }
+        #expect(try daemon.orchctl(["logs", "--follow", dependent]).status == 0)
+        // A cancelled queued job never had a log either.
+        #expect(try daemon.orchctl(["cancel", queued]).status == 0)
+        #expect(try daemon.orchctl(["logs", "--follow", queued]).status == 0)
+    }
 }

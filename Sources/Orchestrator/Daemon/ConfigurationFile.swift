@@ -68,8 +68,8 @@ public enum ConfigurationFile {
                 let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key)' (known keys: \(known))")
             }
-            guard setting.apply(value, to: &settings) else {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value)' for '\(key)': expected \(setting.expected)")
+            if let problem = setting.apply(value, to: &settings) {
+                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value)' for '\(key)': \(problem)")
             }
         }
         return settings

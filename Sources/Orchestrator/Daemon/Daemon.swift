@@ -75,8 +75,15 @@ public enum Daemon {
             return fail("cannot create \(logDirectory): \(String(cString: strerror(errno)))", errno: errno)
         }
         let store: JobStore
+        let databasePath = configuration.stateDirectory + "/orchd.db"
+        var checkedCompletely = true  // set by the verify closure, on this thread, before it is read
         do {
-            store = try JobStore(database: try Database(path: configuration.stateDirectory + "/orchd.db"))
+            store = try JobStore(database: try Database(path: databasePath) { db throws(DatabaseError) in
+                checkedCompletely = try DatabaseIdentity.verify(db, checkBudget: DatabaseIdentity.startupCheckBudget)
+            })
+        } catch let error as DatabaseError where error.isCorrupt {
+            // Not orchd's, not SQLite, or damaged: DatabaseIdentity's one line says which and what to do.
+            return fail(error.message, errno: EIO)
         } catch {
             return fail("cannot open the job database in \(configuration.stateDirectory): \(error)", errno: EIO)
         }
@@ -224,6 +231,9 @@ public enum Daemon {
             notifier.ready(status: scheduler.statusLine)
         }
         scheduler.recordDaemonEvent("daemon_ready")
+        if !checkedCompletely {
+            Self.checkInBackground(databasePath)
+        }
         let watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
         watchdog?.start()
         DaemonLog.info(
@@ -244,6 +254,25 @@ public enum Daemon {
         DaemonLog.info("stopped")
         notifier.flush()
         return 0
+    }
+
+    /// Finishes the start-up `quick_check` that ran out of its budget, on a connection of its
+    /// own off the control queue. The daemon already serves, so damage found here is logged
+    /// with the way out (as at start-up); SQLite reports damaged pages to every later
+    /// statement that reads them too.
+    private static func checkInBackground(_ path: String) {
+        DaemonLog.info("the database is large: its integrity check goes on in the background")
+        DispatchQueue.global(qos: .utility).async {
+            do {
+                let db = try Database(path: path)
+                try DatabaseIdentity.quickCheck(db, budget: nil)
+                DaemonLog.info("the database passed its integrity check (PRAGMA quick_check)")
+            } catch let error as DatabaseError where error.isCorrupt {
+                DaemonLog.error(error.message)
+            } catch {
+                DaemonLog.warning("cannot finish the database's integrity check: \(error)")
+            }
+        }
     }
 
     /// Applies the configuration file again (SIGHUP): `RELOADING=1` + `MONOTONIC_USEC=`,

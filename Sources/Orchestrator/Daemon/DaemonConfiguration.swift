@@ -175,8 +175,8 @@ public struct DaemonConfiguration: Sendable {
                     throw .unknownArgument(argument)
                 }
                 let text = try value()
-                guard setting.apply(text, to: &settings) else {
-                    throw .invalidValue(name, text, setting.expected)
+                if let problem = setting.apply(text, to: &settings) {
+                    throw .invalidValue(name, text, problem)
                 }
             }
         }

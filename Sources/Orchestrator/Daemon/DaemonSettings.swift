@@ -84,31 +84,44 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     }
 
     /// Parses `text` and stores it in `settings`.
-    /// - Returns: false when `text` is not a valid value (``expected`` says what is).
-    public func apply(_ text: String, to settings: inout DaemonSettings) -> Bool {
+    /// - Returns: `nil` when stored, else what is wrong with `text` ("expected ...", or for
+    ///   a span the span parser's own reason, such as "cannot be negative").
+    public func apply(_ text: String, to settings: inout DaemonSettings) -> String? {
+        let expectation = "expected \(expected)"
         switch self {
         case .concurrency:
-            guard let number = Int(text), number >= 1, number <= 10_000 else { return false }
+            guard let number = Int(text), number >= 1, number <= 10_000 else { return expectation }
             settings.concurrency = number
         case .killGrace:
-            guard let span = TimeSpan.parse(text) else { return false }
-            settings.teardownGrace = span
+            switch Self.span(text) {
+            case .success(let span): settings.teardownGrace = span
+            case .failure(let problem): return problem.message
+            }
         case .logLevel:
-            guard let level = DaemonLog.Level(name: text) else { return false }
+            guard let level = DaemonLog.Level(name: text) else { return expectation }
             settings.logLevel = level
         case .drainTimeout:
-            guard let span = TimeSpan.parse(text) else { return false }
-            settings.drainTimeout = span
+            switch Self.span(text) {
+            case .success(let span): settings.drainTimeout = span
+            case .failure(let problem): return problem.message
+            }
         case .retentionAge:
-            guard let span = TimeSpan.parse(text) else { return false }
-            settings.retentionAge = span
+            switch Self.span(text) {
+            case .success(let span): settings.retentionAge = span
+            case .failure(let problem): return problem.message
+            }
         case .retentionCount:
-            guard let number = Int(text), number >= 0 else { return false }
+            guard let number = Int(text), number >= 0 else { return expectation }
             settings.retentionCount = number
         case .eventRetention:
-            guard let number = Int(text), number >= 1000 else { return false }
+            guard let number = Int(text), number >= 1000 else { return expectation }
             settings.eventRetention = number
         }
-        return true
+        return nil
+    }
+
+    /// A span setting's value, or why it is not one.
+    private static func span(_ text: String) -> Result<Duration, TimeSpan.Invalid> {
+        Result { () throws(TimeSpan.Invalid) in .microseconds(try TimeSpan.parseMicroseconds(text)) }
     }
 }

@@ -26,37 +26,46 @@ final class HookRunner: JobObserver {
         hooks.maxConcurrentOperationCount = 4
     }
 
-    /// The hook kinds an event triggers: its own kind, plus `finished` for a cancel and
-    /// `succeeded` or `failed` for a finish.
+    /// The hook events an event-log event fires (the table is ``HookEvent``).
     static func hookKinds(of event: Event) -> [String] {
-        switch event.kind {
-        case "finished": ["finished", event.result == "succeeded" ? "succeeded" : "failed"]
-        case "cancelled": ["cancelled", "finished"]
-        case "started", "retrying", "queue_drained": [event.kind]
-        default: []
-        }
+        HookEvent.fired(byEventKind: event.kind, result: event.result).map(\.rawValue)
     }
 
     func eventRecorded(_ event: Event) {
         guard let queue = event.queue else { return }
         let configured = scheduler.hooks(of: queue)
-        let commands = Self.hookKinds(of: event).compactMap { configured[$0] }
-        guard !commands.isEmpty else { return }
+        let fired = Self.hookKinds(of: event).filter { configured[$0] != nil }
+        guard !fired.isEmpty else { return }
         let job = event.jobId.flatMap { scheduler.storedJob($0) }
+        for hookEvent in fired {
+            guard let command = configured[hookEvent] else { continue }
+            run(command, environment: Self.environment(for: event, hookEvent: hookEvent, queue: queue, job: job), for: event)
+        }
+    }
+
+    /// A hook's environment: the event's fields, each set only when the event has it.
+    ///
+    /// `ORCHD_EVENT` is the hook event that runs the command (`failed`), `ORCHD_RESULT` the
+    /// job's result (`timed_out`); `ORCHD_EXIT_CODE` is set only when the process exited
+    /// (`succeeded`, `failed`), `ORCHD_SIGNAL` only when a signal ended it, so a hook never
+    /// reads an empty or stale exit code as one.
+    static func environment(for event: Event, hookEvent: String, queue: QueueName, job: Job?) -> [String: String] {
         var environment = [
             "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            "ORCHD_EVENT": event.kind, "ORCHD_EVENT_SEQ": String(event.seq), "ORCHD_QUEUE": queue.rawValue,
+            "ORCHD_EVENT": hookEvent, "ORCHD_EVENT_SEQ": String(event.seq), "ORCHD_QUEUE": queue.rawValue,
         ]
         environment["ORCHD_JOB_ID"] = event.jobId?.description
         environment["ORCHD_RESULT"] = event.result
-        environment["ORCHD_EXIT_CODE"] = event.exitCode.map(String.init)
-        environment["ORCHD_SIGNAL"] = event.signal.map(String.init)
+        if event.result == "succeeded" || event.result == "failed" {
+            environment["ORCHD_EXIT_CODE"] = event.exitCode.map(String.init)
+        }
+        if event.result == "signaled" {
+            environment["ORCHD_SIGNAL"] = event.signal.map(String.init)
+        }
         environment["ORCHD_ATTEMPT"] = event.attempt.map(String.init)
         environment["ORCHD_JOB_NAME"] = job?.spec.name
         environment["ORCHD_COMMAND"] = job?.spec.command.displayText
-        for command in commands {
-            run(command, environment: environment, for: event)
-        }
+        return environment
     }
 
     private func run(_ command: String, environment: [String: String], for event: Event) {

@@ -54,7 +54,7 @@ extension Scheduler {
             do {
                 try store.save(settings)
             } catch {
-                completion(.failure(.storage(String(describing: error))))
+                completion(.failure(storageError(error)))
                 return
             }
             runner.settings = settings
@@ -90,7 +90,7 @@ extension Scheduler {
                 do {
                     try store.save(settings)
                 } catch {
-                    completion(.failure(.storage(String(describing: error))))
+                    completion(.failure(storageError(error)))
                     return
                 }
                 runner.settings = settings

@@ -60,7 +60,7 @@ extension Scheduler {
                 do {
                     jobs = try store.insert(planned, submitterUid: submitterUid, at: now)
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw storageError(error)
                 }
                 for job in jobs { changed(job, from: nil) }
                 // The reply promises durability (synchronous=FULL semantics): after the barrier.
@@ -85,7 +85,7 @@ extension Scheduler {
                 do {
                     return (job, try store.attempts(of: id))
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw storageError(error)
                 }
             })
         }
@@ -101,7 +101,7 @@ extension Scheduler {
             do {
                 completion(.success(try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit)))
             } catch {
-                completion(.failure(.storage(String(describing: error))))
+                completion(.failure(storageError(error)))
             }
         }
     }
@@ -229,7 +229,7 @@ extension Scheduler {
             if let atMost { chosen = Array(chosen.prefix(max(0, atMost - total))) }
             deleted = try store.deleteFinished(chosen)
         } catch {
-            completion(.failure(.storage(String(describing: error))))
+            completion(.failure(storageError(error)))
             return
         }
         for (id, queue) in deleted {

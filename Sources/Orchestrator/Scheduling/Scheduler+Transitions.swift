@@ -77,7 +77,7 @@ extension Scheduler {
 
     /// Runs a store call, turning its error into ``SchedulerError/storage(_:)``.
     func storeCall<T>(_ body: () throws -> T) throws(SchedulerError) -> T {
-        do { return try body() } catch { throw .storage(String(describing: error)) }
+        do { return try body() } catch { throw storageError(error) }
     }
 
     private func holder(of key: String?, other id: JobID?) throws(SchedulerError) -> (id: JobID, key: String)? {

@@ -87,6 +87,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// Every event up to this sequence number has been deleted (the log's retention).
     var eventLogTrimmedThrough: Int64 = 0
     var isStopping = false
+    /// Job ends the store refused (full disk, locked database), kept until written
+    /// (Scheduler+StorageFaults.swift).
+    var pendingEnds: [JobID: PendingEnd] = [:]
+    var storageRetryTimer: (any DispatchSourceTimer)?
+    var storageRetryDelay: Duration = Scheduler.storageRetryBase
+    var storageRetryQueued = false
     var shutdownCompletion: (@Sendable () -> Void)?
 
     /// Creates a scheduler over a store.
@@ -259,6 +265,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             job = try store.claim(queued.id, at: Date())
         } catch {
             DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
+            // Fed again when the store takes writes again.
+            scheduleStorageRetry()
             return
         }
         changed(job, from: .queued)
@@ -318,11 +326,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
                 DaemonLog.error("cannot give back the claim on job \(id): \(error)")
             }
         } else {
-            do {
-                try attemptEnded(id, result: result)
-            } catch {
-                DaemonLog.error("cannot record the end of job \(id) (\(result.name)): \(error)")
-            }
+            recordEnd(id, in: queue, result: result, at: Date())
         }
         if let runner = runners[queue] { feed(runner) }
         finishShutdownIfIdle()
@@ -345,17 +349,19 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     /// Records the end of a running attempt (``JobStateMachine/Operation/endAttempt(_:)``): a
     /// retry when the result allows one and attempts remain, else the job's end.
-    func attemptEnded(_ id: JobID, result: JobResult) throws(SchedulerError) {
+    /// - Parameter endedAt: when the attempt ended (earlier than now when the end was kept
+    ///   while the store refused writes).
+    func attemptEnded(_ id: JobID, result: JobResult, at endedAt: Date = Date()) throws(SchedulerError) {
         let job = try existingJob(id)
-        let outcome = try decide(.endAttempt(result), for: job)
+        let outcome = try decide(.endAttempt(result), for: job, now: endedAt)
         switch outcome {
         case .retryLater(let retryAt):
-            let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: Date()) }
+            let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt) }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
             changed(waiting, from: job.state, attemptResult: result)
             scheduleWakeUp()
         case .enter(.finished(let final)):
-            try record(job, finishedAs: final)
+            try record(job, finishedAs: final, at: endedAt)
         default:
             throw .invalidTransition(id, state: job.state.name, operation: "ending an attempt")
         }
@@ -364,9 +370,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// Commits a job's end (``JobStateMachine`` decided it), updates counters, tells
     /// observers and waiters, and settles the waiting jobs that depend on it: queued when it
     /// succeeded and nothing else holds them back, `dependencyFailed` when it did not succeed.
-    func record(_ previous: Job, finishedAs result: JobResult) throws(SchedulerError) {
+    func record(_ previous: Job, finishedAs result: JobResult, at finishedAt: Date = Date()) throws(SchedulerError) {
         let id = previous.id
-        let job = try storeCall { try store.markFinished(id, result: result, at: Date()) }
+        let job = try storeCall { try store.markFinished(id, result: result, at: finishedAt) }
         changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
             request.remaining.remove(id)
@@ -419,11 +425,13 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
         let result = job.state.result ?? attemptResult
         groupCommit.changed()
+        storageMayHaveRecovered()
         observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
     }
 
     func finishShutdownIfIdle() {
         guard isStopping, operations.isEmpty, let completion = shutdownCompletion else { return }
+        if !pendingEnds.isEmpty { writeOrAbandonPendingEnds() }
         shutdownCompletion = nil
         completion()
     }
@@ -433,7 +441,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         do {
             job = try store.job(id)
         } catch {
-            throw .storage(String(describing: error))
+            throw storageError(error)
         }
         guard let job else { throw .noSuchJob(id) }
         return job

@@ -26,6 +26,11 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case invalidTransition(JobID, state: String, operation: String)
     /// The store refused the change; nothing was changed. The text is the store's error.
     case storage(String)
+    /// The file system of the state directory is full; nothing was changed.
+    case storageFull(stateDirectory: String, freeBytes: UInt64)
+    /// Another process held a lock on the database for longer than the busy timeout;
+    /// nothing was changed.
+    case databaseLocked(path: String)
 
     public var description: String {
         switch self {
@@ -41,6 +46,10 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .invalidSetting(let message): message
         case .invalidTransition(let id, let state, let operation): "job \(id) is \(state): \(operation) does not apply"
         case .storage(let message): "storage failure: \(message)"
+        case .storageFull(let directory, let free):
+            "the file system of the state directory \(directory) is full (\(free) bytes free), so nothing was stored; free space there and try again"
+        case .databaseLocked(let path):
+            "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
         }
     }
 }

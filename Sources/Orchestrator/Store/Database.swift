@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 
 /// One connection to orchd's SQLite database, configured for durability: WAL journal,
 /// `synchronous=FULL`, a busy timeout, and foreign keys on.
@@ -27,11 +28,16 @@ public final class Database: @unchecked Sendable { // confined to the control qu
     ///   - busyTimeout: how long a statement waits for another connection's lock before failing
     ///     with `SQLITE_BUSY` (<https://www.sqlite.org/c3ref/busy_timeout.html>); default 5 s,
     ///     resolution 1 ms.
+    ///   - verify: runs on the new connection before it writes anything (the switch to WAL
+    ///     rewrites the file's header), to refuse a file that is not ours or is damaged
+    ///     (``DatabaseIdentity/verify(_:)``); what it throws, `init` throws.
     /// - Throws: ``DatabaseError``: `SQLITE_CANTOPEN` when the file cannot be opened or
     ///   created, `SQLITE_NOTADB` when it is not an SQLite database, `SQLITE_BUSY` when another
     ///   connection blocks the switch to WAL past the timeout, or an error with the journal mode
     ///   SQLite reported when WAL is refused (<https://www.sqlite.org/wal.html>).
-    public init(path: String, busyTimeout: Duration = .seconds(5)) throws(DatabaseError) {
+    public init(
+        path: String, busyTimeout: Duration = .seconds(5), verify: ((Database) throws(DatabaseError) -> Void)? = nil
+    ) throws(DatabaseError) {
         var connection: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let code = sqlite3_open_v2(path, &connection, flags, nil)
@@ -46,6 +52,7 @@ public final class Database: @unchecked Sendable { // confined to the control qu
         sqlite3_extended_result_codes(connection, 1)
         let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(connection, Int32(clamping: milliseconds))
+        try verify?(self)
         try configure()
     }
 
@@ -121,6 +128,30 @@ public final class Database: @unchecked Sendable { // confined to the control qu
 
     /// Whether a transaction is open on this connection (not in autocommit mode).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body`, interrupting its SQLite statements once `limit` has passed
+    /// (`sqlite3_progress_handler`, <https://www.sqlite.org/c3ref/progress_handler.html>): a
+    /// statement still running then fails with `SQLITE_INTERRUPT`.
+    /// - Parameters:
+    ///   - limit: the longest `body` may keep SQLite busy.
+    ///   - body: the work.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws; ``DatabaseError`` with `SQLITE_INTERRUPT` when cut off.
+    public func interrupting<T>(after limit: Duration, _ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        deadline.pointee = DispatchTime.now().uptimeNanoseconds + UInt64(limit.components.seconds) * 1_000_000_000
+            + UInt64(limit.components.attoseconds / 1_000_000_000)
+        defer {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            deadline.deallocate()
+        }
+        // Every 10,000 virtual machine instructions, a clock read: well under 1% of the work.
+        sqlite3_progress_handler(handle, 10_000, { context in
+            guard let context else { return 0 }
+            return DispatchTime.now().uptimeNanoseconds > context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
+        }, deadline)
+        return try body()
+    }
 
     // MARK: - Transactions
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Foundation
 
 /// Group commit: many state changes, one `fsync`.
@@ -86,8 +87,9 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
             do {
                 try syncConnection.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
             } catch {
-                // The changes are committed and survive a daemon crash; only the sync failed.
-                DaemonLog.error("cannot sync the job database to disk: \(error)")
+                // The changes are committed and survive a daemon crash; only the barrier's own
+                // write failed (a full disk). Sync the WAL that holds them without writing.
+                Self.syncWithoutWriting(database.path, after: error)
             }
             queue.async { [self] in
                 barrierScheduled = false
@@ -104,8 +106,21 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
             try database.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
             try database.execute("PRAGMA synchronous = NORMAL")
         } catch {
-            DaemonLog.error("cannot sync the job database to disk: \(error)")
+            Self.syncWithoutWriting(database.path, after: error)
             try? database.execute("PRAGMA synchronous = NORMAL")
+        }
+    }
+
+    /// When a barrier cannot write (the disk is full), fsync(2)s the WAL file, which holds
+    /// every commit so far, so that what is acknowledged next is still durable.
+    private static func syncWithoutWriting(_ path: String, after error: any Error) {
+        let fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
+        let synced = fd >= 0 && fsync(fd) == 0
+        if fd >= 0 { close(fd) }
+        if synced {
+            DaemonLog.warning("the durability barrier cannot write (\(error)); synced \(path)-wal instead")
+        } else {
+            DaemonLog.error("cannot sync the job database to disk: \(error)")
         }
     }
 

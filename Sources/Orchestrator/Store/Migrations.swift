@@ -13,6 +13,11 @@ public enum Migrations {
         migrator.registerMigration("v2-retry-events-kept-dependencies") { db in
             try db.execute(v2RetrySQL)
         }
+        // Marks the file as orchd's (DatabaseIdentity), so that orchd never mistakes another
+        // program's database for its own; also adopts a database made before the mark.
+        migrator.registerMigration("v3-application-id") { db in
+            try db.execute("PRAGMA application_id = \(DatabaseIdentity.applicationID)")
+        }
         return migrator
     }()
 

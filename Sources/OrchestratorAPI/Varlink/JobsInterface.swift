@@ -236,6 +236,29 @@ public enum JobsInterface {
         VarlinkError("io.orchd.Jobs.StorageFailure", ["message": .string("storage failure: \(message)")])
     }
 
+    /// `LogMissing(path)`: the job's process was started, so its log file was created, but
+    /// the file is gone (deleted or moved); its output is lost, which is not "no output".
+    public static func logMissing(path: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.LogMissing", [
+            "path": .string(path),
+            "message": .string("the log file \(path) is missing: the job started, so it was deleted or moved since, and its output is lost"),
+        ])
+    }
+
+    /// `StorageFull(stateDirectory, freeBytes, message)`: the file system of the state
+    /// directory is full; nothing was changed.
+    public static func storageFull(stateDirectory: String, freeBytes: UInt64, message: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.StorageFull", [
+            "stateDirectory": .string(stateDirectory), "freeBytes": .number(Double(freeBytes)), "message": .string(message),
+        ])
+    }
+
+    /// `DatabaseLocked(path, message)`: another process held the database's lock past the
+    /// busy timeout; nothing was changed.
+    public static func databaseLocked(path: String, message: String) -> VarlinkError {
+        VarlinkError("io.orchd.Jobs.DatabaseLocked", ["path": .string(path), "message": .string(message)])
+    }
+
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
         VarlinkError("io.orchd.Jobs.DuplicateJob", [

@@ -48,7 +48,7 @@ public enum QueuesInterface {
     }
 
     /// The event kinds a hook may be set for.
-    public static let hookEvents: Set<String> = ["started", "retrying", "finished", "succeeded", "failed", "cancelled", "queue_drained"]
+    public static let hookEvents = Set(HookEvent.allCases.map(\.rawValue))
 
     /// A reply carrying one queue.
     public struct QueueReply: Codable, Sendable {

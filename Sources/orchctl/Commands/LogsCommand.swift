@@ -11,7 +11,7 @@ enum LogsCommand: OrchctlCommand {
         name: "logs",
         abstract: "Print a job's output, or follow it as it grows.",
         discussion: """
-            The bytes are written unchanged, so binary output survives a pipe.
+            The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet and prints nothing. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output.
 
             With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start.
             """,

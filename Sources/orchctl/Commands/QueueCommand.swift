@@ -5,6 +5,11 @@ enum QueueCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "queue",
         abstract: "Change a queue's settings.",
+        discussion: """
+            'queue set' changes a queue's concurrency, retry backoff and hooks.
+
+            \(QueueSetCommand.hookHelp)
+            """,
         usage: "queue <subcommand>",
         arguments: [],
         options: [],
@@ -21,15 +26,24 @@ enum QueueSetCommand: OrchctlCommand {
     /// The event kinds a hook may be set for, sorted, as help and messages list them.
     static let hookEvents = QueuesInterface.hookEvents.sorted()
 
+    /// What hooks are, which job results fire which hook event (``HookEvent``), and what a
+    /// hook's environment holds; shown by `help queue` and `help queue set`.
+    static let hookHelp = """
+        A hook is a command orchd runs with /bin/sh -c when a job of the queue has one of these events:
+        \(HookEvent.helpLines.joined(separator: "\n"))
+
+        A hook gets the event's fields in its environment: ORCHD_EVENT (the hook's event), ORCHD_JOB_ID, ORCHD_QUEUE, ORCHD_RESULT (the job's result, e.g. timed_out), ORCHD_EXIT_CODE (only when the process exited: succeeded or failed), ORCHD_SIGNAL (only when signaled), ORCHD_ATTEMPT, ORCHD_JOB_NAME, ORCHD_COMMAND. Hooks run outside the scheduler, so a slow one delays no job, and one still running after 60s is stopped. '--on EVENT=' with nothing after the '=' removes that hook. For example:
+
+        orchctl queue set builds --on failed='logger "job $ORCHD_JOB_ID $ORCHD_RESULT"'
+        """
+
     static let spec = CommandSpec(
         name: "queue set",
         abstract: "Change a queue's concurrency, retry backoff and hooks.",
         discussion: """
             Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
 
-            A hook is a command orchd runs with /bin/sh -c when a job of the queue has that event (\(hookEvents.joined(separator: ", ")); queue_drained: when the queue has no waiting, queued or running job left). It gets the job's fields in its environment: ORCHD_JOB_ID, ORCHD_QUEUE, ORCHD_EVENT, ORCHD_RESULT, ORCHD_EXIT_CODE, ORCHD_JOB_NAME, ORCHD_COMMAND, ORCHD_ATTEMPT. Hooks run outside the scheduler, so a slow one delays no job, and one still running after 60s is stopped. '--on EVENT=' with nothing after the '=' removes that hook. For example:
-
-            orchctl queue set builds --on failed='notify-send "job $ORCHD_JOB_ID failed"'
+            \(hookHelp)
             """,
         usage: "queue set <queue> [<options>]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],

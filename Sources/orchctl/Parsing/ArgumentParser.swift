@@ -84,7 +84,7 @@ struct ArgumentParser: Sendable {
                 let value: String
                 if let attached {
                     value = attached
-                } else if index < arguments.count, !Self.looksLikeOption(arguments[index]) {
+                } else if index < arguments.count, !Self.isOptionWord(arguments[index], of: command) {
                     value = arguments[index]
                     index += 1
                 } else {
@@ -213,7 +213,7 @@ struct ArgumentParser: Sendable {
         case .keyValue: KeyValue.split(value) == nil ? "'\(value)' is not of the form KEY=VALUE" : nil
         case .queueName: QueueName(rawValue: value) == nil ? "'\(value)' is not a valid queue name (\(QueueName.rule))" : nil
         case .jobID: JobID(parsing: value) == nil ? "'\(value)' is not a job ID (a positive integer)" : nil
-        case .timeSpan: TimeSpan.parse(value) == nil ? "'\(value)' is not a time span (e.g. 30s, 5min, 1h30min)" : nil
+        case .timeSpan: spanProblem(value)
         case .keyedValue(let keys):
             if let (key, _) = KeyValue.split(value) {
                 keys.contains(key) ? nil : "'\(key)' is not one of \(keys.joined(separator: ", "))"
@@ -227,13 +227,30 @@ struct ArgumentParser: Sendable {
         }
     }
 
+    /// What is wrong with a time span, or `nil` when it is one.
+    private static func spanProblem(_ value: String) -> String? {
+        do throws(TimeSpan.Invalid) {
+            _ = try TimeSpan.parseMicroseconds(value)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
     /// `-5` is a value (a negative priority), not an option.
     private static func isNegativeNumber(_ word: String) -> Bool {
         word.count > 1 && word.hasPrefix("-") && Int(word) != nil
     }
 
     /// Whether a word after a value-taking option is another option rather than its value.
-    private static func looksLikeOption(_ word: String) -> Bool {
-        word.hasPrefix("-") && word != "-" && !isNegativeNumber(word)
+    ///
+    /// Only words that are options here count: `--anything`, `-h` and the command's one-letter
+    /// aliases. Any other word starting with `-` (`-1s`, `-5`, `-x`) is the value, so that its
+    /// own check says what is wrong with it (a negative span) instead of "missing value".
+    private static func isOptionWord(_ word: String, of command: CommandSpec?) -> Bool {
+        if word.hasPrefix("--") { return true }
+        if word == "-h" { return true }
+        guard word.count == 2, word.hasPrefix("-"), let letter = word.last else { return false }
+        return command?.options.contains { $0.short == letter } == true
     }
 }

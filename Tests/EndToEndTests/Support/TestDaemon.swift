@@ -102,6 +102,27 @@ final class TestDaemon {
         }
     }
 
+    /// Waits until the daemon's log holds `text`: woken by inotify(7) on the log file, never
+    /// by polling.
+    /// - Parameter timeout: the longest wait, in seconds.
+    /// - Returns: whether the text appeared in time.
+    func waitForLog(containing text: String, timeout: Double = 30) -> Bool {
+        let watch = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard watch >= 0 else { return false }
+        defer { close(watch) }
+        guard inotify_add_watch(watch, standardErrorFile, UInt32(IN_MODIFY)) >= 0 else { return false }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if daemonLog.contains(text) { return true }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return false }
+            var pollFD = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pollFD, 1, Int32(left * 1000))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        }
+    }
+
     /// Sends SIGTERM and waits for the daemon to exit.
     /// - Returns: its exit status.
     @discardableResult

@@ -64,4 +64,28 @@ struct ConfigurationFileTests {
         #expect(parsed.testBlockControlQueueOnSIGUSR1)
         #expect(!DaemonConfiguration.usage.contains("test-block"))
     }
+
+    @Test("every span flag and key refuses a negative or ambiguous span with the parser's reason", arguments: [
+        "kill-grace", "drain-timeout", "retention-age",
+    ])
+    func spanSettings(key: String) {
+        for (value, reason) in [
+            ("-1s", "'-1s' is negative; a time span cannot be negative"),
+            ("1h30", "'1h30' is ambiguous: the number 30 has no unit; give every number its unit (e.g. 1h30min, not 1h30)"),
+        ] {
+            #expect(throws: DaemonConfigurationError.invalidValue("--\(key)", value, reason)) {
+                try DaemonConfiguration.parse(["--\(key)", value], environment: [:], uid: 0)
+            }
+            #expect(throws: DaemonConfigurationError.invalidValue("--\(key)", value, reason)) {
+                try DaemonConfiguration.parse(["--\(key)=\(value)"], environment: [:], uid: 0)
+            }
+            do {
+                _ = try ConfigurationFile.parse("\(key) = \(value)\n", path: "f")
+                Issue.record("expected an error")
+            } catch {
+                #expect(error.description == "configuration file f, line 1: invalid value '\(value)' for '\(key)': \(reason)")
+            }
+        }
+        #expect(throws: Never.self) { try ConfigurationFile.parse("\(key) = 1h 30min\n", path: "f") }
+    }
 }

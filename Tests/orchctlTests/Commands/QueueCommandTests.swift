@@ -93,7 +93,13 @@ struct QueueCommandTests {
                          "ORCHD_JOB_NAME", "ORCHD_COMMAND", "ORCHD_ATTEMPT", "/bin/sh -c", "60s"] {
             #expect(text.contains(variable), "\(variable)")
         }
-        #expect(text.contains(#"\#norchctl queue set builds --on failed='notify-send "job $ORCHD_JOB_ID failed"'\#n"#))
+        #expect(text.contains(#"\#norchctl queue set builds --on failed='logger "job $ORCHD_JOB_ID $ORCHD_RESULT"'\#n"#))
+        for line in HookEvent.helpLines {
+            // Wrapped lines are checked by their first words: the line starts a new line.
+            #expect(text.contains("\n" + line.prefix(40)), "\(line)")
+        }
+        let group = Orchctl.helpRenderer.help(for: QueueCommand.spec)
+        #expect(group.contains("\nfailed: every unsuccessful final result but cancelled"))
     }
 
     @Test("queues lists hooks under the table, one per line; none, no extra lines")

@@ -76,6 +76,42 @@ struct ArgumentParserTests {
         #expect(parseError(["submit", "--queue", "--wait", "--", "true"])?.code == .missingValue)
     }
 
+    @Test("a value starting with '-' reaches its own check instead of reading as a missing value", arguments: [
+        (["submit", "--timeout", "-1s", "--", "true"], "invalid value for option '--timeout': '-1s' is negative; a time span cannot be negative"),
+        (["submit", "--delay", "-5min", "--", "true"], "invalid value for option '--delay': '-5min' is negative; a time span cannot be negative"),
+        (["submit", "--delay", "-5", "--", "true"], "invalid value for option '--delay': '-5' is negative; a time span cannot be negative"),
+        (["prune", "--older-than", "-7d"], "invalid value for option '--older-than': '-7d' is negative; a time span cannot be negative"),
+        (["queue", "set", "q", "--retry-base", "-1s"], "invalid value for option '--retry-base': '-1s' is negative; a time span cannot be negative"),
+        (["queue", "set", "q", "--retry-cap", "-1h"], "invalid value for option '--retry-cap': '-1h' is negative; a time span cannot be negative"),
+        (["wait", "1", "--timeout", "-2s"], "invalid value for option '--timeout': '-2s' is negative; a time span cannot be negative"),
+        (["submit", "--retries", "-1", "--", "true"], "invalid value for option '--retries': '-1' is not a whole number from 0 to 999"),
+        (["status", "--queue", "-x"], "invalid value for option '--queue': '-x' is not a valid queue name (\(QueueName.rule))"),
+    ])
+    func dashValues(arguments: [String], message: String) {
+        let error = parseError(arguments)
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message == message)
+    }
+
+    @Test("an ambiguous span is refused with an example, for every span option", arguments: [
+        ["submit", "--delay", "1h30", "--", "true"], ["submit", "--timeout", "1h30", "--", "true"],
+        ["prune", "--older-than", "1d12"], ["queue", "set", "q", "--retry-base", "1min30"],
+        ["queue", "set", "q", "--retry-cap", "1h30"], ["wait", "1", "--timeout", "2m 30"],
+    ])
+    func ambiguousSpan(arguments: [String]) {
+        let error = parseError(arguments)
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.contains("is ambiguous") == true)
+        #expect(error?.message.contains("1h30min") == true)
+    }
+
+    @Test("an option followed by another option still misses its value")
+    func optionAfterOption() {
+        #expect(parseError(["submit", "--timeout", "--wait", "--", "true"])?.code == .missingValue)
+        #expect(parseError(["logs", "--tail", "-f", "1"])?.code == .missingValue)
+        #expect(parseError(["status", "--queue", "-h"])?.code == .missingValue)
+    }
+
     @Test("a flag given a value is a usage error")
     func flagWithValue() {
         #expect(parseError(["submit", "--wait=yes", "--", "true"])?.code == .unexpectedValue)
@@ -96,7 +132,7 @@ struct ArgumentParserTests {
 
     @Test("queue names, states, KEY=VALUE and time spans are checked")
     func valueKinds() {
-        #expect(parseError(["status", "--queue", "-bad"])?.code == .missingValue)
+        #expect(parseError(["status", "--queue", "-bad"])?.code == .invalidValue)
         #expect(parseError(["status", "--queue=.bad"])?.code == .invalidValue)
         #expect(parseError(["status", "--state", "sleeping"])?.code == .invalidValue)
         #expect(parseError(["submit", "--env", "NOEQUALS", "--", "true"])?.code == .invalidValue)

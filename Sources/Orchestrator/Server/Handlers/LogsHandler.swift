@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import OrchestratorAPI
 
 /// `io.orchd.Jobs.Logs`: streams a job's captured output in base64 chunks, from an offset or
@@ -24,17 +25,23 @@ struct LogsHandler: VarlinkMethodHandler {
         }
         let path = scheduler.logPath(of: parameters.id, stream: parameters.stream)
         let scheduler = self.scheduler
+        let otherPath = scheduler.logPath(of: parameters.id, stream: parameters.stream == .stdout ? .stderr : .stdout)
         scheduler.job(parameters.id) { result in
-            if case .failure(let error) = result {
+            let found: (job: Job, attempts: [JobAttempt])
+            switch result {
+            case .failure(let error):
                 responder.fail(error.varlinkError)
                 return
+            case .success(let value):
+                found = value
             }
+            let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
             if parameters.follow == true {
-                LogFollower(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder)
+                LogFollower(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
                     .run(until: parameters.id, finishes: scheduler)
             } else {
                 DispatchQueue.global(qos: .utility).async {
-                    Self.sendOnce(path: path, from: start, to: responder)
+                    Self.sendOnce(path: path, from: start, mustExist: mustExist, to: responder)
                 }
             }
         }
@@ -49,16 +56,41 @@ struct LogsHandler: VarlinkMethodHandler {
         return .lastLines(lines)
     }
 
+    /// Whether a job's log file must exist: whether a process of it was spawned, since the
+    /// launcher creates both log files just before the spawn. A job never started (queued,
+    /// waiting, `dependency_failed`, `spawn_failed`, or running but not yet spawned) has no
+    /// file, and its output is empty so far; a started job without its file lost its output.
+    /// - Parameters:
+    ///   - job: the job as stored now.
+    ///   - attempts: its ended attempts, oldest first.
+    ///   - otherLogPath: the job's other log file (stderr for stdout), the evidence when the
+    ///     record cannot tell (cancelled or interrupted around the spawn).
+    static func logMustExist(_ job: Job, attempts: [JobAttempt], otherLogPath: String) -> Bool {
+        let lastResult: JobResult?
+        switch job.state {
+        case .running: return job.pid != nil
+        case .finished(let result): lastResult = result
+        case .waiting, .queued:
+            guard job.attempt > 0 else { return false }
+            lastResult = attempts.last?.result
+        }
+        switch lastResult {
+        case .succeeded, .failed, .signaled, .timedOut: return true
+        case .spawnFailed, .dependencyFailed: return false
+        case .cancelled, .interrupted, nil: return access(otherLogPath, F_OK) == 0
+        }
+    }
+
     /// Sends the file from `start` to its current end; a job that has not started yet has no
     /// file, and its output is empty so far.
-    private static func sendOnce(path: String, from start: LogStart, to responder: VarlinkResponder) {
-        var cursor = LogCursor(path: path, chunkBytes: chunkBytes)
+    private static func sendOnce(path: String, from start: LogStart, mustExist: Bool, to responder: VarlinkResponder) {
+        var cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist)
         defer { cursor.close() }
         do throws(LogReadError) {
             if try cursor.open() { try cursor.seek(to: start) }
             try cursor.send(to: responder, isFinal: true)
         } catch {
-            responder.fail(JobsInterface.storageFailure(error.message))
+            responder.fail(error.varlinkError)
         }
     }
 }

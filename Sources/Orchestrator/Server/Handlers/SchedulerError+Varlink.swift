@@ -16,6 +16,9 @@ extension SchedulerError {
         case .invalidSetting(let message): QueuesInterface.invalidSetting(message)
         case .storage(let message): JobsInterface.storageFailure(message)
         case .invalidTransition: JobsInterface.storageFailure(description)
+        case .storageFull(let directory, let free):
+            JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
+        case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
         }
     }
 }

@@ -13,10 +13,14 @@ struct LogCursor {
     private(set) var fd: Int32 = -1
     /// The offset just past the bytes sent so far.
     private(set) var offset: Int64 = 0
+    /// Whether the job's process was started, so that the file was created and a missing
+    /// file means lost output rather than "not started yet".
+    let mustExist: Bool
 
-    init(path: String, chunkBytes: Int) {
+    init(path: String, chunkBytes: Int, mustExist: Bool = false) {
         self.path = path
         self.chunkBytes = chunkBytes
+        self.mustExist = mustExist
     }
 
     /// Whether the file is open.
@@ -24,12 +28,16 @@ struct LogCursor {
 
     /// Opens the file unless it is open already.
     /// - Returns: `false` when the file does not exist (yet).
-    /// - Throws: ``LogReadError`` for any other failure of open(2).
+    /// - Throws: ``LogReadError`` for any other failure of open(2), and
+    ///   ``LogReadError/missing(_:)`` when the file does not exist but ``mustExist``.
     mutating func open() throws(LogReadError) -> Bool {
         if fd >= 0 { return true }
         let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         if opened < 0 {
-            if errno == ENOENT { return false }
+            if errno == ENOENT {
+                if mustExist { throw .missing(path) }
+                return false
+            }
             throw LogReadError("cannot open", path: path)
         }
         fd = opened

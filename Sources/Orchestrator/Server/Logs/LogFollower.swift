@@ -29,8 +29,9 @@ final class LogFollower: @unchecked Sendable {  // mutable state confined to `qu
     ///   - start: where the stream begins.
     ///   - chunkBytes: raw bytes per reply at most.
     ///   - responder: the call's replies.
-    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder) {
-        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes)
+    ///   - mustExist: the job's process was started, so a missing file is lost output.
+    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false) {
+        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist)
         self.start = start
         self.responder = responder
         let slash = path.lastIndex(of: "/") ?? path.startIndex
@@ -134,7 +135,7 @@ final class LogFollower: @unchecked Sendable {  // mutable state confined to `qu
 
     private func fail(_ error: LogReadError) {
         guard !isDone else { return }
-        responder.fail(JobsInterface.storageFailure(error.message))
+        responder.fail(error.varlinkError)
         stop(sendingFinalReply: false)
     }
 

@@ -1,6 +1,8 @@
 import Glibc
+import OrchestratorAPI
 
-/// A log file could not be read or watched: the system call, the file and the errno.
+/// A log file could not be read or watched: the system call, the file and the errno; or a
+/// log that must exist is gone (``isMissing``).
 struct LogReadError: Error, Sendable {
     /// The failing call, e.g. `pread` or `inotify_add_watch`.
     var operation: String
@@ -8,6 +10,9 @@ struct LogReadError: Error, Sendable {
     var path: String
     /// The errno the call set.
     var code: Int32
+    /// The file does not exist although the job's process was started, so it was created and
+    /// then deleted or moved: its output is lost, which must not read as "no output".
+    var isMissing = false
 
     /// Captures the current `errno`.
     init(_ operation: String, path: String, code: Int32 = errno) {
@@ -16,8 +21,21 @@ struct LogReadError: Error, Sendable {
         self.code = code
     }
 
+    /// A started job's log file that does not exist.
+    static func missing(_ path: String) -> LogReadError {
+        var error = LogReadError("open", path: path, code: ENOENT)
+        error.isMissing = true
+        return error
+    }
+
     /// A message a user can act on: `cannot read /var/lib/orchd/logs/7.out: Permission denied`.
     var message: String {
         "\(operation) \(path): \(String(cString: strerror(code)))"
+    }
+
+    /// The error the `Logs` call fails with: `LogMissing` for a missing log, else
+    /// `StorageFailure` with ``message``.
+    var varlinkError: VarlinkError {
+        isMissing ? JobsInterface.logMissing(path: path) : JobsInterface.storageFailure(message)
     }
 }

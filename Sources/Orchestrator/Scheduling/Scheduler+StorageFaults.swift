@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import Glibc
+import OrchestratorAPI
+
+/// A full file system or a database locked by another process: requests fail with an error
+/// that says so, and a job's end that cannot be written is kept in memory and written once
+/// the store takes writes again, so no end is lost while orchd runs.
+extension Scheduler {
+    /// A job's end the store refused; written by ``retryPendingEnds()``.
+    struct PendingEnd {
+        /// The job's queue, to feed it once the end is written.
+        var queue: QueueName
+        /// How the attempt ended.
+        var result: JobResult
+        /// When it ended (the time recorded, not the time of the write).
+        var endedAt: Date
+    }
+
+    /// The first wait before writing kept ends again, doubled after each failure up to
+    /// ``storageRetryCap``. Any successful commit meanwhile retries at once.
+    static let storageRetryBase: Duration = .seconds(1)
+    /// The longest wait between two tries.
+    static let storageRetryCap: Duration = .seconds(60)
+
+    /// The refusal a store error becomes: full disk and locked database by name, anything
+    /// else as a storage failure with the store's text.
+    func storageError(_ error: any Error) -> SchedulerError {
+        if let error = error as? DatabaseError {
+            if error.isFull {
+                return .storageFull(
+                    stateDirectory: configuration.stateDirectory, freeBytes: Self.freeBytes(configuration.stateDirectory))
+            }
+            if error.isBusy { return .databaseLocked(path: store.database.path) }
+        }
+        return .storage(String(describing: error))
+    }
+
+    /// Bytes an unprivileged process may still write on the file system of `path`
+    /// (statvfs(3): `f_bavail` blocks of `f_frsize`); 0 when unknown.
+    static func freeBytes(_ path: String) -> UInt64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+    }
+
+    /// Records the end of a running attempt; when the store refuses it (full, locked, an I/O
+    /// error), keeps it and tries again later instead of losing it. Call on the control queue.
+    func recordEnd(_ id: JobID, in queue: QueueName, result: JobResult, at endedAt: Date) {
+        do throws(SchedulerError) {
+            try attemptEnded(id, result: result, at: endedAt)
+            pendingEnds[id] = nil
+        } catch {
+            switch error {
+            case .storage, .storageFull, .databaseLocked:
+                let isNew = pendingEnds[id] == nil
+                pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt)
+                if isNew {
+                    let reason = switch error {
+                    case .storageFull(let directory, let free): "the file system of \(directory) is full (\(free) bytes free)"
+                    case .databaseLocked(let path): "\(path) is locked by another process"
+                    default: error.description
+                    }
+                    DaemonLog.error(
+                        "cannot record the end of job \(id) (\(result.name)) now: \(reason); keeping it in memory and writing it once the database takes writes again")
+                }
+                scheduleStorageRetry()
+            default:
+                // Gone (pruned) or no longer running: nothing left to record.
+                pendingEnds[id] = nil
+                DaemonLog.error("cannot record the end of job \(id) (\(result.name)): \(error)")
+            }
+        }
+    }
+
+    /// Arms the retry timer, unless armed: after the current backoff.
+    func scheduleStorageRetry() {
+        guard storageRetryTimer == nil else { return }
+        let delay = storageRetryDelay
+        storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
+        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+        timer.schedule(deadline: .now() + delay.dispatchInterval)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.storageRetryTimer = nil
+            self.retryPendingEnds()
+        }
+        storageRetryTimer = timer
+        timer.activate()
+    }
+
+    /// A commit just succeeded, so the store may take writes again: retry now rather than at
+    /// the timer. Call on the control queue.
+    func storageMayHaveRecovered() {
+        guard !pendingEnds.isEmpty, !storageRetryQueued else { return }
+        storageRetryQueued = true
+        // Not from inside the change that succeeded: after it, on the control queue.
+        controlQueue.async { [weak self] in
+            guard let self else { return }
+            self.storageRetryQueued = false
+            self.retryPendingEnds()
+        }
+    }
+
+    /// Writes the kept ends, oldest first, and starts what waited for free slots or for a
+    /// claim the store refused. Call on the control queue.
+    func retryPendingEnds() {
+        let ends = pendingEnds.sorted { $0.value.endedAt < $1.value.endedAt }
+        for (id, end) in ends {
+            recordEnd(id, in: end.queue, result: end.result, at: end.endedAt)
+            if pendingEnds[id] != nil { break }  // still refused: the rest will be too
+        }
+        if pendingEnds.isEmpty {
+            storageRetryTimer?.cancel()
+            storageRetryTimer = nil
+            storageRetryDelay = Self.storageRetryBase
+            if !ends.isEmpty { DaemonLog.info("recorded the \(ends.count) job end(s) kept while the database refused writes") }
+        }
+        for runner in runners.values { feed(runner) }
+    }
+
+    /// At the end of a shutdown: one last try to write the kept ends; what the store still
+    /// refuses is logged by job and left to the next start's recovery, which finds those
+    /// jobs running without a process (retried or recorded `interrupted`).
+    func writeOrAbandonPendingEnds() {
+        storageRetryTimer?.cancel()
+        storageRetryTimer = nil
+        for (id, end) in pendingEnds.sorted(by: { $0.value.endedAt < $1.value.endedAt }) {
+            do throws(SchedulerError) {
+                try attemptEnded(id, result: end.result, at: end.endedAt)
+            } catch {
+                DaemonLog.error(
+                    "stopping without the end of job \(id) (\(end.result.name)): \(error); the next start recovers it as a job that was running")
+            }
+        }
+        pendingEnds.removeAll()
+    }
+}

@@ -1,0 +1,133 @@
+import CSQLite
+
+/// Recognizes orchd's own database file, and a damaged one, before anything is written to it.
+///
+/// orchd marks its databases with ``applicationID`` in the SQLite header
+/// (`PRAGMA application_id`, <https://www.sqlite.org/pragma.html#pragma_application_id>); the
+/// migration `v3-application-id` sets it on a new database and on one made before the mark
+/// existed. ``verify(_:)`` runs on a fresh connection before the switch to WAL (which would
+/// rewrite the header), and only reads:
+/// - an empty file or none: a new database;
+/// - the mark: orchd's; then `PRAGMA quick_check` must pass;
+/// - no mark (0) but orchd's tables and `schema_migrations` with orchd's first migration:
+///   orchd's from before the mark, adopted (the migration sets the mark);
+/// - anything else: not orchd's, refused with one line saying what the file is.
+public enum DatabaseIdentity {
+    /// `PRAGMA application_id` of an orchd database: 0x4F524344, "ORCD" in ASCII
+    /// (1330791236). Also documented in `schema.sql` and README.
+    public static let applicationID: Int32 = 0x4F52_4344
+
+    /// The tables every orchd database has had since its first migration.
+    static let orchdTables: Set<String> = ["schema_migrations", "jobs", "job_attempts", "queues", "events"]
+
+    /// How long the start-up `quick_check` may take. It reads the whole file: 2 to 6 s for
+    /// 1,000,000 queued jobs (200 MB to 2.1 GB, by the size of their environments) on a 2-core
+    /// machine. Past
+    /// this budget the start goes on, and ``quickCheck(_:budget:)`` without a budget runs in
+    /// the background instead.
+    public static let startupCheckBudget: Duration = .milliseconds(300)
+
+    /// Checks that the database on `db` is orchd's (or new) and not damaged, without writing;
+    /// the whole file is checked.
+    /// - Throws: see ``verify(_:checkBudget:)``.
+    public static func verify(_ db: Database) throws(DatabaseError) {
+        _ = try verify(db, checkBudget: nil)
+    }
+
+    /// Checks that the database on `db` is orchd's (or new) and not damaged, without writing.
+    /// - Parameter checkBudget: the longest the `quick_check` may take; `nil`: no limit.
+    /// - Returns: whether the `quick_check` covered the whole file (false: it ran out of
+    ///   budget before finding anything wrong; check the rest with ``quickCheck(_:budget:)``).
+    /// - Throws: ``DatabaseError`` with a one-line message that says what the file is and
+    ///   what to do: `SQLITE_NOTADB` for a file that is not SQLite or is another program's
+    ///   database, `SQLITE_CORRUPT` for a damaged orchd database, or SQLite's own error.
+    @discardableResult
+    public static func verify(_ db: Database, checkBudget: Duration?) throws(DatabaseError) -> Bool {
+        let path = db.path
+        let id: Int64
+        let tables: [String]
+        do throws(DatabaseError) {
+            id = try integer(db, "PRAGMA application_id")
+            tables = try strings(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        } catch where error.primaryCode == SQLITE_NOTADB {
+            throw DatabaseError(
+                code: error.code,
+                message: "\(path) is not an SQLite database (it holds other data), so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        } catch where error.isCorrupt {
+            throw damaged(path, detail: error.message)
+        }
+        if id == Int64(applicationID) {
+            return try quickCheck(db, budget: checkBudget)
+        }
+        if id != 0 {
+            throw DatabaseError(
+                code: SQLITE_NOTADB,
+                message: "\(path) is the SQLite database of another program (application_id \(hex(id)), orchd's is \(hex(Int64(applicationID)))), so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        }
+        if tables.isEmpty { return true }  // new: nothing in it yet
+        if orchdTables.isSubset(of: tables),
+           (try? strings(db, "SELECT name FROM schema_migrations ORDER BY rowid LIMIT 1")) == ["v1-jobs"] {
+            // orchd's, from before the mark: migration v3-application-id adopts it.
+            return try quickCheck(db, budget: checkBudget)
+        }
+        let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", ..." : "")
+        throw DatabaseError(
+            code: SQLITE_NOTADB,
+            message: "\(path) is an SQLite database of another program (tables: \(shown)), not orchd's, so orchd leaves it alone; move it away, or give orchd another --state-dir")
+    }
+
+    /// `PRAGMA quick_check` (<https://www.sqlite.org/pragma.html#pragma_quick_check>): the
+    /// b-trees and records are well formed. O(N) in the file's size, without the index
+    /// cross-check of `integrity_check`.
+    /// - Parameters:
+    ///   - db: the connection.
+    ///   - budget: the longest the check may take; `nil`: no limit.
+    /// - Returns: `true` when the whole file was checked, `false` when the budget ran out
+    ///   first (nothing wrong found so far).
+    /// - Throws: ``DatabaseError`` (`SQLITE_CORRUPT`) naming the first problems, with the way
+    ///   out; or SQLite's own error.
+    @discardableResult
+    public static func quickCheck(_ db: Database, budget: Duration?) throws(DatabaseError) -> Bool {
+        let problems: [String]
+        do throws(DatabaseError) {
+            if let budget {
+                problems = try db.interrupting(after: budget) { () throws(DatabaseError) in try strings(db, "PRAGMA quick_check(3)") }
+            } else {
+                problems = try strings(db, "PRAGMA quick_check(3)")
+            }
+        } catch where error.primaryCode == SQLITE_INTERRUPT {
+            return false
+        } catch where error.isCorrupt {
+            throw damaged(db.path, detail: error.message)
+        }
+        guard problems == ["ok"] else {
+            throw damaged(db.path, detail: problems.joined(separator: "; "))
+        }
+        return true
+    }
+
+    /// The one-line refusal of a damaged database, with the way out.
+    private static func damaged(_ path: String, detail: String) -> DatabaseError {
+        let oneLine = detail.split(whereSeparator: \.isNewline).joined(separator: "; ")
+        return DatabaseError(
+            code: SQLITE_CORRUPT,
+            message: "\(path) is damaged (\(oneLine)); orchd will not use it. Stop orchd, keep a copy, and rebuild it: sqlite3 \(path) .recover | sqlite3 \(path).recovered, then move \(path).recovered to \(path) (README: 'A damaged database')")
+    }
+
+    private static func hex(_ value: Int64) -> String {
+        "0x" + String(UInt32(truncatingIfNeeded: value), radix: 16, uppercase: true)
+    }
+
+    private static func integer(_ db: Database, _ sql: String) throws(DatabaseError) -> Int64 {
+        let statement = try db.makeStatement(sql)
+        guard try statement.step() else { return 0 }
+        return statement.int64(at: 0)
+    }
+
+    private static func strings(_ db: Database, _ sql: String) throws(DatabaseError) -> [String] {
+        let statement = try db.makeStatement(sql)
+        var rows: [String] = []
+        while try statement.step() { rows.append(statement.string(at: 0) ?? "") }
+        return rows
+    }
+}

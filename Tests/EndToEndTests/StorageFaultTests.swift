@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Orchestrator
+import OrchestratorAPI
+import Testing
+
+/// A full file system and a database locked by another process, end to end: requests fail
+/// with an error that says so, running jobs go on, and their ends are recorded once the store
+/// takes writes again.
+@Suite("Storage faults end to end")
+struct StorageFaultTests {
+    /// A 2 MiB tmpfs mounted for one test; unmounted by ``unmount()``.
+    final class SmallFileSystem {
+        let path: String
+        init() throws {
+            var template = Array("/tmp/orchd-full-XXXXXX".utf8CString)
+            guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: \(errno)") }
+            path = String(cString: created)
+            let mount = try TestDaemon.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", path])
+            guard mount.status == 0 else {
+                rmdir(path)
+                throw TestFailure(
+                    "this test needs a small file system to fill, and cannot mount one (it must run as root, "
+                        + "with CAP_SYS_ADMIN, outside a container that forbids mount): mount -t tmpfs -o size=2m tmpfs \(path) "
+                        + "exited \(mount.status): \(mount.standardError)")
+            }
+        }
+
+        /// Writes a file until the file system has no byte left.
+        func fill() throws -> String {
+            let file = path + "/fill"
+            let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw TestFailure("open \(file): \(errno)") }
+            defer { close(fd) }
+            let chunk = [UInt8](repeating: 0, count: 65_536)
+            // Short writes near the end are fine; the loop ends at the first refusal.
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            guard errno == ENOSPC else { throw TestFailure("write \(file): errno \(errno), not ENOSPC") }
+            return file
+        }
+
+        func unmount() {
+            _ = try? TestDaemon.run("/bin/umount", [path])
+            rmdir(path)
+        }
+    }
+
+    @Test("a full disk: submit fails naming the state directory, a job ending meanwhile is recorded with its real result once space returns")
+    func fullDisk() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 3"]).line
+        #expect(started.read() == "up")
+
+        let filler = try fileSystem.fill()
+        let refused = try daemon.orchctl(["submit", "--", "echo", "never stored"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.hasPrefix(
+            "Error: the file system of the state directory \(fileSystem.path) is full ("), "\(refused)")
+        #expect(refused.standardError.contains(" bytes free), so nothing was stored; free space there and try again"))
+
+        // The job ends while the disk is full: its end cannot be written yet.
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["status", "--state", "running", "--json"]).standardOutput.contains("\"id\" : \(id)"))
+
+        // Space returns: the end is written with its real result, and submits work again.
+        try FileManager.default.removeItem(atPath: filler)
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 3, "\(waited)")
+        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"exitCode\" : 3"))
+        let again = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        #expect(again.status == 0, "\(again)")
+        #expect(!daemon.daemonLog.contains("never stored"))
+    }
+
+    @Test("a database locked by another process past the busy timeout: a clear error, and nothing is lost")
+    func lockedDatabase() throws {
+        let daemon = try TestDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 4"]).line
+        #expect(started.read() == "up")
+
+        // Another process (here: another connection) takes the write lock and keeps it.
+        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+        try holder.execute("BEGIN IMMEDIATE")
+        let refused = try daemon.orchctl(["submit", "--", "true"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.hasPrefix(
+            "Error: the job database \(daemon.stateDirectory)/orchd.db is locked by another process"), "\(refused)")
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
+
+        try holder.execute("ROLLBACK")
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 4, "\(waited)")
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+    }
+
+    /// Starts orchd on `stateDirectory` expecting it to refuse, and returns what it said.
+    private func refusedStart(_ stateDirectory: String, socket: String) throws -> CommandResult {
+        try TestDaemon.run(
+            Binaries.orchd, ["--state-dir", stateDirectory, "--socket", socket, "--config", "/dev/null"])
+    }
+
+    @Test("orchd refuses another program's database in one line and leaves every byte of it as it was")
+    func foreignDatabase() throws {
+        let daemon = try TestDaemon()
+        daemon.stop()
+        let other = daemon.directory + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let path = other + "/orchd.db"
+        do {
+            let db = try Database(path: path)
+            try db.execute("CREATE TABLE invoices (number INTEGER, total REAL); INSERT INTO invoices VALUES (1, 9.5)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try refusedStart(other, socket: daemon.directory + "/other.sock")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains(
+            "orchd: error: \(path) is an SQLite database of another program (tables: invoices), not orchd's, so orchd leaves it alone; move it away, or give orchd another --state-dir\n"),
+            "\(result)")
+        #expect(!result.standardError.contains("CREATE TABLE"), "no schema dump")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("orchd refuses a damaged database of its own with the way to recover it")
+    func damagedDatabase() throws {
+        let daemon = try TestDaemon()
+        let batch = (1...2_000).map { "echo job \($0) \(String(repeating: "x", count: 200))" }.joined(separator: "\n")
+        // Paused, so that the jobs stay queued and the file keeps its size.
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: batch).status == 0)
+        #expect(daemon.stop() == 0)
+        // Overwrite pages in the middle of the file, as a bad disk or a stray write would.
+        let path = daemon.stateDirectory + "/orchd.db"
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: (size / 2 / 4096) * 4096)
+        handle.write(Data((0..<16_384).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }))
+        try handle.close()
+
+        let result = try refusedStart(daemon.stateDirectory, socket: daemon.socketPath)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("orchd: error: \(path) is damaged ("), "\(result)")
+        #expect(result.standardError.contains("sqlite3 \(path) .recover | sqlite3 \(path).recovered"), "\(result)")
+    }
+}

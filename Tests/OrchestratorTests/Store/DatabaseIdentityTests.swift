@@ -1,0 +1,143 @@
+import CSQLite
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Database identity and integrity")
+struct DatabaseIdentityTests {
+    private func bytes(_ path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+
+    /// Opens `path` the way orchd does, and returns the refusal.
+    private func refusal(_ path: String) -> DatabaseError? {
+        #expect(throws: DatabaseError.self) {
+            _ = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+        }
+    }
+
+    /// Makes an SQLite database of another program with the sqlite3 C API.
+    private func foreignDatabase(_ path: String, _ sql: String) throws {
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        try #require(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+    }
+
+    @Test("another program's SQLite database is refused in one line, and not one byte of it changes")
+    func foreignDatabaseUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        try foreignDatabase(path, "CREATE TABLE contacts (name TEXT, phone TEXT); INSERT INTO contacts VALUES ('a', '1');")
+        let before = try bytes(path)
+        let error = try #require(refusal(path))
+        #expect(error.primaryCode == SQLITE_NOTADB)
+        #expect(error.message == "\(path) is an SQLite database of another program (tables: contacts), not orchd's, so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        #expect(!error.message.contains("CREATE"), "no schema dump")
+        #expect(try bytes(path) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("a foreign database with its own application_id is refused by it, even with tables named like orchd's")
+    func foreignApplicationID() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        try foreignDatabase(path, "PRAGMA application_id = 42; CREATE TABLE jobs (x); CREATE TABLE schema_migrations (name, applied_at);")
+        let before = try bytes(path)
+        let error = try #require(refusal(path))
+        #expect(error.message.contains("is the SQLite database of another program (application_id 0x2A, orchd's is 0x4F524344)"))
+        #expect(try bytes(path) == before)
+    }
+
+    @Test("a file that is not SQLite at all is refused and left as it was", arguments: ["random", "text"])
+    func notSQLite(kind: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        let content = kind == "text"
+            ? Data("# my notes\nnothing to see here\n".utf8)
+            : Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
+        try content.write(to: URL(fileURLWithPath: path))
+        let error = try #require(refusal(path))
+        #expect(error.message == "\(path) is not an SQLite database (it holds other data), so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        #expect(try bytes(path) == content)
+    }
+
+    @Test("an empty file is a new database, and a new database gets orchd's application_id")
+    func emptyFileIsNew() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        try #require(FileManager.default.createFile(atPath: path, contents: Data()))
+        let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+        #expect(try scalar(store.database, "PRAGMA application_id") == String(DatabaseIdentity.applicationID))
+        #expect(DatabaseIdentity.applicationID == 0x4F52_4344)
+    }
+
+    @Test("an orchd database from before application_id is adopted: the mark is set, its jobs kept")
+    func adoptsUnmarkedOrchdDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        do {
+            // What orchd made before v2: the v1 schema, recorded, application_id 0.
+            var old = Migrator()
+            old.registerMigration("v1-jobs") { db in
+                try db.execute(Migrations.v1JobsSQL)
+                try db.execute("INSERT INTO durability_barrier (id, commits) VALUES (1, 0)")
+            }
+            let db = try Database(path: path)
+            try old.migrate(db)
+            let store = try JobStore(database: db)  // runs v2 too; undo its mark to get the old file
+            _ = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+            try db.execute("PRAGMA application_id = 0; DELETE FROM schema_migrations WHERE name = 'v3-application-id'")
+        }
+        let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+        #expect(try scalar(store.database, "PRAGMA application_id") == String(DatabaseIdentity.applicationID))
+        #expect(try Migrations.migrator.appliedMigrations(store.database) == ["v1-jobs", "v3-application-id"])
+        #expect(try scalar(store.database, "SELECT count(*) FROM jobs") == "1")
+    }
+
+    @Test("a damaged orchd database is refused with the way to recover it")
+    func damagedDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        do {
+            let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+            let spec = JobSpec(command: .argv(["echo", String(repeating: "x", count: 500)]), cwd: "/", environment: ["PATH": "/bin"])
+            try store.database.write { _ in
+                for _ in 0..<2_000 { _ = try store.insert(spec, submitterUid: 0, at: Date()) }
+            }
+            try store.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        // Overwrite pages in the middle of the file, as a bad disk or a stray write would.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        let pageSize: UInt64 = 4096
+        let middle = (size / 2 / pageSize) * pageSize
+        try handle.seek(toOffset: middle)
+        handle.write(Data((0..<Int(pageSize * 4)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        try handle.close()
+
+        let error = try #require(refusal(path))
+        #expect(error.primaryCode == SQLITE_CORRUPT)
+        #expect(error.message.hasPrefix("\(path) is damaged ("))
+        #expect(error.message.contains("sqlite3 \(path) .recover | sqlite3 \(path).recovered"))
+        #expect(!error.message.contains("\n"), "one line")
+    }
+
+    @Test("a quick check out of budget reports that it stopped early, not damage")
+    func budget() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        let store = try JobStore(database: Database(path: path))
+        try store.database.write { _ in
+            for _ in 0..<2_000 {
+                _ = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+            }
+        }
+        #expect(try DatabaseIdentity.quickCheck(store.database, budget: .zero) == false)
+        #expect(try DatabaseIdentity.quickCheck(store.database, budget: nil) == true)
+        // The handler is gone afterwards: ordinary statements are not cut off.
+        #expect(try scalar(store.database, "SELECT count(*) FROM jobs") == "2000")
+    }
+}
