@@ -166,7 +166,7 @@ public struct DaemonConfiguration: Sendable {
             case "--containment":
                 let text = try value()
                 guard let mode = Containment.Mode(rawValue: text) else {
-                    throw .invalidValue(name, text, "auto, cgroup or process-group")
+                    throw .invalidValue(name, text, "expected auto, cgroup or process-group")
                 }
                 containment = mode
             case testBlockControlQueueFlag where inlineValue == nil: testBlockControlQueue = true
