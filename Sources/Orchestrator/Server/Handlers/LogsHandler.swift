@@ -1,10 +1,10 @@
-import Dispatch
 import OrchestratorAPI
 
 /// `io.orchd.Jobs.Logs`: streams a job's captured output in base64 chunks, from an offset or
 /// from where its last lines begin, to the current end of the file; with `follow`, on as the
-/// job writes more until it has finished (``LogFollower``). Reading and watching happen on
-/// queues of their own, never on the control queue.
+/// job writes more until it has finished. Each chunk is read only when the client has room
+/// for it (``LogStream``); reading and watching happen on queues of their own, never on the
+/// control queue.
 struct LogsHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Logs"
     static let requiresMore = true
@@ -29,14 +29,8 @@ struct LogsHandler: VarlinkMethodHandler {
                 responder.fail(error.varlinkError)
                 return
             }
-            if parameters.follow == true {
-                LogFollower(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder)
-                    .run(until: parameters.id, finishes: scheduler)
-            } else {
-                DispatchQueue.global(qos: .utility).async {
-                    Self.sendOnce(path: path, from: start, to: responder)
-                }
-            }
+            LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder)
+                .run(following: parameters.follow == true ? parameters.id : nil, scheduler: scheduler)
         }
     }
 
@@ -47,18 +41,5 @@ struct LogsHandler: VarlinkMethodHandler {
         guard let lines = parameters.tailLines else { return .offset(parameters.offset ?? 0) }
         guard lines >= 0, parameters.offset == nil else { throw .invalidParameter("tailLines") }
         return .lastLines(lines)
-    }
-
-    /// Sends the file from `start` to its current end; a job that has not started yet has no
-    /// file, and its output is empty so far.
-    private static func sendOnce(path: String, from start: LogStart, to responder: VarlinkResponder) {
-        var cursor = LogCursor(path: path, chunkBytes: chunkBytes)
-        defer { cursor.close() }
-        do throws(LogReadError) {
-            if try cursor.open() { try cursor.seek(to: start) }
-            try cursor.send(to: responder, isFinal: true)
-        } catch {
-            responder.fail(JobsInterface.storageFailure(error.message))
-        }
     }
 }
