@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Testing
+
+/// Streams far longer than a connection's outbox (64 MiB), read through the real orchctl by
+/// readers of any speed: each must arrive whole, and orchd's memory must not grow with them.
+@Suite("Streaming end to end")
+struct StreamingTests {
+    @Test("logs prints a 97 MB log whole and byte-exact, and --tail of most of it the exact lines")
+    func hugeLog() throws {
+        let daemon = try TestDaemon()
+        // 12 million numbered lines: 96,888,897 bytes.
+        let id = try daemon.orchctl(["submit", "--wait", "--", "seq", "12000000"]).line
+        let file = try Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/logs/\(id).out"))
+        #expect(file.count == 96_888_897)
+
+        let whole = try daemon.orchctl(["logs", id])
+        #expect(whole.status == 0, "\(whole.standardError)")
+        #expect(whole.outputBytes.count == file.count)
+        #expect(Data(whole.outputBytes) == file, "byte-exact")
+
+        let tail = try daemon.orchctl(["logs", "--tail", "8000000", id])
+        #expect(tail.status == 0, "\(tail.standardError)")
+        let start = try #require(file.range(of: Data("\n4000000\n".utf8))).lowerBound + 9
+        #expect(Data(tail.outputBytes) == file[start...], "lines 4000001 to 12000000")
+    }
+
+    @Test("a slow reader of a 512 MiB log gets all of it while orchd's memory stays bounded")
+    func slowReaderBoundedMemory() throws {
+        let daemon = try TestDaemon()
+        // A sparse 512 MiB log: made at once, read from the page cache at full speed.
+        let id = try daemon.orchctl(["submit", "--wait", "--shell", "truncate -s 512M /proc/self/fd/1"]).line
+        let pid = try #require(daemon.process?.processIdentifier)
+        let before = try Self.residentBytes(of: pid)
+
+        let reader = try PacedReader(daemon, ["logs", id])
+        var total = 0
+        var peak = before
+        var nextSample = 0
+        // 16 KiB pieces: slower than orchd can send, so its replies back up behind the reader.
+        reader.readAll(inPiecesOf: 16 * 1024) { piece in
+            total += piece.count
+            if total >= nextSample {
+                peak = max(peak, (try? Self.residentBytes(of: pid)) ?? 0)
+                nextSample += 16 << 20
+            }
+        }
+        let (status, errors) = reader.finish()
+        #expect(status == 0, "\(errors)")
+        #expect(total == 512 << 20)
+        #expect(peak - before < 100 << 20, "orchd grew by \(peak - before) bytes while streaming")
+    }
+
+    @Test("logs --follow keeps up with a job writing 50 MB as fast as it can, to the last byte")
+    func followFastWriter() throws {
+        let daemon = try TestDaemon()
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl([
+            "submit", "--shell", "echo start; read x < '\(gate)'; yes orchd-follows | head -c 50000000",
+        ]).line
+        let reader = try PacedReader(daemon, ["logs", "--follow", id])
+        var output: [UInt8] = []
+        // The follower is streaming once "start" arrives; only then does the job write the rest.
+        while !output.starts(with: Array("start\n".utf8)) {
+            let piece = reader.read(upTo: 6 - output.count)
+            try #require(!piece.isEmpty, "the follow ended before the job's first line")
+            output += piece
+        }
+        close(open(gate, O_WRONLY))
+        reader.readAll(inPiecesOf: 16 * 1024) { output += $0 }
+        let (status, errors) = reader.finish()
+        #expect(status == 0, "\(errors)")
+        let file = try Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/logs/\(id).out"))
+        #expect(file.count == 50_000_006)
+        #expect(output.count == file.count)
+        #expect(Data(output) == file, "byte-exact")
+    }
+
+    @Test("a slow reader of a backlog of 10,000 events gets every one, in order")
+    func bigEventBacklog() throws {
+        let daemon = try TestDaemon()
+        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        // Each job is recorded as failed at once (its dependency failed): one event each.
+        let batch = String(repeating: "true\n", count: 10_000)
+        let submitted = try daemon.orchctl(["submit", "--after", failed, "--batch", "-"], input: batch)
+        #expect(submitted.status == 0, "\(submitted.standardError)")
+
+        let reader = try PacedReader(daemon, ["events", "--since", "0"])
+        var text: [UInt8] = []
+        reader.readAll(inPiecesOf: 1024) { text += $0 }
+        let (status, errors) = reader.finish()
+        #expect(status == 0, "\(errors)")
+        let seqs = try String(decoding: text, as: UTF8.self).split(separator: "\n").map {
+            try JSONDecoder().decode(Event.self, from: Data($0.utf8)).seq
+        }
+        #expect(seqs.count >= 10_000)
+        #expect(seqs == Array(1...Int64(seqs.count)), "every event once, in order")
+    }
+
+    @Test("wait on 5,000 IDs in one call prints every job")
+    func waitOnThousands() throws {
+        let daemon = try TestDaemon()
+        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        let submitted = try daemon.orchctl(["submit", "--after", failed, "--batch", "-"], input: String(repeating: "true\n", count: 5_000))
+        let ids = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(ids.count == 5_000)
+        let waited = try daemon.orchctl(["wait"] + ids)
+        #expect(waited.status == 1, "dependencies failed: \(waited.standardError)")
+        let lines = waited.standardOutput.split(separator: "\n")
+        #expect(lines.count == 5_000)
+        #expect(lines.map { String($0.split(separator: " ")[0]) } == ids)
+    }
+
+    @Test("status --all --json and wait list 70 MB of jobs with long command lines whole")
+    func bigListings() throws {
+        let daemon = try TestDaemon()
+        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        // 700 jobs of 100 KB each, finished at once (their dependency failed). Submitted over
+        // Varlink, 9 to a call (under the 1 MiB call cap): parsing a 70 MB batch file is not
+        // what this test is about.
+        let command = ": " + String(repeating: "x", count: 100_000)
+        let dependency = try #require(JobID(parsing: failed))
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        var ids: [JobID] = []
+        while ids.count < 700 {
+            let specs = Array(repeating: JobSpec(command: .shell(command), cwd: "/", environment: [:], after: [dependency]), count: min(9, 700 - ids.count))
+            ids += try client.call(
+                "io.orchd.Jobs.SubmitBatch", JobsInterface.SubmitBatchParameters(specs: specs),
+                returning: JobsInterface.SubmitBatchReply.self).ids
+        }
+
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        #expect(listed.status == 0, "\(listed.standardError)")
+        let jobs = try JSONDecoder().decode([Job].self, from: Data(listed.outputBytes))
+        #expect(jobs.count == 701)
+        #expect(jobs.dropFirst().allSatisfy { $0.spec.command == .shell(command) })
+
+        let waited = try daemon.orchctl(["wait"] + ids.map(\.description))
+        #expect(waited.status == 1, "dependencies failed: \(waited.standardError)")
+        #expect(waited.standardOutput.split(separator: "\n").map { String($0.split(separator: " ")[0]) } == ids.map(\.description))
+    }
+
+    /// The resident memory of process `pid`, from /proc/PID/status (VmRSS).
+    static func residentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { throw TestFailure("no VmRSS in /proc/\(pid)/status") }
+        return kilobytes * 1024
+    }
+}
