@@ -11,7 +11,8 @@ import Synchronization
 /// blocks another client or the control queue. The socket is non-blocking: replies the
 /// client does not read yet wait in an outbox, flushed by a write source when the socket
 /// drains; no thread ever blocks on a client. Replies are encoded here too, not on the
-/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped.
+/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped;
+/// a single reply that large is replaced by a `ReplyTooLarge` error.
 ///
 /// Streamed replies are paced by the reader: a producer asks for room
 /// (``VarlinkResponder/whenReady(_:)``, usually through a ``ReplyPacer``) and produces its next
@@ -173,7 +174,15 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
 
     private func deliver(_ encode: () -> Data, isFinal: Bool, oneway: Bool) {
         guard !isClosed else { return }
-        if !oneway { write(encode()) }
+        if !oneway {
+            var data = encode()
+            if data.count >= Self.maximumOutboxBytes {
+                // One reply this large could never be accepted (nor read by orchctl, whose cap
+                // is the same): say so instead of dropping a client that did nothing wrong.
+                data = Self.replyTooLarge(bytes: data.count)
+            }
+            write(data)
+        }
         if isFinal {
             isBusy = false
             dispatchNext()
@@ -181,6 +190,15 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     }
 
     // MARK: - Writing
+
+    /// The error that replaces a reply of `bytes` bytes, too large to send.
+    static func replyTooLarge(bytes: Int) -> Data {
+        let message = "the reply would be \(bytes) bytes, more than the \(maximumOutboxBytes >> 20) MiB a reply may have; "
+            + "call with \"more\" to get it in parts"
+        let reply = VarlinkReply<[String: JSONValue]>(
+            parameters: ["message": .string(message)], error: "io.orchd.Manager.ReplyTooLarge")
+        return (try? JSONEncoder().encode(reply)) ?? Data(#"{"error":"io.orchd.Manager.ReplyTooLarge"}"#.utf8)
+    }
 
     /// Runs `body` once the outbox holds at most ``lowWaterBytes``: now, or when the socket
     /// has drained it. A closed connection runs it at once, so the producer learns the client

@@ -46,6 +46,43 @@ struct PacedConnectionTests {
         }
     }
 
+    /// `test.Paced.Huge`: one reply of `bytes` bytes, without `more`.
+    struct HugeHandler: VarlinkMethodHandler {
+        static let method = "test.Paced.Huge"
+        let bytes: Int
+
+        func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+            responder.reply(StreamHandler.Chunk(data: String(repeating: "b", count: bytes)))
+        }
+    }
+
+    @Test("a single reply past the outbox cap becomes a ReplyTooLarge error, and the connection goes on")
+    func replyTooLarge() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let client = fds[1]
+        defer { close(client) }
+        let service = VarlinkService(
+            handlers: [HugeHandler(bytes: VarlinkConnection.maximumOutboxBytes), PingHandler()], daemonUID: getuid())
+        let connection = VarlinkConnection(
+            fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()), service: service,
+            maximumMessageBytes: 1 << 20, onClose: { _ in })
+        connection.start()
+        defer { connection.close() }
+        let calls = Array(#"{"method":"test.Paced.Huge"}"#.utf8) + [0] + Array(#"{"method":"io.orchd.Manager.Ping"}"#.utf8) + [0]
+        #expect(calls.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } == calls.count)
+        var decoder = VarlinkFrameDecoder(maximumMessageBytes: 1 << 20)
+        var messages: [String] = []
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while messages.count < 2 {
+            let n = piece.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            try #require(n > 0, "the connection was closed after \(messages)")
+            messages += try decoder.append(piece[..<n]).map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(messages[0].contains(#""error":"io.orchd.Manager.ReplyTooLarge""#) && messages[0].contains("more"), "\(messages[0])")
+        #expect(!messages[1].contains("error"), "the next call is answered: \(messages[1])")
+    }
+
     @Test("a stream longer than the outbox cap reaches a slow reader whole, never far ahead of it")
     func slowReaderGetsEverything() throws {
         var fds: [Int32] = [0, 0]
