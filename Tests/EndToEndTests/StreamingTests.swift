@@ -113,33 +113,44 @@ struct StreamingTests {
         #expect(lines.map { String($0.split(separator: " ")[0]) } == ids)
     }
 
-    @Test("status --all --json and wait list 70 MB of jobs with long command lines whole")
-    func bigListings() throws {
+    @Test("status --all --json lists 70 MB of jobs with long command lines whole")
+    func bigListing() throws {
         let daemon = try TestDaemon()
-        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
-        // 700 jobs of 100 KB each, finished at once (their dependency failed). Submitted over
-        // Varlink, 9 to a call (under the 1 MiB call cap): parsing a 70 MB batch file is not
-        // what this test is about.
-        let command = ": " + String(repeating: "x", count: 100_000)
-        let dependency = try #require(JobID(parsing: failed))
+        let (ids, command) = try Self.submitLongJobs(daemon)
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        #expect(listed.status == 0, "\(listed.standardError)")
+        let jobs = try JSONDecoder().decode([Job].self, from: Data(listed.outputBytes))
+        #expect(jobs.dropFirst().map(\.id) == ids, "every job once, in ID order")
+        #expect(jobs.dropFirst().allSatisfy { $0.spec.command == .shell(command) })
+    }
+
+    @Test("wait on jobs whose replies add up to 70 MB prints every one")
+    func bigWait() throws {
+        let daemon = try TestDaemon()
+        let (ids, _) = try Self.submitLongJobs(daemon)
+        let waited = try daemon.orchctl(["wait"] + ids.map(\.description))
+        #expect(waited.status == 1, "dependencies failed: \(waited.standardError)")
+        #expect(waited.standardOutput.split(separator: "\n").map { String($0.split(separator: " ")[0]) } == ids.map(\.description))
+    }
+
+    /// Submits 700 jobs whose command lines encode to 102 KB each in JSON (control characters
+    /// are escaped as \u0001): 70 MB in all, more than a connection's outbox may hold. They
+    /// finish at once: their dependency, the first job, failed. Submitted over Varlink, 9 to a
+    /// call (under the 1 MiB call cap): parsing a 70 MB batch file is not what these tests
+    /// are about.
+    /// - Returns: their IDs, in order, and their command line.
+    static func submitLongJobs(_ daemon: TestDaemon) throws -> (ids: [JobID], command: String) {
+        let failed = try #require(JobID(parsing: try daemon.orchctl(["submit", "--wait", "--", "false"]).line))
+        let command = ": " + String(repeating: "\u{01}", count: 17_000)
         let client = try VarlinkClient(socketPath: daemon.socketPath)
         var ids: [JobID] = []
         while ids.count < 700 {
-            let specs = Array(repeating: JobSpec(command: .shell(command), cwd: "/", environment: [:], after: [dependency]), count: min(9, 700 - ids.count))
+            let specs = Array(repeating: JobSpec(command: .shell(command), cwd: "/", environment: [:], after: [failed]), count: min(9, 700 - ids.count))
             ids += try client.call(
                 "io.orchd.Jobs.SubmitBatch", JobsInterface.SubmitBatchParameters(specs: specs),
                 returning: JobsInterface.SubmitBatchReply.self).ids
         }
-
-        let listed = try daemon.orchctl(["status", "--all", "--json"])
-        #expect(listed.status == 0, "\(listed.standardError)")
-        let jobs = try JSONDecoder().decode([Job].self, from: Data(listed.outputBytes))
-        #expect(jobs.count == 701)
-        #expect(jobs.dropFirst().allSatisfy { $0.spec.command == .shell(command) })
-
-        let waited = try daemon.orchctl(["wait"] + ids.map(\.description))
-        #expect(waited.status == 1, "dependencies failed: \(waited.standardError)")
-        #expect(waited.standardOutput.split(separator: "\n").map { String($0.split(separator: " ")[0]) } == ids.map(\.description))
+        return (ids, command)
     }
 
     /// The resident memory of process `pid`, from /proc/PID/status (VmRSS).

@@ -1,39 +1,46 @@
 import OrchestratorAPI
+import Synchronization
 
-/// Streams a list of jobs as `JobsReply` pages, each produced only when the client has room
+/// Streams a list of jobs as `JobsReply` replies, each produced only when the client has room
 /// for it (``ReplyPacer``): neither the daemon nor the client's outbox holds the whole list,
 /// however many jobs it has. Used by `List` and `Wait` when called with `more`.
 ///
-/// A page has at most ``pageSize`` jobs, and is split into several replies when its jobs
-/// could encode to more than ``replyBytes`` (jobs with long command lines): no reply comes
-/// near a client's message cap (64 MiB for orchctl).
+/// A reply has at most ``pageSize`` jobs, and no more than ``replyBytes`` of them by
+/// ``sizeBound(of:)`` (jobs with long command lines come fewer to a reply): no reply comes near
+/// a client's message cap (64 MiB for orchctl), and each step adds at most one reply to the
+/// outbox. Jobs are fetched as many at a time as the last ones suggest fit in a reply.
 enum JobPageStream {
-    /// Jobs read per page at most.
+    /// Jobs per reply at most.
     static let pageSize = 1000
     /// The most a reply's jobs may encode to, by ``sizeBound(of:)``, unless it has one job.
     static let replyBytes = 4 << 20
+    /// Jobs fetched first, before their sizes are known.
+    static let firstFetch = 64
 
-    /// Streams pages until one has fewer than ``pageSize`` jobs (possibly none); the last
-    /// reply of that page ends the call.
+    /// Streams replies until the jobs run out; the last reply (possibly with no jobs) ends
+    /// the call.
     /// - Parameters:
     ///   - responder: the call's replies; its call has `more`.
     ///   - nextPage: hands the next at most `count` jobs to its completion, from any queue, or
-    ///     the error that ends the stream. Calls never overlap.
+    ///     the error that ends the stream; fewer than `count` only when there are no more.
+    ///     Calls never overlap.
     static func stream(
         to responder: VarlinkResponder,
         nextPage: @escaping @Sendable (_ count: Int, _ completion: @escaping @Sendable (Result<[Job], VarlinkError>) -> Void) -> Void
     ) {
+        let state = Pending()
         ReplyPacer(responder: responder, step: { done in
-            nextPage(pageSize) { result in
+            @Sendable func send(_ jobs: [Job], isLast: Bool) {
+                responder.reply(JobsInterface.JobsReply(jobs: jobs), continues: !isLast)
+                done(isLast ? .finished : .more)
+            }
+            if let (reply, isLast) = state.nextReply() { return send(reply, isLast: isLast) }
+            nextPage(state.fetchCount) { result in
                 switch result {
                 case .success(let jobs):
-                    let isLastPage = jobs.count < pageSize
-                    let replies = split(jobs)
-                    for (index, reply) in replies.enumerated() {
-                        responder.reply(
-                            JobsInterface.JobsReply(jobs: reply), continues: !(isLastPage && index == replies.count - 1))
-                    }
-                    done(isLastPage ? .finished : .more)
+                    state.fetched(jobs)
+                    let (reply, isLast) = state.nextReply() ?? ([], true)
+                    send(reply, isLast: isLast)
                 case .failure(let error):
                     responder.fail(error)
                     done(.finished)
@@ -42,24 +49,46 @@ enum JobPageStream {
         }).start()
     }
 
-    /// Splits a page into replies of at most ``replyBytes`` by ``sizeBound(of:)`` (at least
-    /// one job each); an empty page is one empty reply.
-    static func split(_ jobs: [Job]) -> [[Job]] {
-        var replies: [[Job]] = []
-        var current: [Job] = []
-        var bytes = 0
-        for job in jobs {
-            let size = sizeBound(of: job)
-            if !current.isEmpty && bytes + size > replyBytes {
-                replies.append(current)
-                current = []
-                bytes = 0
-            }
-            current.append(job)
-            bytes += size
+    /// Jobs fetched but not sent yet, and how many to fetch next. Steps never overlap; the
+    /// lock publishes the state between the queues they run on.
+    final class Pending: Sendable {
+        private struct State {
+            var jobs: ArraySlice<Job> = []
+            var exhausted = false
+            var fetchCount = JobPageStream.firstFetch
         }
-        if !current.isEmpty || replies.isEmpty { replies.append(current) }
-        return replies
+        private let state = Mutex(State())
+
+        var fetchCount: Int { state.withLock { $0.fetchCount } }
+
+        /// Takes in a fetch of ``fetchCount`` jobs, and sizes the next fetch by the largest of
+        /// them.
+        func fetched(_ jobs: [Job]) {
+            state.withLock { state in
+                state.exhausted = jobs.count < state.fetchCount
+                let largest = jobs.map(JobPageStream.sizeBound(of:)).max() ?? 1
+                state.fetchCount = min(JobPageStream.pageSize, max(1, JobPageStream.replyBytes / largest))
+                state.jobs = jobs[...]
+            }
+        }
+
+        /// The next reply from what was fetched, and whether it is the last; `nil` when the
+        /// next reply needs a fetch first.
+        func nextReply() -> (jobs: [Job], isLast: Bool)? {
+            state.withLock { state in
+                if state.jobs.isEmpty { return state.exhausted ? ([], true) : nil }
+                var reply: [Job] = []
+                var bytes = 0
+                while let job = state.jobs.first, reply.count < JobPageStream.pageSize {
+                    let size = JobPageStream.sizeBound(of: job)
+                    if !reply.isEmpty && bytes + size > JobPageStream.replyBytes { break }
+                    reply.append(job)
+                    bytes += size
+                    state.jobs.removeFirst()
+                }
+                return (reply, state.jobs.isEmpty && state.exhausted)
+            }
+        }
     }
 
     /// An upper bound of a job's encoded size in bytes, without encoding it (that happens on

@@ -135,24 +135,40 @@ struct ReplyPacerTests {
         #expect(script.disconnects.withLock { $0 } == 1 && connection.waiting == 0)
     }
 
-    @Test("job pages split into replies by size, never an empty page into nothing")
-    func jobPageSplit() {
-        let job = { (length: Int) in
-            Job(id: JobID(rawValue: 1), spec: JobSpec(command: .shell(String(repeating: "x", count: length)), cwd: "/", environment: [:]),
+    @Test("jobs go out in replies bounded by count and size, and are fetched as many as fit")
+    func jobReplies() {
+        let job = { (id: Int64, length: Int) in
+            Job(id: JobID(rawValue: id), spec: JobSpec(command: .shell(String(repeating: "x", count: length)), cwd: "/", environment: [:]),
                 state: .queued, attempt: 0, submittedAt: Date(), submitterUid: 0)
         }
-        #expect(JobPageStream.split([]).map(\.count) == [0])
-        let small = Array(repeating: job(10), count: 1000)
-        #expect(JobPageStream.split(small).map(\.count) == [1000], "ordinary jobs: one reply per page")
-        // Each bound is over 6 MiB / 7 ≈ 0.86 MiB: four fit in 4 MiB, and a reply never
-        // comes near a client's 64 MiB cap.
-        let large = Array(repeating: job(150_000), count: 10)
-        let replies = JobPageStream.split(large)
-        #expect(replies.map(\.count).reduce(0, +) == 10)
-        #expect(replies.allSatisfy { $0.map(JobPageStream.sizeBound(of:)).reduce(0, +) <= JobPageStream.replyBytes })
-        let encoded = try? JSONEncoder().encode(large[0])
-        #expect((encoded?.count ?? .max) <= JobPageStream.sizeBound(of: large[0]))
-        let huge = [job(2_000_000)]
-        #expect(JobPageStream.split(huge).map(\.count) == [1], "a job larger than the budget goes alone")
+        let pending = JobPageStream.Pending()
+        #expect(pending.nextReply() == nil, "nothing fetched yet")
+        #expect(pending.fetchCount == JobPageStream.firstFetch)
+        pending.fetched((1...64).map { job($0, 10) })
+        #expect(pending.nextReply()?.jobs.count == 64)
+        #expect(pending.fetchCount == JobPageStream.pageSize, "small jobs: a full page next")
+        #expect(pending.nextReply() == nil, "the fetch was full: more may come")
+
+        // Jobs of 150 KB: a size bound over 0.86 MiB each, four to a 4 MiB reply.
+        pending.fetched(Array(repeating: job(1, 150_000), count: 1000))
+        var counts: [Int] = []
+        var last = false
+        while !last, let reply = pending.nextReply() {
+            counts.append(reply.jobs.count)
+            last = reply.isLast
+            #expect(reply.jobs.map(JobPageStream.sizeBound(of:)).reduce(0, +) <= JobPageStream.replyBytes)
+        }
+        #expect(counts.reduce(0, +) == 1000 && counts.allSatisfy { $0 == 4 } && !last)
+        #expect(pending.fetchCount == 4, "large jobs: only as many as fit in a reply next")
+
+        let encoded = try? JSONEncoder().encode(job(1, 150_000))
+        #expect((encoded?.count ?? .max) <= JobPageStream.sizeBound(of: job(1, 150_000)))
+
+        // A short fetch is the end: its last reply says so; a job over the budget goes alone.
+        pending.fetched([job(1, 5_000_000), job(2, 10)])
+        #expect(pending.nextReply().map { "\($0.jobs.count) \($0.isLast)" } == "1 false")
+        #expect(pending.nextReply().map { "\($0.jobs.count) \($0.isLast)" } == "1 true")
+        pending.fetched([])
+        #expect(pending.nextReply().map { "\($0.jobs.count) \($0.isLast)" } == "0 true", "an empty end is one empty reply")
     }
 }
