@@ -194,7 +194,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     /// The error that replaces a reply of `bytes` bytes, too large to send.
     static func replyTooLarge(bytes: Int) -> Data {
         let message = "the reply would be \(bytes) bytes, more than the \(maximumOutboxBytes >> 20) MiB a reply may have; "
-            + "call with \"more\" to get it in parts"
+            + "ask for less, or call List and Wait with \"more\" to get their jobs in parts"
         let reply = VarlinkReply<[String: JSONValue]>(
             parameters: ["message": .string(message)], error: "io.orchd.Manager.ReplyTooLarge")
         return (try? JSONEncoder().encode(reply)) ?? Data(#"{"error":"io.orchd.Manager.ReplyTooLarge"}"#.utf8)
