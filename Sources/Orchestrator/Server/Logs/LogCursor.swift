@@ -55,9 +55,9 @@ struct LogCursor {
     /// log of any size is read in constant memory.
     /// - Parameters:
     ///   - responder: where the reply goes.
-    ///   - endsCall: the chunk that reaches the end of the file ends the call (a final reply,
-    ///     possibly empty); otherwise it continues, and an empty one is not sent at all...
-    ///   - evenIfEmpty: ...unless this is set.
+    ///   - endsCall: a chunk that reaches the end of the file ends the call (a final reply,
+    ///     possibly empty). Otherwise every reply continues, and an empty chunk is not sent.
+    ///   - evenIfEmpty: send an empty chunk too (when not `endsCall`).
     /// - Returns: `true` when the chunk reached the current end of the file, `false` when more
     ///   is there now.
     /// - Throws: ``LogReadError`` when the file cannot be read; nothing was sent then.
