@@ -27,23 +27,27 @@ extension Scheduler {
 
     /// Streams the retained events after `since` that match the filters, then (with `follow`)
     /// every new one as it becomes durable. The backlog is read a page per turn of the control
-    /// queue, and the subscriber goes live in the same turn as the last page, so it misses no
-    /// event and sees none twice.
+    /// queue, each page once the reader has room for it (`whenReady`), so a backlog of any
+    /// size streams in bounded memory to a reader of any speed; the subscriber goes live in
+    /// the same turn as the last page, so it misses no event and sees none twice.
     /// - Parameters:
     ///   - since: only events with a larger sequence number.
     ///   - follow: keep delivering new events after the backlog.
     ///   - send: delivers one event (`isLast` when the stream ends with it; `nil` with
     ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
-    ///   - isBackedUp: whether the reader has fallen behind: the backlog then waits for it,
-    ///     and a live subscriber is dropped through `drop`.
+    ///   - whenReady: calls its closure once the reader has room for the next page of the
+    ///     backlog (``VarlinkResponder/whenReady(_:)``).
+    ///   - isBackedUp: whether a live subscriber's reader has stopped keeping up: it is then
+    ///     dropped through `drop` (live events cannot wait for a reader).
     ///   - drop: ends a live stream whose reader fell behind, with the last event it was sent.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
+        whenReady: @escaping @Sendable (_ body: @escaping @Sendable () -> Void) -> Void = { $0() },
         isBackedUp: @escaping @Sendable () -> Bool = { false },
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) {
-        let stream = EventStream(send: send, isBackedUp: isBackedUp, drop: drop)
+        let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
         controlQueue.async { [self] in
             sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, stream: stream)
         }
@@ -53,13 +57,6 @@ extension Scheduler {
         after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?, stream: EventStream
     ) {
         let send = stream.send
-        if stream.isBackedUp() {
-            // The reader is behind: give it time to catch up before the next page.
-            controlQueue.asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
-                sendBacklog(after: cursor, follow: follow, queue: queue, jobID: jobID, pending: pending, stream: stream)
-            }
-            return
-        }
         let page: [Event]
         do {
             page = try eventLog.events(after: cursor, through: lastDeliveredSeq, queue: queue, jobID: jobID, limit: 500)
@@ -77,8 +74,11 @@ extension Scheduler {
         if page.count == 500 {
             let next = page.last?.seq ?? cursor
             let carried = held
-            controlQueue.async { [self] in
-                sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream)
+            // The next page once the reader has read most of this one.
+            stream.whenReady { [self] in
+                controlQueue.async { [self] in
+                    sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream)
+                }
             }
             return
         }
@@ -142,9 +142,10 @@ extension Scheduler {
     }
 }
 
-/// How one subscription hands out events (see ``Scheduler/subscribe(since:follow:queue:jobID:send:isBackedUp:drop:)``).
+/// How one subscription hands out events (see ``Scheduler/subscribe(since:follow:queue:jobID:send:whenReady:isBackedUp:drop:)``).
 struct EventStream: Sendable {
     let send: @Sendable (Event?, Bool) -> Bool
+    let whenReady: @Sendable (@escaping @Sendable () -> Void) -> Void
     let isBackedUp: @Sendable () -> Bool
     let drop: @Sendable (Int64?) -> Void
 }

@@ -11,7 +11,14 @@ import Synchronization
 /// blocks another client or the control queue. The socket is non-blocking: replies the
 /// client does not read yet wait in an outbox, flushed by a write source when the socket
 /// drains; no thread ever blocks on a client. Replies are encoded here too, not on the
-/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped.
+/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped;
+/// a single reply that large is replaced by a `ReplyTooLarge` error.
+///
+/// Streamed replies are paced by the reader: a producer asks for room
+/// (``VarlinkResponder/whenReady(_:)``, usually through a ``ReplyPacer``) and produces its next
+/// replies only once the outbox has drained below ``lowWaterBytes``. So a client that reads
+/// gets a stream of any length in bounded daemon memory, and only a client that stops reading
+/// ever reaches the cap.
 final class VarlinkConnection: @unchecked Sendable {  // mutable state confined to `queue`
     private let fd: Int32
     private let peer: PeerCredentials
@@ -25,6 +32,11 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     private var outboxStart = 0
     /// A client that lets this many bytes of replies pile up is dropped.
     static let maximumOutboxBytes = 64 << 20
+    /// A paced stream's next replies are produced once the outbox holds at most this many
+    /// bytes: enough to keep the socket busy, little enough to stay far from the cap.
+    static let lowWaterBytes = 1 << 20
+    /// Producers waiting for the outbox to drain to ``lowWaterBytes``, in the order they asked.
+    private var roomWaiters: [@Sendable () -> Void] = []
     private var frames: VarlinkFrameDecoder
     /// Calls received but not yet handed to the service: Varlink replies must keep call order.
     private var pending: [VarlinkMethodCall] = []
@@ -151,13 +163,26 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
                 return self.queuedReplies.load(ordering: .relaxed) > Self.backedUpReplies
                     || self.outboxBytes.load(ordering: .relaxed) > Self.backedUpBytes
             },
+            whenReady: { [weak self] body in
+                guard let self else { return body() }
+                // Queued behind the replies already handed over, so they count as sent.
+                self.queue.async { self.whenRoom(body) }
+            },
             more: call.more, oneway: call.oneway)
         service.handle(call, responder: responder)
     }
 
     private func deliver(_ encode: () -> Data, isFinal: Bool, oneway: Bool) {
         guard !isClosed else { return }
-        if !oneway { write(encode()) }
+        if !oneway {
+            var data = encode()
+            if data.count >= Self.maximumOutboxBytes {
+                // One reply this large could never be accepted (nor read by orchctl, whose cap
+                // is the same): say so instead of dropping a client that did nothing wrong.
+                data = Self.replyTooLarge(bytes: data.count)
+            }
+            write(data)
+        }
         if isFinal {
             isBusy = false
             dispatchNext()
@@ -165,6 +190,35 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     }
 
     // MARK: - Writing
+
+    /// The error that replaces a reply of `bytes` bytes, too large to send.
+    static func replyTooLarge(bytes: Int) -> Data {
+        let message = "the reply would be \(bytes) bytes, more than the \(maximumOutboxBytes >> 20) MiB a reply may have; "
+            + "ask for less, or call List and Wait with \"more\" to get their jobs in parts"
+        let reply = VarlinkReply<[String: JSONValue]>(
+            parameters: ["message": .string(message)], error: "io.orchd.Manager.ReplyTooLarge")
+        return (try? JSONEncoder().encode(reply)) ?? Data(#"{"error":"io.orchd.Manager.ReplyTooLarge"}"#.utf8)
+    }
+
+    /// Runs `body` once the outbox holds at most ``lowWaterBytes``: now, or when the socket
+    /// has drained it. A closed connection runs it at once, so the producer learns the client
+    /// has gone (``VarlinkResponder/isConnected``) and releases what it holds.
+    private func whenRoom(_ body: @escaping @Sendable () -> Void) {
+        if isClosed || outbox.count - outboxStart <= Self.lowWaterBytes {
+            body()
+        } else {
+            roomWaiters.append(body)
+        }
+    }
+
+    /// Hands the room to the waiting producers once the outbox is down to the low-water mark.
+    private func offerRoom() {
+        guard !roomWaiters.isEmpty, isClosed || outbox.count - outboxStart <= Self.lowWaterBytes else { return }
+        let waiters = roomWaiters
+        roomWaiters = []
+        // Each sends through `queue.async`, so none writes while this runs.
+        for waiter in waiters { waiter() }
+    }
 
     /// Queues one message and sends what the socket takes now.
     private func write(_ data: Data) {
@@ -183,7 +237,10 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     /// Sends from the outbox until it is empty or the socket is full; in the latter case the
     /// write source calls again once the socket drains.
     private func flush() {
-        defer { outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed) }
+        defer {
+            outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed)
+            offerRoom()
+        }
         while outboxStart < outbox.count {
             let sent = outbox[outboxStart...].withUnsafeBytes {
                 Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
@@ -191,6 +248,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
             if sent < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
+                    compactOutbox()
                     awaitWritable()
                     return
                 }
@@ -206,6 +264,14 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
             writeSource?.suspend()
             writeSourceRunning = false
         }
+    }
+
+    /// Drops the bytes already sent from the front of the outbox. A paced stream keeps the
+    /// outbox from ever running empty, so without this it would grow by everything sent.
+    private func compactOutbox() {
+        guard outboxStart >= Self.lowWaterBytes, outboxStart >= outbox.count / 2 else { return }
+        outbox.removeSubrange(0..<outboxStart)
+        outboxStart = 0
     }
 
     private func awaitWritable() {
@@ -246,5 +312,6 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         let fd = self.fd
         closing.notify(queue: queue) { Glibc.close(fd) }
         onClose(self)
+        offerRoom()
     }
 }

@@ -13,6 +13,35 @@ public struct VarlinkResponder: Sendable {
     /// Whether the client has fallen far behind reading its replies; an endless stream
     /// should drop such a client, which can resume where it stopped.
     let isBackedUp: @Sendable () -> Bool
+    /// Runs a closure on the connection's queue once the client has read enough of the replies
+    /// sent so far (its outbox is below the low-water mark), or at once when it has gone.
+    let schedule: @Sendable (_ body: @escaping @Sendable () -> Void) -> Void
+    /// Creates a responder over a connection's hooks (see the properties).
+    init(
+        send: @escaping @Sendable (_ encode: @escaping @Sendable () -> Data, _ isFinal: Bool) -> Void,
+        isConnected: @escaping @Sendable () -> Bool, isBackedUp: @escaping @Sendable () -> Bool,
+        whenReady: @escaping @Sendable (_ body: @escaping @Sendable () -> Void) -> Void,
+        more: Bool, oneway: Bool
+    ) {
+        self.send = send
+        self.isConnected = isConnected
+        self.isBackedUp = isBackedUp
+        self.schedule = whenReady
+        self.more = more
+        self.oneway = oneway
+    }
+
+    /// Calls `body` once the client has room for more replies: when the replies sent before
+    /// this call have mostly been read (the connection's outbox is below its low-water mark),
+    /// at once if they have; and at once when the client has gone, so a producer can check
+    /// ``isConnected`` and release what it holds. This is how a stream is paced by its reader
+    /// (``ReplyPacer``): produce the next replies in `body`, then ask again.
+    /// - Parameter body: runs on the connection's queue; it should be quick (hop to another
+    ///   queue for file or database work).
+    public func whenReady(_ body: @escaping @Sendable () -> Void) {
+        schedule(body)
+    }
+
     /// Whether the caller asked for several replies.
     public let more: Bool
     /// Whether the caller asked for no reply at all.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Splits a Varlink byte stream into messages: each message is a JSON object ended by one NUL
 /// byte (https://varlink.org/Method-Call).
 public struct VarlinkFrameDecoder: Sendable {
@@ -19,12 +23,26 @@ public struct VarlinkFrameDecoder: Sendable {
     /// - Throws: ``VarlinkFrameError/messageTooLarge(limitBytes:)`` once the unfinished message
     ///   grows past ``maximumMessageBytes``; the stream cannot be resynchronised after that.
     public mutating func append(_ bytes: some Collection<UInt8>) throws(VarlinkFrameError) -> [[UInt8]] {
+        // Found with memchr(3) in contiguous memory: a generic byte-by-byte search dominated
+        // the cost of a long stream (a 100 MB log is 133 MB of replies).
+        let result = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(VarlinkFrameError) -> [[UInt8]] in try append(contiguous: buffer) }
+        }
+        if let result { return try result.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer in
+            Result { () throws(VarlinkFrameError) -> [[UInt8]] in try append(contiguous: buffer) }
+        }.get()
+    }
+
+    private mutating func append(contiguous buffer: UnsafeBufferPointer<UInt8>) throws(VarlinkFrameError) -> [[UInt8]] {
         var messages: [[UInt8]] = []
-        var rest = bytes[...]
+        guard let base = buffer.baseAddress else { return messages }
+        var start = 0
         // Whole runs up to each NUL are copied at once: byte-by-byte appends dominated the cost
         // of large calls (a 2,000-job SubmitBatch is megabytes).
-        while let end = rest.firstIndex(of: 0) {
-            let run = rest[..<end]
+        while start < buffer.count, let found = memchr(base + start, 0, buffer.count - start) {
+            let end = start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + start))
+            let run = UnsafeBufferPointer(rebasing: buffer[start..<end])
             if pending.count + run.count > maximumMessageBytes {
                 throw .messageTooLarge(limitBytes: maximumMessageBytes)
             }
@@ -35,8 +53,9 @@ public struct VarlinkFrameDecoder: Sendable {
                 messages.append(pending)
                 pending.removeAll(keepingCapacity: true)
             }
-            rest = rest[rest.index(after: end)...]
+            start = end + 1
         }
+        let rest = UnsafeBufferPointer(rebasing: buffer[start...])
         if pending.count + rest.count > maximumMessageBytes {
             throw .messageTooLarge(limitBytes: maximumMessageBytes)
         }

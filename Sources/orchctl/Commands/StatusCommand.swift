@@ -34,15 +34,12 @@ enum StatusCommand: OrchctlCommand {
         // Named IDs are shown whatever the limit; otherwise one more than the limit is asked
         // for, so a cut list is known to be cut without trusting the counts.
         let limit = ids.isEmpty && !invocation.flag("all") ? invocation.integer("limit") ?? defaultLimit : nil
+        var limited = parameters
+        if let limit { limited.limit = limit == Int.max ? limit : limit + 1 }
+        // With `more`, the jobs come in pages: no reply outgrows the message cap.
         var jobs: [Job] = []
-        if let limit {
-            var limited = parameters
-            limited.limit = limit == Int.max ? limit : limit + 1
-            jobs = try connection.call("io.orchd.Jobs.List", limited, returning: JobsInterface.JobsReply.self).jobs
-        } else {
-            try connection.stream("io.orchd.Jobs.List", parameters, returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
-                jobs += reply.jobs
-            }
+        try connection.stream("io.orchd.Jobs.List", limited, returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+            jobs += reply.jobs
         }
         let hidden = limit.map { jobs.count > $0 } ?? false
         if let limit, hidden { jobs.removeFirst(jobs.count - limit) }

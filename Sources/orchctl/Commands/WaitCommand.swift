@@ -153,7 +153,10 @@ enum WaitCommand: OrchctlCommand {
         var jobs: [Job] = []
         for start in stride(from: 0, to: ids.count, by: idsPerCall) {
             let chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
-            jobs += try connection.call("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: chunk), returning: JobsInterface.JobsReply.self).jobs
+            // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
+            try connection.stream("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: chunk), returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+                jobs += reply.jobs
+            }
         }
         return jobs
     }

@@ -1,11 +1,12 @@
 import OrchestratorAPI
+import Synchronization
 
 /// `io.orchd.Jobs.List`: jobs filtered by IDs, queue and state, optionally only the newest
-/// `limit`. Called with `more`, the jobs come in replies of at most ``pageSize``, so no reply
-/// outgrows the message cap however many jobs match.
+/// `limit`. Called with `more`, the jobs come in pages (``JobPageStream``), each read from the
+/// store only when the client has room for it, so no reply outgrows the message cap and no
+/// listing sits in memory whole, however many jobs match.
 struct ListHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.List"
-    static let pageSize = 1000
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
@@ -15,20 +16,37 @@ struct ListHandler: VarlinkMethodHandler {
                 throw VarlinkError.invalidParameter("state")
             }
             if let limit = parameters.limit, limit < 0 { throw VarlinkError.invalidParameter("limit") }
-            scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit) { result in
-                guard case .success(let jobs) = result, call.more else {
+            guard call.more else {
+                scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit) { result in
                     responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
-                    return
                 }
-                var start = 0
-                repeat {
-                    let end = min(start + Self.pageSize, jobs.count)
-                    responder.reply(JobsInterface.JobsReply(jobs: Array(jobs[start..<end])), continues: end < jobs.count)
-                    start = end
-                } while start < jobs.count
+                return
+            }
+            let scheduler = self.scheduler
+            scheduler.beginListing(
+                ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit
+            ) { result in
+                switch result {
+                case .success(let listing):
+                    let position = Position()
+                    JobPageStream.stream(to: responder) { count, completion in
+                        scheduler.listPage(of: listing, after: position.last.withLock { $0 }, count: count) { page in
+                            if case .success(let jobs) = page, let id = jobs.last?.id { position.last.withLock { $0 = id } }
+                            completion(page.mapError(\.varlinkError))
+                        }
+                    }
+                case .failure(let error):
+                    responder.fail(error.varlinkError)
+                }
             }
         } catch {
             responder.fail(error)
         }
+    }
+
+    /// The last ID a listing sent. Pages never overlap; the lock publishes it between the
+    /// queues they run on.
+    private final class Position: Sendable {
+        let last = Mutex<JobID?>(nil)
     }
 }

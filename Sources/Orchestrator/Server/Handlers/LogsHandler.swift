@@ -4,8 +4,9 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Logs`: streams a job's captured output in base64 chunks, from an offset or
 /// from where its last lines begin, to the current end of the file; with `follow`, on as the
-/// job writes more until it has finished (``LogFollower``). Reading and watching happen on
-/// queues of their own, never on the control queue.
+/// job writes more until it has finished. Each chunk is read only when the client has room
+/// for it (``LogStream``); reading and watching happen on queues of their own, never on the
+/// control queue.
 struct LogsHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Logs"
     static let requiresMore = true
@@ -36,14 +37,8 @@ struct LogsHandler: VarlinkMethodHandler {
                 found = value
             }
             let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
-            if parameters.follow == true {
-                LogFollower(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
-                    .run(until: parameters.id, finishes: scheduler)
-            } else {
-                DispatchQueue.global(qos: .utility).async {
-                    Self.sendOnce(path: path, from: start, mustExist: mustExist, to: responder)
-                }
-            }
+            LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
+                .run(following: parameters.follow == true ? parameters.id : nil, scheduler: scheduler)
         }
     }
 
@@ -78,19 +73,6 @@ struct LogsHandler: VarlinkMethodHandler {
         case .succeeded, .failed, .signaled, .timedOut: return true
         case .spawnFailed, .dependencyFailed: return false
         case .cancelled, .interrupted, nil: return access(otherLogPath, F_OK) == 0
-        }
-    }
-
-    /// Sends the file from `start` to its current end; a job that has not started yet has no
-    /// file, and its output is empty so far.
-    private static func sendOnce(path: String, from start: LogStart, mustExist: Bool, to responder: VarlinkResponder) {
-        var cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist)
-        defer { cursor.close() }
-        do throws(LogReadError) {
-            if try cursor.open() { try cursor.seek(to: start) }
-            try cursor.send(to: responder, isFinal: true)
-        } catch {
-            responder.fail(error.varlinkError)
         }
     }
 }

@@ -1,7 +1,9 @@
 import OrchestratorAPI
 
 /// `io.orchd.Jobs.Subscribe`: streams the event log's backlog, then (with `follow`) live
-/// events, one per reply. A client that disconnects is dropped at the next event.
+/// events, one per reply. The backlog is paced by the reader (a page once it has room); a live
+/// subscriber that stops reading is dropped. A client that disconnects is dropped at the next
+/// event.
 struct SubscribeHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Subscribe"
     static let requiresMore = true
@@ -19,6 +21,7 @@ struct SubscribeHandler: VarlinkMethodHandler {
                     responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
                     return true
                 },
+                whenReady: { responder.whenReady($0) },
                 isBackedUp: { responder.isBackedUp() },
                 drop: { lastSent in
                     // It stopped reading: end its stream rather than queue events for it

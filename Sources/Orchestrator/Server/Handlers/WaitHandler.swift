@@ -1,7 +1,10 @@
 import OrchestratorAPI
+import Synchronization
 
 /// `io.orchd.Jobs.Wait`: replies once every listed job has finished. Event-driven: the
-/// scheduler answers when it records the last end, no polling.
+/// scheduler answers when it records the last end, no polling. Called with `more`, the jobs
+/// come in pages (``JobPageStream``), so no reply outgrows the message cap however many jobs
+/// were waited for.
 struct WaitHandler: VarlinkMethodHandler {
     static let method = "io.orchd.Jobs.Wait"
     let scheduler: Scheduler
@@ -11,10 +14,35 @@ struct WaitHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             scheduler.wait(for: parameters.ids) { result in
-                responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
+                guard case .success(let jobs) = result, call.more else {
+                    responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
+                    return
+                }
+                let rest = Rest(jobs)
+                JobPageStream.stream(to: responder) { count, completion in
+                    completion(.success(rest.take(count)))
+                }
             }
         } catch {
             responder.fail(error)
+        }
+    }
+
+    /// The finished jobs not sent yet. Pages never overlap; the lock publishes the position
+    /// between the queues they run on.
+    private final class Rest: Sendable {
+        private let jobs: [Job]
+        private let sent = Mutex(0)
+
+        init(_ jobs: [Job]) { self.jobs = jobs }
+
+        /// The next at most `count` jobs.
+        func take(_ count: Int) -> [Job] {
+            sent.withLock { sent in
+                let end = min(sent + count, jobs.count)
+                defer { sent = end }
+                return Array(jobs[sent..<end])
+            }
         }
     }
 }

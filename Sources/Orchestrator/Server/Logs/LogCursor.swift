@@ -58,38 +58,37 @@ struct LogCursor {
         }
     }
 
-    /// Sends what the file holds from the offset to its current end, in chunks of at most
-    /// ``chunkBytes``, each a reply with `continues`.
+    /// Sends the next chunk of the file from the offset, at most ``chunkBytes``, as one reply.
+    /// A stream sends chunk after chunk, each when its client has room (``ReplyPacer``), so a
+    /// log of any size is read in constant memory.
     /// - Parameters:
-    ///   - responder: where the replies go.
-    ///   - isFinal: the last chunk (possibly empty) ends the call; otherwise an empty rest
-    ///     sends nothing, unless `repliesWhenEmpty`.
-    ///   - repliesWhenEmpty: send one reply even when there is nothing new (with empty data).
-    /// - Throws: ``LogReadError`` when the file cannot be read; nothing more was sent then.
-    mutating func send(
-        to responder: VarlinkResponder, isFinal: Bool, repliesWhenEmpty: Bool = false
-    ) throws(LogReadError) {
+    ///   - responder: where the reply goes.
+    ///   - endsCall: a chunk that reaches the end of the file ends the call (a final reply,
+    ///     possibly empty). Otherwise every reply continues, and an empty chunk is not sent.
+    ///   - evenIfEmpty: send an empty chunk too (when not `endsCall`).
+    /// - Returns: `true` when the chunk reached the current end of the file, `false` when more
+    ///   is there now.
+    /// - Throws: ``LogReadError`` when the file cannot be read; nothing was sent then.
+    mutating func sendChunk(
+        to responder: VarlinkResponder, endsCall: Bool, evenIfEmpty: Bool = false
+    ) throws(LogReadError) -> Bool {
         // A new attempt opens the file with O_TRUNC: a file shorter than what was sent is
         // that attempt's output, sent from its start.
         if fd >= 0, try currentSize() < offset { offset = 0 }
         var buffer = [UInt8](repeating: 0, count: chunkBytes)
-        var isFirstReply = true
-        while true {
-            var count = 0
-            while fd >= 0 {
-                count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-                if count >= 0 { break }
-                if errno != EINTR { throw LogReadError("cannot read", path: path) }
-            }
-            offset += Int64(count)
-            let isLast = count < chunkBytes
-            if isLast && !isFinal && count == 0 && !(repliesWhenEmpty && isFirstReply) { return }
-            isFirstReply = false
-            responder.reply(
-                JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset),
-                continues: !(isLast && isFinal))
-            if isLast { return }
+        var count = 0
+        while fd >= 0 {
+            count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if count >= 0 { break }
+            if errno != EINTR { throw LogReadError("cannot read", path: path) }
         }
+        offset += Int64(count)
+        let reachedEnd = count < chunkBytes
+        if reachedEnd && !endsCall && count == 0 && !evenIfEmpty { return true }
+        responder.reply(
+            JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset),
+            continues: !(reachedEnd && endsCall))
+        return reachedEnd
     }
 
     /// Closes the file.

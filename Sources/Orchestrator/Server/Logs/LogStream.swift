@@ -1,0 +1,190 @@
+import Dispatch
+import Glibc
+import OrchestratorAPI
+
+/// One `Logs` call: sends a job's output from where it starts to the end of the file; with
+/// `follow`, on as the job writes it, until the job has finished and the file is drained, or
+/// the client has gone.
+///
+/// Paced by the reader (``ReplyPacer``): the next chunk is read only when the client has room
+/// for it, so a log of any size, or a job writing faster than its follower reads, streams in
+/// constant daemon memory. File reads and watches run on the stream's own queue, never on the
+/// control queue.
+///
+/// Following is event-driven, never polling: an inotify(7) instance watches the log file
+/// (`IN_MODIFY`, `IN_CLOSE_WRITE`) and wakes a dispatch read source; the scheduler's
+/// `wait(for:)` tells when the job has finished. While the job has not started, its log file
+/// does not exist, so the logs directory is watched for the file's creation (`IN_CREATE`,
+/// `IN_MOVED_TO`) instead; the stream does not create the file itself, so reading a log never
+/// changes the state directory. A follower whose client left releases its watch at the next
+/// chunk it would send (a silent job's follower notices at the job's next write or its end).
+final class LogStream: @unchecked Sendable {  // mutable state confined to `queue`
+    private let queue = DispatchQueue(label: "orchd.logs", target: .global(qos: .utility))
+    private let responder: VarlinkResponder
+    private let start: LogStart
+    private let directory: String
+    private var cursor: LogCursor
+    private var inotifyFD: Int32 = -1
+    private var source: (any DispatchSourceRead)?
+    /// Set once no more output will come: at once without follow, else when the job finished.
+    private var jobFinished = false
+    private var isFollowing = false
+    private var sentFirstReply = false
+    private var isDone = false
+    /// Set in `run`, released when the stream ends (it holds this stream through its step).
+    private var pacer: ReplyPacer?
+
+    /// Creates a stream of the log file at `path`.
+    /// - Parameters:
+    ///   - path: the log file, in the logs directory.
+    ///   - start: where the stream begins.
+    ///   - chunkBytes: raw bytes per reply at most.
+    ///   - responder: the call's replies.
+    ///   - mustExist: the job's process was started, so a missing file is lost output
+    ///     (`LogMissing`), not output still to come.
+    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false) {
+        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist)
+        self.start = start
+        self.responder = responder
+        let slash = path.lastIndex(of: "/") ?? path.startIndex
+        self.directory = slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Sends the output so far; with `following`, goes on until that job has finished.
+    /// - Parameters:
+    ///   - id: the job to follow, or `nil` to send what the file holds now and end.
+    ///   - scheduler: tells when the followed job finishes.
+    func run(following id: JobID?, scheduler: Scheduler) {
+        let pacer = ReplyPacer(
+            responder: responder,
+            step: { [self] done in queue.async { done(self.sendNextChunk()) } },
+            disconnected: { [self] in queue.async { self.stop() } })
+        queue.async { [self] in
+            self.pacer = pacer
+            isFollowing = id != nil
+            guard begin() else { return }
+            if let id {
+                scheduler.wait(for: [id]) { _ in
+                    // Whether it finished or vanished (pruned), nothing more will be written.
+                    self.queue.async {
+                        self.jobFinished = true
+                        self.pacer?.wake()
+                    }
+                }
+            } else {
+                jobFinished = true
+            }
+            pacer.start()
+        }
+    }
+
+    // MARK: - Steps
+
+    /// Opens the file and, when following, sets the watch up before the first read, so no
+    /// write falls between the two.
+    private func begin() -> Bool {
+        do throws(LogReadError) {
+            guard isFollowing else {
+                // A job that has not started yet has no file: its output is empty so far.
+                if try cursor.open() { try cursor.seek(to: start) }
+                return true
+            }
+            inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard inotifyFD >= 0 else { throw LogReadError("cannot watch", path: cursor.path) }
+            if try !cursor.open() {
+                guard inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
+                    throw LogReadError("cannot watch", path: directory)
+                }
+                // It may have been created before the directory watch was in place.
+                _ = try cursor.open()
+            }
+            if cursor.isOpen { try watchFile() }
+            try cursor.seek(to: start)
+            let source = DispatchSource.makeReadSource(fileDescriptor: inotifyFD, queue: queue)
+            let fd = inotifyFD
+            source.setEventHandler { [self] in changed() }
+            // libdispatch requires the fd to stay open until the cancel handler runs.
+            source.setCancelHandler { Glibc.close(fd) }
+            self.source = source
+            source.resume()
+            return true
+        } catch {
+            fail(error)
+            return false
+        }
+    }
+
+    /// Sends the next chunk: once the file is drained, the final reply when no more output
+    /// will come, else nothing more until the file changes.
+    private func sendNextChunk() -> ReplyPacer.Step {
+        guard !isDone else { return .finished }
+        // Read before the chunk: what the job wrote before it finished is in the file.
+        let isLastOutput = jobFinished
+        do throws(LogReadError) {
+            if !cursor.isOpen, try cursor.open(), isFollowing { try watchFile() }
+            // A follower's first reply comes at once, even empty: its client can tell the
+            // stream is live (and watching).
+            let reachedEnd = try cursor.sendChunk(to: responder, endsCall: isLastOutput, evenIfEmpty: !sentFirstReply)
+            sentFirstReply = true
+            guard reachedEnd else { return .more }
+            guard isLastOutput else { return .idle }
+            stop()
+            return .finished
+        } catch {
+            fail(error)
+            return .finished
+        }
+    }
+
+    /// The file changed, or something was created in the logs directory.
+    private func changed() {
+        guard !isDone else { return }
+        drainEvents()
+        pacer?.wake()
+    }
+
+    // MARK: - Watches
+
+    /// Watches the open log file instead of the directory. The watch is on the inode, so a new
+    /// attempt's O_TRUNC keeps it.
+    private func watchFile() throws(LogReadError) {
+        guard inotify_add_watch(inotifyFD, cursor.path, UInt32(IN_MODIFY | IN_CLOSE_WRITE)) >= 0 else {
+            throw LogReadError("cannot watch", path: cursor.path)
+        }
+    }
+
+    /// Reads the pending inotify events. Their content does not matter: any of them means
+    /// "look at the file again".
+    private func drainEvents() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(inotifyFD, $0.baseAddress, $0.count) }
+            if count > 0 { continue }
+            if count < 0 && errno == EINTR { continue }
+            return  // EAGAIN: drained
+        }
+    }
+
+    // MARK: - Ending
+
+    private func fail(_ error: LogReadError) {
+        guard !isDone else { return }
+        responder.fail(error.varlinkError)
+        stop()
+    }
+
+    /// Releases the watch, the file and the pacer.
+    private func stop() {
+        guard !isDone else { return }
+        isDone = true
+        if let source {
+            source.cancel()
+        } else if inotifyFD >= 0 {
+            Glibc.close(inotifyFD)
+        }
+        source = nil
+        inotifyFD = -1
+        cursor.close()
+        pacer = nil
+    }
+}

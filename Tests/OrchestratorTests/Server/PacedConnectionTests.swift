@@ -1,0 +1,133 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Synchronization
+import Testing
+
+@testable import Orchestrator
+
+/// A real ``VarlinkConnection`` over a socket pair, streaming more than its outbox cap to a
+/// client that reads in small pieces.
+@Suite("Paced connection")
+struct PacedConnectionTests {
+    /// `test.Paced.Stream`: `count` replies of `bytes` bytes each, paced by a ``ReplyPacer``;
+    /// records how many bytes it has handed to the connection.
+    struct StreamHandler: VarlinkMethodHandler {
+        static let method = "test.Paced.Stream"
+        static let requiresMore = true
+        struct Chunk: Codable, Sendable { var data: String }
+        let count: Int
+        let bytes: Int
+        let produced: Produced
+
+        final class Produced: Sendable {
+            let bytes = Atomic<Int>(0)
+        }
+
+        func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+            let chunk = String(repeating: "a", count: bytes)
+            let sent = Mutex(0)
+            let count = self.count
+            let produced = self.produced
+            let box = SentBox(sent: sent)
+            ReplyPacer(responder: responder, step: { done in
+                let number = box.next()
+                produced.bytes.wrappingAdd(chunk.utf8.count + 32, ordering: .relaxed)
+                responder.reply(Chunk(data: chunk), continues: number < count)
+                done(number < count ? .more : .finished)
+            }).start()
+        }
+
+        /// Steps never overlap; the lock publishes the count between queues.
+        final class SentBox: Sendable {
+            let sent: Mutex<Int>
+            init(sent: consuming Mutex<Int>) { self.sent = sent }
+            func next() -> Int { sent.withLock { $0 += 1; return $0 } }
+        }
+    }
+
+    /// `test.Paced.Huge`: one reply of `bytes` bytes, without `more`.
+    struct HugeHandler: VarlinkMethodHandler {
+        static let method = "test.Paced.Huge"
+        let bytes: Int
+
+        func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
+            responder.reply(StreamHandler.Chunk(data: String(repeating: "b", count: bytes)))
+        }
+    }
+
+    @Test("a single reply past the outbox cap becomes a ReplyTooLarge error, and the connection goes on")
+    func replyTooLarge() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let client = fds[1]
+        defer { close(client) }
+        let service = VarlinkService(
+            handlers: [HugeHandler(bytes: VarlinkConnection.maximumOutboxBytes), PingHandler()], daemonUID: getuid())
+        let connection = VarlinkConnection(
+            fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()), service: service,
+            maximumMessageBytes: 1 << 20, onClose: { _ in })
+        connection.start()
+        defer { connection.close() }
+        let calls = Array(#"{"method":"test.Paced.Huge"}"#.utf8) + [0] + Array(#"{"method":"io.orchd.Manager.Ping"}"#.utf8) + [0]
+        #expect(calls.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } == calls.count)
+        var decoder = VarlinkFrameDecoder(maximumMessageBytes: 1 << 20)
+        var messages: [String] = []
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while messages.count < 2 {
+            let n = piece.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            try #require(n > 0, "the connection was closed after \(messages)")
+            messages += try decoder.append(piece[..<n]).map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(messages[0].contains(#""error":"io.orchd.Manager.ReplyTooLarge""#) && messages[0].contains("more"), "\(messages[0])")
+        #expect(!messages[1].contains("error"), "the next call is answered: \(messages[1])")
+    }
+
+    @Test("a stream longer than the outbox cap reaches a slow reader whole, never far ahead of it")
+    func slowReaderGetsEverything() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let client = fds[1]
+        defer { close(client) }
+        let count = 300
+        let bytes = 256 * 1024  // 75 MiB in all, past the 64 MiB cap
+        #expect(count * bytes > VarlinkConnection.maximumOutboxBytes)
+        let produced = StreamHandler.Produced()
+        let service = VarlinkService(handlers: [StreamHandler(count: count, bytes: bytes, produced: produced)], daemonUID: getuid())
+        let closed = DispatchSemaphore(value: 0)
+        let connection = VarlinkConnection(
+            fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()), service: service,
+            maximumMessageBytes: 1 << 20, onClose: { _ in closed.signal() })
+        connection.start()
+
+        let call = Array(#"{"method":"test.Paced.Stream","more":true}"#.utf8) + [0]
+        #expect(call.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } == call.count)
+        // The most that may be produced but not read: the outbox up to its low-water mark, a
+        // reply past it, one step in flight, and what the two socket buffers hold.
+        var bufferBytes: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(client, SOL_SOCKET, SO_RCVBUF, &bufferBytes, &length)
+        let slack = VarlinkConnection.lowWaterBytes + 3 * (bytes + 64) + 4 * Int(bufferBytes)
+
+        var decoder = VarlinkFrameDecoder(maximumMessageBytes: 1 << 20)
+        var consumed = 0
+        var replies = 0
+        var finished = false
+        var ahead = 0
+        var piece = [UInt8](repeating: 0, count: 16 * 1024)
+        while !finished {
+            let n = piece.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            try #require(n > 0, "the connection was closed after \(replies) replies")
+            consumed += n
+            ahead = max(ahead, produced.bytes.load(ordering: .relaxed) - consumed)
+            for message in try decoder.append(piece[..<n]) {
+                replies += 1
+                finished = !String(decoding: message, as: UTF8.self).contains(#""continues":true"#)
+            }
+        }
+        #expect(replies == count)
+        #expect(ahead <= slack, "the producer ran \(ahead) bytes ahead of the reader")
+        connection.close()
+        closed.wait()
+    }
+}
