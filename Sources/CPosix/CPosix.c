@@ -19,10 +19,6 @@ int cposix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
-int cposix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
-    return posix_spawn_file_actions_addchdir_np(actions, path);
-}
-
 int cposix_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
@@ -55,18 +51,6 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 
 int cposix_accept_cloexec_nonblock(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-}
-
-short cposix_spawn_flag_setsid(void) { return POSIX_SPAWN_SETSID; }
-
-void cposix_sigset_fill_all(sigset_t *set) {
-    sigemptyset(set);
-    unsigned long *words = (unsigned long *)set;
-    const int bits = 8 * (int)sizeof(unsigned long);
-    for (int sig = 1; sig < _NSIG && (sig - 1) / bits < (int)(sizeof(sigset_t) / sizeof(unsigned long)); sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP) continue;
-        words[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
-    }
 }
 
 int cposix_pipe_cloexec(int fds[2]) {

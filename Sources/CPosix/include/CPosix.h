@@ -11,9 +11,6 @@
 /// posix_spawn_file_actions_addclosefrom_np(3): close every fd >= `from` in the child.
 int cposix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
-/// posix_spawn_file_actions_addchdir_np(3): chdir to `path` in the child before exec.
-int cposix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
-
 /// pidfd_open(2) with flags 0. Returns the fd, or -1 with errno set.
 int cposix_pidfd_open(pid_t pid);
 
@@ -31,16 +28,6 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
 int cposix_accept_cloexec_nonblock(int fd);
-
-/// POSIX_SPAWN_SETSID (posix_spawnattr_setflags(3)): the child calls setsid(2), so it leads
-/// a new session and process group. Glibc declares it only under _GNU_SOURCE.
-short cposix_spawn_flag_setsid(void);
-
-/// Fills `set` with every signal 1..<NSIG except SIGKILL and SIGSTOP, including the two
-/// glibc keeps for itself (32, 33), which sigfillset(3) and sigaddset(3) leave out. Used as
-/// posix_spawnattr_setsigdefault(3)'s set: otherwise glibc's posix_spawn marks those two
-/// SIG_IGN in the child, and ignored signals survive exec into the job.
-void cposix_sigset_fill_all(sigset_t *set);
 
 /// pipe2(2) with O_CLOEXEC: both ends close-on-exec from creation, so a process spawned
 /// by another thread meanwhile cannot inherit them. Returns 0 or -1 with errno set.
