@@ -53,7 +53,7 @@ enum EventsCommand: OrchctlCommand {
     ) throws(CommandFailure) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         let line = EventLine()
-        try connection.streamWhile("io.orchd.Jobs.Subscribe", parameters, returning: JobsInterface.EventReply.self) {
+        try connection.streamWhile(JobsInterface.subscribe, parameters) {
             (reply) throws(CommandFailure) -> Bool in
             // An empty backlog is one reply without an event.
             guard let event = reply.event else { return true }

@@ -50,7 +50,7 @@ enum LogsCommand: OrchctlCommand {
         _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
     ) throws(CommandFailure) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
-        try connection.streamWhile("io.orchd.Jobs.Logs", parameters, returning: JobsInterface.LogsReply.self) {
+        try connection.streamWhile(JobsInterface.logs, parameters) {
             (reply) throws(CommandFailure) -> Bool in
             guard let data = Data(base64Encoded: reply.data) else {
                 throw CommandFailure("orchd sent log data that is not base64")

@@ -14,7 +14,7 @@ enum PruneCommand: OrchctlCommand {
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
         let parameters = JobsInterface.PruneParameters(olderThanUSec: invocation.value("older-than").flatMap(TimeSpan.microseconds))
-        let reply = try connection.call("io.orchd.Jobs.Prune", parameters, returning: JobsInterface.PruneReply.self)
+        let reply = try connection.call(JobsInterface.prune, parameters)
         if invocation.global.json {
             context.console.write(try JSONOutput.text(reply))
         } else {

@@ -59,7 +59,7 @@ enum QueueSetCommand: OrchctlCommand {
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let parameters = try makeParameters(invocation)
         let connection = try context.connect(invocation)
-        let queue = try connection.call("io.orchd.Queues.Set", parameters, returning: QueuesInterface.QueueReply.self).queue
+        let queue = try connection.call(QueuesInterface.set, parameters).queue
         if invocation.global.json {
             context.console.write(try JSONOutput.text(queue))
         } else {

@@ -38,7 +38,7 @@ enum StatusCommand: OrchctlCommand {
         if let limit { limited.limit = limit == Int.max ? limit : limit + 1 }
         // With `more`, the jobs come in pages: no reply outgrows the message cap.
         var jobs: [Job] = []
-        try connection.stream("io.orchd.Jobs.List", limited, returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+        try connection.stream(JobsInterface.list, limited) { (reply) throws(CommandFailure) in
             jobs += reply.jobs
         }
         let hidden = limit.map { jobs.count > $0 } ?? false
@@ -91,9 +91,9 @@ enum StatusCommand: OrchctlCommand {
     /// (io.orchd.Manager.GetInfo).
     private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts {
         if let queue {
-            let queues = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+            let queues = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
             return queues.first { $0.name == queue }?.jobs ?? JobCounts()
         }
-        return try connection.call("io.orchd.Manager.GetInfo", VarlinkNoParameters(), returning: ManagerInterface.InfoReply.self).jobs
+        return try connection.call(ManagerInterface.getInfo, VarlinkNoParameters()).jobs
     }
 }

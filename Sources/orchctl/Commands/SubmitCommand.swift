@@ -44,7 +44,7 @@ enum SubmitCommand: OrchctlCommand {
         let jobSpec = try makeSpec(invocation, context: context)
         let connection = try context.connect(invocation)
         let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: invocation.flag("reuse") ? true : nil)
-        let submitted = try connection.call("io.orchd.Jobs.Submit", parameters, returning: JobsInterface.JobReply.self).job
+        let submitted = try connection.call(JobsInterface.submit, parameters).job
         guard invocation.flag("wait") else {
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(submitted))
@@ -55,7 +55,7 @@ enum SubmitCommand: OrchctlCommand {
         }
         // The ID goes out first, so a caller sees which job it is waiting for.
         if !invocation.global.json { context.console.print(submitted.id.description) }
-        let finished = try connection.call("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: [submitted.id]), returning: JobsInterface.JobsReply.self).jobs
+        let finished = try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [submitted.id])).jobs
         guard let job = finished.first(where: { $0.id == submitted.id }), let result = job.state.result else {
             throw CommandFailure("orchd answered the wait for job \(submitted.id) without its result")
         }
@@ -91,10 +91,9 @@ enum SubmitCommand: OrchctlCommand {
             for chunk in BatchSplitter.chunks(trimmed) {
                 // The job objects only when they are printed: IDs are much cheaper to send.
                 let reply = try connection.call(
-                    "io.orchd.Jobs.SubmitBatch",
+                    JobsInterface.submitBatch,
                     JobsInterface.SubmitBatchParameters(
-                        specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil),
-                    returning: JobsInterface.SubmitBatchReply.self)
+                        specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil))
                 if !json {
                     context.console.write(reply.ids.map { $0.description + "\n" }.joined())
                 }

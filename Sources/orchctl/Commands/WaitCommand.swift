@@ -108,8 +108,7 @@ enum WaitCommand: OrchctlCommand {
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
             let connection = try OrchdConnection(socket: socket, uid: uid)
             return try connection.call(
-                "io.orchd.Queues.WaitDrained", QueuesInterface.WaitDrainedParameters(name: queue),
-                returning: QueuesInterface.QueueReply.self).queue
+                QueuesInterface.waitDrained, QueuesInterface.WaitDrainedParameters(name: queue)).queue
         }
         let drained: QueueInfo
         if let timeout = invocation.value("timeout").flatMap(TimeSpan.parse) {
@@ -130,7 +129,7 @@ enum WaitCommand: OrchctlCommand {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         var ids: [JobID] = []
         for state in ["waiting", "queued", "running"] {
-            try connection.stream("io.orchd.Jobs.List", JobsInterface.ListParameters(state: state), returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+            try connection.stream(JobsInterface.list, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
                 ids += reply.jobs.map(\.id)
             }
         }
@@ -154,7 +153,7 @@ enum WaitCommand: OrchctlCommand {
         for start in stride(from: 0, to: ids.count, by: idsPerCall) {
             let chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
             // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
-            try connection.stream("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: chunk), returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+            try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunk)) { (reply) throws(CommandFailure) in
                 jobs += reply.jobs
             }
         }
