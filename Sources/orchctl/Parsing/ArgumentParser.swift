@@ -8,12 +8,25 @@ import OrchestratorAPI
 /// `COMMAND --help`; a command option with a one-letter alias takes it after the command
 /// word (`logs -f`). Every mistake is a ``CommandLineError``.
 struct ArgumentParser: Sendable {
-    /// The commands, in the order help lists them.
-    var commands: [CommandSpec]
+    /// The commands, in the order help lists them; built only once a command word needs
+    /// them, so `--version` and `--help` do not pay for declaring every command's options.
+    private let commandTable: @Sendable () -> [CommandSpec]
+
+    /// Creates a parser over `commands`, evaluated at most once per parse and only when needed.
+    init(commands: @escaping @autoclosure @Sendable () -> [CommandSpec]) {
+        commandTable = commands
+    }
 
     /// Parses `arguments` (without the program name).
     /// - Throws: ``CommandLineError`` describing the first problem found.
     func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
+        var table: [CommandSpec]?
+        func commands() -> [CommandSpec] {
+            if let table { return table }
+            let built = commandTable()
+            table = built
+            return built
+        }
         var global = GlobalOptions()
         var command: CommandSpec?
         var invocation: Invocation?
@@ -107,7 +120,7 @@ struct ArgumentParser: Sendable {
 
             // A positional word: first the command, then its arguments.
             guard let current = invocation else {
-                guard let spec = commands.first(where: { $0.name == word }) else {
+                guard let spec = commands().first(where: { $0.name == word }) else {
                     throw CommandLineError(.unknownCommand, "unknown command '\(word)'")
                 }
                 command = spec
@@ -147,7 +160,7 @@ struct ArgumentParser: Sendable {
             // `help queue set` names a subcommand by its words.
             guard !invocation.arguments.isEmpty else { return .help(nil) }
             let topic = invocation.arguments.joined(separator: " ")
-            guard let spec = commands.flatMap(\.flattened).first(where: { $0.name == topic }) else {
+            guard let spec = commands().flatMap(\.flattened).first(where: { $0.name == topic }) else {
                 throw CommandLineError(.unknownCommand, "unknown command '\(topic)'", command: "help")
             }
             return .help(spec)
