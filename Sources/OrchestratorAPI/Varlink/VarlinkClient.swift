@@ -113,14 +113,18 @@ public final class VarlinkClient {
             }
         }
         let message = Data(received.removeFirst())
-        let envelope: VarlinkReply<[String: JSONValue]>
+        // The envelope alone first (an empty parameters type skips the job objects), and the
+        // parameters as a JSON tree only for an error: building that tree for every reply was
+        // most of a submit's decoding.
+        let envelope: VarlinkReply<VarlinkNoParameters>
         do {
-            envelope = try jsonDecoder.decode(VarlinkReply<[String: JSONValue]>.self, from: message)
+            envelope = try jsonDecoder.decode(VarlinkReply<VarlinkNoParameters>.self, from: message)
         } catch {
             throw .protocolViolation("a reply that is not a JSON object")
         }
         if let name = envelope.error {
-            throw .remote(VarlinkError(name, envelope.parameters ?? [:]))
+            let parameters = try? jsonDecoder.decode(VarlinkReply<[String: JSONValue]>.self, from: message).parameters
+            throw .remote(VarlinkError(name, (parameters ?? nil) ?? [:]))
         }
         do {
             let reply = try jsonDecoder.decode(VarlinkReply<R>.self, from: message)
