@@ -9,8 +9,13 @@ import FoundationEssentials
 /// that decodes a job, and a UTC timestamp needs neither.
 public enum Timestamp {
     /// Formats `date` as RFC 3339 UTC with milliseconds (truncated, as a clock shows them).
+    ///
+    /// The time is rounded to whole microseconds (as the store keeps it) before it is cut to
+    /// milliseconds, so a time read back from this text prints the same text again: a Double
+    /// holds `.497` as `.49699…`, which plain truncation printed as `.496`.
     public static func format(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let micro = microseconds(date)
+        let milliseconds = micro >= 0 ? micro / 1000 : (micro - 999) / 1000
         let (days, msOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (dayNumber, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
         let (year, month, day) = civil(fromDays: dayNumber)

@@ -19,7 +19,18 @@ struct TimestampTests {
         }
         // Milliseconds are truncated, and not lost to the binary fraction (the style showed .122).
         #expect(Timestamp.format(Timestamp.date(microseconds: 1_790_000_000_123_456)) == "2026-09-21T14:13:20.123Z")
-        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_735_689_599.9999)) == "2024-12-31T23:59:59.999Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_735_689_599.9994)) == "2024-12-31T23:59:59.999Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.0004)) == "1969-12-31T23:59:59.999Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.0006)) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test("a timestamp read back prints the same text, for every millisecond of a second")
+    func roundTripsEveryMillisecond() throws {
+        for millisecond in 0..<1000 {
+            let text = "2026-11-30T21:25:51." + String(String(millisecond + 1000).dropFirst()) + "Z"
+            let parsed = try #require(Timestamp.parse(text))
+            #expect(Timestamp.format(parsed) == text)
+        }
     }
 
     @Test("parsing agrees with ISO8601FormatStyle: fractions, Z and offsets; and round-trips format")
