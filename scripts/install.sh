@@ -23,9 +23,9 @@ apt-get update -qq
 apt-get install -y -qq libsqlite3-dev libsystemd-dev pkg-config >/dev/null
 
 # Static Swift runtime: the binaries start faster and need nothing beside them.
-swift build -c release --static-swift-stdlib --product orchd
-swift build -c release --static-swift-stdlib --product orchctl
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+swift build -c release --static-swift-stdlib --disable-local-rpath --product orchd
+swift build -c release --static-swift-stdlib --disable-local-rpath --product orchctl
+bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
 install -m 0755 "$bin/orchd" "$bin/orchctl" /usr/local/bin/
 install -m 0644 systemd/orchd.service systemd/orchd.socket /etc/systemd/system/
 install -d -m 0755 /etc/systemd/user

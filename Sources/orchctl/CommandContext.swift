@@ -4,14 +4,35 @@ import OrchestratorAPI
 struct CommandContext: Sendable {
     /// Where to print.
     var console: Console
-    /// The process environment (captured by `submit`, read for the socket path).
-    var environment: [String: String]
     /// The caller's uid (for the default socket and messages).
     var uid: UInt32
     /// The caller's working directory, when it could be read.
     var currentDirectory: String?
     /// How to show times.
     var time = TimeFormatter()
+    /// Reads the environment when a command asks for it, not before: building it was a tenth
+    /// of `orchctl --version`'s run.
+    private let readEnvironment: @Sendable () -> [String: String]
+
+    /// The process environment (captured by `submit`, read for the socket path).
+    var environment: [String: String] { readEnvironment() }
+
+    /// Creates a context with a fixed environment.
+    init(console: Console, environment: [String: String], uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter()) {
+        self.init(console: console, uid: uid, currentDirectory: currentDirectory, time: time, readEnvironment: { environment })
+    }
+
+    /// Creates a context whose environment `readEnvironment` reads on each use.
+    init(
+        console: Console, uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter(),
+        readEnvironment: @escaping @Sendable () -> [String: String]
+    ) {
+        self.console = console
+        self.uid = uid
+        self.currentDirectory = currentDirectory
+        self.time = time
+        self.readEnvironment = readEnvironment
+    }
 
     /// The socket to use: `--socket`, else the default orchd uses too.
     func socket(for invocation: Invocation) -> String {

@@ -64,7 +64,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// The exit code for an error reply.
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
-        case "org.varlink.service.PermissionDenied", "io.orchd.Jobs.NotPermitted": .permissionDenied
+        case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.notPermitted: .permissionDenied
         default: .failure
         }
     }

@@ -63,10 +63,21 @@ enum Orchctl {
         let cwd = getcwd(&buffer, buffer.count) != nil
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             : nil
-        return CommandContext(
-            console: .standard,
-            environment: ProcessInfo.processInfo.environment,
-            uid: getuid(),
-            currentDirectory: cwd)
+        return CommandContext(console: .standard, uid: getuid(), currentDirectory: cwd, readEnvironment: processEnvironment)
+    }
+
+    /// The process environment, read from `environ` (the first of duplicate names, as
+    /// getenv(3) finds it). Not through `ProcessInfo`, whose set-up costs more than the read.
+    @Sendable static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), result[String(text[..<equals])] == nil {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
     }
 }

@@ -22,13 +22,11 @@ final class OrchdConnection {
         }
     }
 
-    /// Calls `method` and returns its reply; see ``VarlinkClient/call(_:_:returning:)``.
+    /// Calls `method` and returns its reply; see ``VarlinkClient/call(_:_:)``.
     /// - Throws: ``CommandFailure``.
-    func call<P: Codable & Sendable, R: Codable & Sendable>(
-        _ method: String, _ parameters: P, returning: R.Type
-    ) throws(CommandFailure) -> R {
+    func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(CommandFailure) -> R {
         do {
-            let reply = try client.call(method, parameters, returning: R.self)
+            let reply = try client.call(method, parameters)
             hasReplied = true
             return reply
         } catch {
@@ -39,10 +37,10 @@ final class OrchdConnection {
 
     /// Calls `method` with `more` and hands each reply to `body` until the last one.
     /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
-    func stream<P: Codable & Sendable, R: Codable & Sendable>(
-        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws(CommandFailure) -> Void
+    func stream<P, R>(
+        _ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
-        try streamWhile(method, parameters, returning: R.self) { (reply) throws(CommandFailure) -> Bool in
+        try streamWhile(method, parameters) { (reply) throws(CommandFailure) -> Bool in
             try body(reply)
             return true
         }
@@ -51,11 +49,11 @@ final class OrchdConnection {
     /// Calls `method` with `more` and hands each reply to `body` until the last one, or until
     /// `body` returns `false` (the rest of the stream is not read).
     /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
-    func streamWhile<P: Codable & Sendable, R: Codable & Sendable>(
-        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws(CommandFailure) -> Bool
+    func streamWhile<P, R>(
+        _ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws(CommandFailure) -> Bool
     ) throws(CommandFailure) {
         do {
-            try client.stream(method, parameters, returning: R.self) { reply in
+            try client.stream(method, parameters) { reply in
                 hasReplied = true
                 return try body(reply)
             }

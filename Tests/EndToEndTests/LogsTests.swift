@@ -33,8 +33,7 @@ struct LogsTests {
         var output = Data()
         var replies = 0
         try client.stream(
-            "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: jobID, stream: .stdout, follow: true),
-            returning: JobsInterface.LogsReply.self
+            JobsInterface.logs, JobsInterface.LogsParameters(id: jobID, stream: .stdout, follow: true)
         ) { reply in
             replies += 1
             output.append(try #require(Data(base64Encoded: reply.data)))
@@ -72,8 +71,7 @@ struct LogsTests {
             let client = try VarlinkClient(socketPath: daemon.socketPath)
             var replies: [JobsInterface.LogsReply] = []
             try client.stream(
-                "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: jobID, stream: .stdout, offset: offset),
-                returning: JobsInterface.LogsReply.self
+                JobsInterface.logs, JobsInterface.LogsParameters(id: jobID, stream: .stdout, offset: offset)
             ) { reply in
                 replies.append(reply)
                 return true
@@ -109,8 +107,7 @@ struct LogsTests {
         let client = try VarlinkClient(socketPath: daemon.socketPath)
         #expect {
             try client.stream(
-                "io.orchd.Jobs.Logs", JobsInterface.LogsParameters(id: try #require(JobID(parsing: id)), stream: .stdout),
-                returning: JobsInterface.LogsReply.self) { _ in true }
+                JobsInterface.logs, JobsInterface.LogsParameters(id: try #require(JobID(parsing: id)), stream: .stdout)) { _ in true }
         } throws: { error in
             guard case .remote(let remote) = error as? VarlinkClientError else { return false }
             return remote.name == "io.orchd.Jobs.LogMissing" && remote.parameters["path"] == .string(out)

@@ -157,9 +157,7 @@ struct StreamingTests {
         var ids: [JobID] = []
         while ids.count < 700 {
             let specs = Array(repeating: JobSpec(command: .shell(command), cwd: "/", environment: [:], after: [failed]), count: min(9, 700 - ids.count))
-            ids += try client.call(
-                "io.orchd.Jobs.SubmitBatch", JobsInterface.SubmitBatchParameters(specs: specs),
-                returning: JobsInterface.SubmitBatchReply.self).ids
+            ids += try client.call(JobsInterface.submitBatch, JobsInterface.SubmitBatchParameters(specs: specs)).ids
         }
         return (ids, command)
     }

@@ -109,7 +109,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         do {
             messages = try frames.append(buffer[..<count])
         } catch {
-            reject(VarlinkError("io.orchd.Manager.MessageTooLarge", [
+            reject(VarlinkError(ManagerInterface.Errors.messageTooLarge, [
                 "message": .string("a message exceeded \(frames.maximumMessageBytes) bytes; closing the connection")
             ]))
             return
@@ -117,7 +117,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         for message in messages {
             let data = Data(message)
             guard let header = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) else {
-                reject(VarlinkError("io.orchd.Manager.MalformedMessage", [
+                reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
                     "message": .string("a message is not a Varlink call (JSON object with a method); closing the connection")
                 ]))
                 return
@@ -196,8 +196,8 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         let message = "the reply would be \(bytes) bytes, more than the \(maximumOutboxBytes >> 20) MiB a reply may have; "
             + "ask for less, or call List and Wait with \"more\" to get their jobs in parts"
         let reply = VarlinkReply<[String: JSONValue]>(
-            parameters: ["message": .string(message)], error: "io.orchd.Manager.ReplyTooLarge")
-        return (try? JSONEncoder().encode(reply)) ?? Data(#"{"error":"io.orchd.Manager.ReplyTooLarge"}"#.utf8)
+            parameters: ["message": .string(message)], error: ManagerInterface.Errors.replyTooLarge)
+        return (try? JSONEncoder().encode(reply)) ?? Data("{\"error\":\"\(ManagerInterface.Errors.replyTooLarge)\"}".utf8)
     }
 
     /// Runs `body` once the outbox holds at most ``lowWaterBytes``: now, or when the socket

@@ -1,17 +1,20 @@
 import OrchestratorAPI
 
 /// The handler of one Varlink method. Each method of orchd's interfaces has its own type in
-/// `Server/Handlers/`, listed in ``VarlinkService``'s dispatch table.
+/// `Server/Handlers/`, registered in ``VarlinkService`` under its ``VarlinkMethod`` (the
+/// descriptor orchctl calls it through).
 protocol VarlinkMethodHandler: Sendable {
-    /// The qualified method name, e.g. `io.orchd.Jobs.Submit`.
-    static var method: String { get }
-    /// Whether the method only makes sense with `more` (`org.varlink.service.ExpectedMore`
-    /// otherwise).
-    static var requiresMore: Bool { get }
+    /// The method's parameters.
+    associatedtype Parameters: Codable & Sendable
+    /// The method's reply.
+    associatedtype Reply: Codable & Sendable
+    /// The method handled, e.g. ``JobsInterface/submit``.
+    static var method: VarlinkMethod<Parameters, Reply> { get }
     /// Handles one call; must end it with exactly one final reply through `responder`.
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder)
 }
 
 extension VarlinkMethodHandler {
-    static var requiresMore: Bool { false }
+    /// The method without its types, for the registration table.
+    static var descriptor: AnyVarlinkMethod { method.erased }
 }

@@ -60,7 +60,7 @@ public struct VarlinkResponder: Sendable {
                 return try Self.encoder().encode(VarlinkReply(parameters: parameters, continues: continues ? true : nil))
             } catch {
                 return Self.errorData(VarlinkError(
-                    "io.orchd.Manager.InternalError", ["message": .string("cannot encode the reply: \(error)")]))
+                    ManagerInterface.Errors.internalError, ["message": .string("cannot encode the reply: \(error)")]))
             }
         }, !continues)
     }
@@ -76,7 +76,7 @@ public struct VarlinkResponder: Sendable {
 
     private static func errorData(_ error: VarlinkError) -> Data {
         (try? encoder().encode(VarlinkReply(parameters: error.parameters, error: error.name)))
-            ?? Data(#"{"error":"io.orchd.Manager.InternalError"}"#.utf8)
+            ?? Data("{\"error\":\"\(ManagerInterface.Errors.internalError)\"}".utf8)
     }
 
     /// Sends the result of `body`: its value as the reply, a thrown ``VarlinkError`` as an

@@ -5,28 +5,30 @@ import OrchestratorAPI
 /// Authorisation happens here, once for every method: only root and the daemon's own uid may
 /// call; the socket's mode already keeps others out, this is the second wall.
 final class VarlinkService: Sendable {
-    /// The dispatch table: method name to handler.
+    /// The registration table: each handler under its method's qualified name.
     let handlers: [String: any VarlinkMethodHandler]
     private let daemonUID: UInt32
 
     /// The interfaces this service implements, with their descriptions in the Varlink
     /// interface definition syntax, as committed in `Server/Interfaces/*.varlink`.
     static let interfaceDescriptions: [String: String] = [
-        "org.varlink.service": String(decoding: PackageResources.org_varlink_service_varlink, as: UTF8.self),
-        "io.orchd.Jobs": String(decoding: PackageResources.io_orchd_Jobs_varlink, as: UTF8.self),
-        "io.orchd.Manager": String(decoding: PackageResources.io_orchd_Manager_varlink, as: UTF8.self),
-        "io.orchd.Queues": String(decoding: PackageResources.io_orchd_Queues_varlink, as: UTF8.self),
+        ServiceInterface.name: String(decoding: PackageResources.org_varlink_service_varlink, as: UTF8.self),
+        JobsInterface.name: String(decoding: PackageResources.io_orchd_Jobs_varlink, as: UTF8.self),
+        ManagerInterface.name: String(decoding: PackageResources.io_orchd_Manager_varlink, as: UTF8.self),
+        QueuesInterface.name: String(decoding: PackageResources.io_orchd_Queues_varlink, as: UTF8.self),
     ]
 
     /// Creates the service.
     /// - Parameters:
-    ///   - handlers: one handler per method; two with the same method name is a programming error.
+    ///   - handlers: one handler per method (``OrchdInterfaces/methods`` in orchd; a test
+    ///     checks that list against the handlers); two for one method is a programming error.
     ///   - daemonUID: the daemon's effective uid, which may always call.
     init(handlers: [any VarlinkMethodHandler], daemonUID: UInt32) {
         var table: [String: any VarlinkMethodHandler] = [:]
         for handler in handlers {
-            precondition(table[type(of: handler).method] == nil, "two handlers for \(type(of: handler).method)")
-            table[type(of: handler).method] = handler
+            let method = type(of: handler).descriptor
+            precondition(table[method.name] == nil, "two handlers for \(method.name)")
+            table[method.name] = handler
         }
         self.handlers = table
         self.daemonUID = daemonUID
@@ -47,7 +49,7 @@ final class VarlinkService: Sendable {
             }
             return
         }
-        if type(of: handler).requiresMore && !call.more && !call.oneway {
+        if type(of: handler).descriptor.requiresMore && !call.more && !call.oneway {
             responder.fail(.expectedMore())
             return
         }

@@ -2,21 +2,94 @@ import FoundationEssentials
 
 /// RFC 3339 UTC timestamps with millisecond precision, as the wire and `--json` carry them
 /// (`2026-11-29T12:14:43.123Z`).
+///
+/// Written and read by hand with civil-date arithmetic rather than `Date.ISO8601FormatStyle`:
+/// building that style loads a Gregorian calendar and the current time zone (tzset(3) reads
+/// `/etc/localtime`), which cost orchctl a file read and most of a millisecond on every call
+/// that decodes a job, and a UTC timestamp needs neither.
 public enum Timestamp {
-    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
-
-    /// Formats `date` as RFC 3339 UTC with milliseconds.
+    /// Formats `date` as RFC 3339 UTC with milliseconds (truncated, as a clock shows them).
+    ///
+    /// The time is rounded to whole microseconds (as the store keeps it) before it is cut to
+    /// milliseconds, so a time read back from this text prints the same text again: a Double
+    /// holds `.497` as `.49699…`, which plain truncation printed as `.496`.
     public static func format(_ date: Date) -> String {
-        date.formatted(style)
+        let micro = microseconds(date)
+        let milliseconds = micro >= 0 ? micro / 1000 : (micro - 999) / 1000
+        let (days, msOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+        let (dayNumber, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
+        let (year, month, day) = civil(fromDays: dayNumber)
+        let seconds = ms / 1000
+        var text = ""
+        text.reserveCapacity(24)
+        append(year, width: 4, to: &text)
+        text += "-"
+        append(month, width: 2, to: &text)
+        text += "-"
+        append(day, width: 2, to: &text)
+        text += "T"
+        append(seconds / 3600, width: 2, to: &text)
+        text += ":"
+        append(seconds / 60 % 60, width: 2, to: &text)
+        text += ":"
+        append(seconds % 60, width: 2, to: &text)
+        text += "."
+        append(ms % 1000, width: 3, to: &text)
+        text += "Z"
+        return text
     }
 
-    /// Parses RFC 3339 with or without fractional seconds.
-    /// - Returns: `nil` when `text` is not such a time.
+    /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or an offset such
+    /// as `+02:00`).
+    /// - Returns: `nil` when `text` is not such a time, or names an impossible one (Feb 30).
     public static func parse(_ text: String) -> Date? {
-        // The format style rolls impossible dates over (Feb 30 becomes Mar 2): refuse them.
         guard hasValidFields(text) else { return nil }
-        if let date = try? style.parse(text) { return date }
-        return try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text)
+        let bytes = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int64 {
+            bytes[range].reduce(0) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+        }
+        var index = 19
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < bytes.count, isDigit(bytes[index]) {
+                fraction += Double(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        guard index < bytes.count else { return nil }
+        var offsetSeconds: Int64 = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            let rest = Array(bytes[(index + 1)...])
+            let digits: [UInt8]
+            if rest.count == 5, rest[2] == UInt8(ascii: ":") {
+                digits = [rest[0], rest[1], rest[3], rest[4]]
+            } else if rest.count == 4 {
+                digits = rest
+            } else {
+                return nil
+            }
+            guard digits.allSatisfy(isDigit) else { return nil }
+            let hours = Int64(digits[0] - 48) * 10 + Int64(digits[1] - 48)
+            let minutes = Int64(digits[2] - 48) * 10 + Int64(digits[3] - 48)
+            guard hours <= 23, minutes <= 59 else { return nil }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+            index = bytes.count
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = days(fromCivil: number(0..<4), number(5..<7), number(8..<10))
+        let seconds = days * 86_400 + number(11..<13) * 3600 + number(14..<16) * 60 + number(17..<19) - offsetSeconds
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
     /// Whether `YYYY-MM-DDTHH:MM:SS` at the start of `text` names a real date and time (RFC
@@ -31,7 +104,7 @@ public enum Timestamp {
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for byte in bytes[range] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                guard isDigit(byte) else { return nil }
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
             return value
@@ -53,5 +126,41 @@ public enum Timestamp {
     /// The date `microseconds` after the Unix epoch.
     public static func date(microseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+    }
+
+    // MARK: - Civil dates (proleptic Gregorian, H. Hinnant's days_from_civil / civil_from_days)
+
+    /// Days from 1970-01-01 to the given date.
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date `days` after 1970-01-01.
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+
+    /// Appends `value` zero-padded to `width` digits.
+    private static func append(_ value: Int64, width: Int, to text: inout String) {
+        let digits = String(value)
+        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
+        text += digits
     }
 }

@@ -4,6 +4,59 @@ public enum JobsInterface {
     /// The name.
     public static let name = "io.orchd.Jobs"
 
+    /// The errors a change of stored state may meet: nothing was changed.
+    private static let storage = [Errors.storageFailure, Errors.storageFull, Errors.databaseLocked]
+
+    /// `Submit(spec, reuseExisting) -> (job, existing)`.
+    public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+    /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
+    public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
+        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+    /// `Get(id) -> (job, attempts)`.
+    public static let get = VarlinkMethod<GetParameters, JobReply>("io.orchd.Jobs.Get", errors: [Errors.noSuchJob] + storage)
+    /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
+    public static let list = VarlinkMethod<ListParameters, JobsReply>("io.orchd.Jobs.List", errors: storage)
+    /// `Cancel(ids) -> (jobs)`.
+    public static let cancel = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.notPermitted] + storage)
+    /// `Retry(id) -> (job)`.
+    public static let retry = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Retry",
+        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
+                 Errors.invalidJobSpec] + storage)
+    /// `Prune(olderThanUSec) -> (pruned)`.
+    public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
+    /// `Wait(ids) -> (jobs)`; with `more`, in pages.
+    public static let wait = VarlinkMethod<IDsParameters, JobsReply>("io.orchd.Jobs.Wait", errors: [Errors.noSuchJob] + storage)
+    /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
+    public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
+        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.logMissing] + storage)
+    /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
+    public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
+        "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage)
+    /// Every method of the interface.
+    public static let methods = [
+        submit.erased, submitBatch.erased, get.erased, list.erased, cancel.erased, retry.erased, prune.erased, wait.erased,
+        logs.erased, subscribe.erased,
+    ]
+
+    /// The qualified names of the interface's errors.
+    public enum Errors {
+        public static let noSuchJob = "io.orchd.Jobs.NoSuchJob"
+        public static let invalidJobSpec = "io.orchd.Jobs.InvalidJobSpec"
+        public static let alreadyFinished = "io.orchd.Jobs.AlreadyFinished"
+        public static let notPermitted = "io.orchd.Jobs.NotPermitted"
+        public static let logMissing = "io.orchd.Jobs.LogMissing"
+        public static let duplicateJob = "io.orchd.Jobs.DuplicateJob"
+        public static let notFinished = "io.orchd.Jobs.NotFinished"
+        public static let dependencyNotSucceeded = "io.orchd.Jobs.DependencyNotSucceeded"
+        public static let storageFailure = "io.orchd.Jobs.StorageFailure"
+        public static let storageFull = "io.orchd.Jobs.StorageFull"
+        public static let databaseLocked = "io.orchd.Jobs.DatabaseLocked"
+        public static let subscriberTooSlow = "io.orchd.Jobs.SubscriberTooSlow"
+    }
+
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
     public struct SubmitParameters: Codable, Sendable {
         /// What was submitted.
@@ -213,33 +266,33 @@ public enum JobsInterface {
 
     /// `NoSuchJob(id)`: no job has that ID (or it was pruned).
     public static func noSuchJob(_ id: JobID) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.NoSuchJob", ["id": .number(Double(id.rawValue)), "message": .string("no job with ID \(id)")])
+        VarlinkError(Errors.noSuchJob, ["id": .number(Double(id.rawValue)), "message": .string("no job with ID \(id)")])
     }
 
     /// `InvalidJobSpec(message)`: the spec breaks a rule.
     public static func invalidJobSpec(_ message: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.InvalidJobSpec", ["message": .string("invalid job: \(message)")])
+        VarlinkError(Errors.invalidJobSpec, ["message": .string("invalid job: \(message)")])
     }
 
     /// `AlreadyFinished(id)`: the job cannot be cancelled; it already finished.
     public static func alreadyFinished(_ id: JobID) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.AlreadyFinished", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
+        VarlinkError(Errors.alreadyFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
     }
 
     /// `NotPermitted(id)`: only root or the submitter may change another user's job.
     public static func notPermitted(_ id: JobID) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.NotPermitted", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
+        VarlinkError(Errors.notPermitted, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
     }
 
     /// `StorageFailure(message)`: the database refused a change; nothing was changed.
     public static func storageFailure(_ message: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.StorageFailure", ["message": .string("storage failure: \(message)")])
+        VarlinkError(Errors.storageFailure, ["message": .string("storage failure: \(message)")])
     }
 
     /// `LogMissing(path)`: the job's process was started, so its log file was created, but
     /// the file is gone (deleted or moved); its output is lost, which is not "no output".
     public static func logMissing(path: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.LogMissing", [
+        VarlinkError(Errors.logMissing, [
             "path": .string(path),
             "message": .string("the log file \(path) is missing: the job started, so it was deleted or moved since, and its output is lost"),
         ])
@@ -248,7 +301,7 @@ public enum JobsInterface {
     /// `StorageFull(stateDirectory, freeBytes, message)`: the file system of the state
     /// directory is full; nothing was changed.
     public static func storageFull(stateDirectory: String, freeBytes: UInt64, message: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.StorageFull", [
+        VarlinkError(Errors.storageFull, [
             "stateDirectory": .string(stateDirectory), "freeBytes": .number(Double(freeBytes)), "message": .string(message),
         ])
     }
@@ -256,12 +309,12 @@ public enum JobsInterface {
     /// `DatabaseLocked(path, message)`: another process held the database's lock past the
     /// busy timeout; nothing was changed.
     public static func databaseLocked(path: String, message: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.DatabaseLocked", ["path": .string(path), "message": .string(message)])
+        VarlinkError(Errors.databaseLocked, ["path": .string(path), "message": .string(message)])
     }
 
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.DuplicateJob", [
+        VarlinkError(Errors.duplicateJob, [
             "id": .number(Double(id.rawValue)), "uniqueKey": .string(uniqueKey),
             "message": .string("job \(id) with unique key '\(uniqueKey)' has not finished yet"),
         ])
@@ -269,7 +322,7 @@ public enum JobsInterface {
 
     /// `NotFinished(id)`: only a finished job can be retried.
     public static func notFinished(_ id: JobID) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.NotFinished", ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
+        VarlinkError(Errors.notFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
     }
 
     /// `DependencyNotSucceeded(id, dependency, result)`: a job cannot be retried because a
@@ -283,13 +336,13 @@ public enum JobsInterface {
                 + (result == nil ? "" : "; retry job \(dependency) first")),
         ]
         if let result { parameters["result"] = .string(result) }
-        return VarlinkError("io.orchd.Jobs.DependencyNotSucceeded", parameters)
+        return VarlinkError(Errors.dependencyNotSucceeded, parameters)
     }
 
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped
     /// reading; it can subscribe again with `since` set to the last event it processed.
     public static func subscriberTooSlow(lastSeen: Int64?) -> VarlinkError {
-        VarlinkError("io.orchd.Jobs.SubscriberTooSlow", [
+        VarlinkError(Errors.subscriberTooSlow, [
             "message": .string("the event stream fell too far behind and was ended; resume with --since \(lastSeen.map(String.init) ?? "the last event seen")"),
         ])
     }

@@ -3,6 +3,30 @@ public enum ManagerInterface {
     /// The name.
     public static let name = "io.orchd.Manager"
 
+    /// `Ping() -> ()`.
+    public static let ping = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>("io.orchd.Manager.Ping")
+    /// `GetInfo() -> (version, pid, ...)`.
+    public static let getInfo = VarlinkMethod<VarlinkNoParameters, InfoReply>("io.orchd.Manager.GetInfo")
+    /// `Reload() -> (concurrency, error)`.
+    public static let reload = VarlinkMethod<VarlinkNoParameters, ReloadReply>("io.orchd.Manager.Reload")
+    /// Every method of the interface.
+    public static let methods = [ping.erased, getInfo.erased, reload.erased]
+
+    /// The qualified names of the errors about a connection rather than a method: any call may
+    /// meet them.
+    public enum Errors {
+        /// A message over the size cap; the connection is closed.
+        public static let messageTooLarge = "io.orchd.Manager.MessageTooLarge"
+        /// A message that is not a Varlink call; the connection is closed.
+        public static let malformedMessage = "io.orchd.Manager.MalformedMessage"
+        /// A reply over the size cap, sent in its place.
+        public static let replyTooLarge = "io.orchd.Manager.ReplyTooLarge"
+        /// A reply that could not be encoded, sent in its place.
+        public static let internalError = "io.orchd.Manager.InternalError"
+        /// Every one of them.
+        public static let all = [messageTooLarge, malformedMessage, replyTooLarge, internalError]
+    }
+
     public typealias JobCounts = OrchestratorAPI.JobCounts
 
     /// `GetInfo() -> (...)`: the daemon's identity and counters.

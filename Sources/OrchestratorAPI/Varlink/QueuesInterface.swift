@@ -3,6 +3,29 @@ public enum QueuesInterface {
     /// The name.
     public static let name = "io.orchd.Queues"
 
+    /// The errors a change of stored state may meet: nothing was changed.
+    private static let storage = [JobsInterface.Errors.storageFailure, JobsInterface.Errors.storageFull, JobsInterface.Errors.databaseLocked]
+
+    /// `List() -> (queues)`.
+    public static let list = VarlinkMethod<VarlinkNoParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
+    public static let set = VarlinkMethod<SetParameters, QueueReply>("io.orchd.Queues.Set", errors: [Errors.invalidSetting] + storage)
+    /// `WaitDrained(name) -> (queue)`.
+    public static let waitDrained = VarlinkMethod<WaitDrainedParameters, QueueReply>(
+        "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage)
+    /// `Pause(names) -> (queues)`.
+    public static let pause = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Pause", errors: [Errors.noSuchQueue] + storage)
+    /// `Resume(names) -> (queues)`.
+    public static let resume = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage)
+    /// Every method of the interface.
+    public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased]
+
+    /// The qualified names of the interface's errors.
+    public enum Errors {
+        public static let noSuchQueue = "io.orchd.Queues.NoSuchQueue"
+        public static let invalidSetting = "io.orchd.Queues.InvalidSetting"
+    }
+
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a queue's
     /// settings, creating it when new; fields not given keep their value.
     public struct SetParameters: Codable, Sendable {
@@ -68,11 +91,11 @@ public enum QueuesInterface {
 
     /// `NoSuchQueue(name)`: no job or setting has ever named this queue.
     public static func noSuchQueue(_ name: QueueName) -> VarlinkError {
-        VarlinkError("io.orchd.Queues.NoSuchQueue", ["name": .string(name.rawValue), "message": .string("no queue named '\(name)'")])
+        VarlinkError(Errors.noSuchQueue, ["name": .string(name.rawValue), "message": .string("no queue named '\(name)'")])
     }
 
     /// `InvalidSetting(message)`: a value is out of range.
     public static func invalidSetting(_ message: String) -> VarlinkError {
-        VarlinkError("io.orchd.Queues.InvalidSetting", ["message": .string(message)])
+        VarlinkError(Errors.invalidSetting, ["message": .string(message)])
     }
 }

@@ -7,8 +7,8 @@ import Glibc
 ///
 /// ```swift
 /// let client = try VarlinkClient(socketPath: "/run/orchd/orchd.sock")
-/// let reply = try client.call("io.orchd.Jobs.Get", JobsInterface.GetParameters(id: id),
-///                             returning: JobsInterface.JobReply.self)
+/// let reply = try client.call(JobsInterface.get, JobsInterface.GetParameters(id: id))
+/// print(reply.job.state)
 /// ```
 public final class VarlinkClient {
     private let fd: Int32
@@ -52,26 +52,23 @@ public final class VarlinkClient {
 
     /// Calls `method` and returns its single reply.
     /// - Parameters:
-    ///   - method: the qualified method name, e.g. `io.orchd.Manager.Ping`.
+    ///   - method: the method, e.g. ``ManagerInterface/ping``; it fixes the types of the
+    ///     parameters and of the reply.
     ///   - parameters: the call's parameters.
-    ///   - returning: the reply parameters' type.
-    /// - Throws: ``VarlinkClientError/remote(_:)`` for an error reply, other cases when the
-    ///   connection fails or the reply is not valid Varlink.
-    public func call<P: Codable & Sendable, R: Codable & Sendable>(
-        _ method: String, _ parameters: P, returning: R.Type
-    ) throws(VarlinkClientError) -> R {
-        try write(VarlinkCall(method: method, parameters: parameters))
+    /// - Throws: ``VarlinkClientError/remote(_:)`` for an error reply (one of the method's
+    ///   ``VarlinkMethod/errors`` or a protocol error), other cases when the connection fails
+    ///   or the reply is not valid Varlink.
+    public func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(VarlinkClientError) -> R {
+        try write(VarlinkCall(method: method.name, parameters: parameters))
         let reply: (parameters: R, continues: Bool) = try receive()
         return reply.parameters
     }
 
     /// Calls `method` with `more: true` and hands each reply to `body` until the last one
     /// (the one without `continues`), or until `body` returns `false`.
-    /// - Throws: as ``call(_:_:returning:)``, and whatever `body` throws.
-    public func stream<P: Codable & Sendable, R: Codable & Sendable>(
-        _ method: String, _ parameters: P, returning: R.Type, _ body: (R) throws -> Bool
-    ) throws -> Void {
-        try write(VarlinkCall(method: method, parameters: parameters, more: true))
+    /// - Throws: as ``call(_:_:)``, and whatever `body` throws.
+    public func stream<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws -> Bool) throws -> Void {
+        try write(VarlinkCall(method: method.name, parameters: parameters, more: true))
         while true {
             let reply: (parameters: R, continues: Bool) = try receive()
             guard try body(reply.parameters), reply.continues else { return }
@@ -116,14 +113,18 @@ public final class VarlinkClient {
             }
         }
         let message = Data(received.removeFirst())
-        let envelope: VarlinkReply<[String: JSONValue]>
+        // The envelope alone first (an empty parameters type skips the job objects), and the
+        // parameters as a JSON tree only for an error: building that tree for every reply was
+        // most of a submit's decoding.
+        let envelope: VarlinkReply<VarlinkNoParameters>
         do {
-            envelope = try jsonDecoder.decode(VarlinkReply<[String: JSONValue]>.self, from: message)
+            envelope = try jsonDecoder.decode(VarlinkReply<VarlinkNoParameters>.self, from: message)
         } catch {
             throw .protocolViolation("a reply that is not a JSON object")
         }
         if let name = envelope.error {
-            throw .remote(VarlinkError(name, envelope.parameters ?? [:]))
+            let parameters = try? jsonDecoder.decode(VarlinkReply<[String: JSONValue]>.self, from: message).parameters
+            throw .remote(VarlinkError(name, (parameters ?? nil) ?? [:]))
         }
         do {
             let reply = try jsonDecoder.decode(VarlinkReply<R>.self, from: message)

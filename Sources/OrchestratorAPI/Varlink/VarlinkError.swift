@@ -26,22 +26,22 @@ public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
     // MARK: - Errors defined by org.varlink.service (https://varlink.org/Service)
 
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
-        VarlinkError("org.varlink.service.InterfaceNotFound", ["interface": .string(interface)])
+        VarlinkError(ServiceInterface.Errors.interfaceNotFound, ["interface": .string(interface)])
     }
 
     public static func methodNotFound(_ method: String) -> VarlinkError {
-        VarlinkError("org.varlink.service.MethodNotFound", ["method": .string(method)])
+        VarlinkError(ServiceInterface.Errors.methodNotFound, ["method": .string(method)])
     }
 
     public static func invalidParameter(_ parameter: String) -> VarlinkError {
-        VarlinkError("org.varlink.service.InvalidParameter", ["parameter": .string(parameter)])
+        VarlinkError(ServiceInterface.Errors.invalidParameter, ["parameter": .string(parameter)])
     }
 
     public static func permissionDenied() -> VarlinkError {
-        VarlinkError("org.varlink.service.PermissionDenied")
+        VarlinkError(ServiceInterface.Errors.permissionDenied)
     }
 
     public static func expectedMore() -> VarlinkError {
-        VarlinkError("org.varlink.service.ExpectedMore")
+        VarlinkError(ServiceInterface.Errors.expectedMore)
     }
 }

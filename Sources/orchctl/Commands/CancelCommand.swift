@@ -17,7 +17,7 @@ enum CancelCommand: OrchctlCommand {
         for id in invocation.jobIDs {
             let reply: JobsInterface.JobsReply
             do {
-                reply = try connection.call("io.orchd.Jobs.Cancel", JobsInterface.IDsParameters(ids: [id]), returning: JobsInterface.JobsReply.self)
+                reply = try connection.call(JobsInterface.cancel, JobsInterface.IDsParameters(ids: [id]))
             } catch {
                 // The daemon refused this one job: report it and go on with the others. A
                 // connection failure ends the command.

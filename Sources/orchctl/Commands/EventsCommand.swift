@@ -18,21 +18,29 @@ enum EventsCommand: OrchctlCommand {
             """,
         usage: "events [--since <seq>] [--follow] [--queue <queue>] [--job <id>]",
         arguments: [],
-        options: [
-            .value("since", "seq", kind: .integerIn(0...Int.max),
+        options: Options.specs)
+
+    /// `events`' options.
+    struct Options: CommandOptions {
+        var since: Int64?
+        var follow = false
+        var queue: QueueName?
+        var job: JobID?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.since, "since", "seq", kind: .integerIn(0...Int.max),
                    help: "Only events with a larger sequence number.", default: "every retained event"),
-            .flag("follow", help: "Keep printing new events until interrupted."),
-            .value("queue", "queue", kind: .queueName, help: "Only events of this queue and its jobs."),
-            .value("job", "id", kind: .jobID, help: "Only events of this job."),
-        ])
+            .flag(\.follow, "follow", help: "Keep printing new events until interrupted."),
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "Only events of this queue and its jobs."),
+            .value(\.job, "job", "id", kind: .jobID, help: "Only events of this job."),
+        ]
+    }
 
     /// The `Subscribe` call's parameters; options not given are left out.
     static func parameters(_ invocation: Invocation) -> JobsInterface.SubscribeParameters {
-        JobsInterface.SubscribeParameters(
-            since: invocation.value("since").flatMap { Int64($0) },
-            follow: invocation.flag("follow") ? true : nil,
-            queue: invocation.value("queue").flatMap(QueueName.init(rawValue:)),
-            jobId: invocation.value("job").flatMap(JobID.init(parsing:)))
+        let options = Options(decoding: invocation)
+        return JobsInterface.SubscribeParameters(
+            since: options.since, follow: options.follow ? true : nil, queue: options.queue, jobId: options.job)
     }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
@@ -53,7 +61,7 @@ enum EventsCommand: OrchctlCommand {
     ) throws(CommandFailure) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         let line = EventLine()
-        try connection.streamWhile("io.orchd.Jobs.Subscribe", parameters, returning: JobsInterface.EventReply.self) {
+        try connection.streamWhile(JobsInterface.subscribe, parameters) {
             (reply) throws(CommandFailure) -> Bool in
             // An empty backlog is one reply without an event.
             guard let event = reply.event else { return true }

@@ -11,7 +11,7 @@ enum InfoCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
-        let info = try connection.call("io.orchd.Manager.GetInfo", VarlinkNoParameters(), returning: ManagerInterface.InfoReply.self)
+        let info = try connection.call(ManagerInterface.getInfo, VarlinkNoParameters())
         if invocation.global.json {
             context.console.write(try JSONOutput.text(info))
         } else {

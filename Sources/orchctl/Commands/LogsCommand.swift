@@ -17,20 +17,29 @@ enum LogsCommand: OrchctlCommand {
             """,
         usage: "logs <id> [--stderr] [--follow] [--tail <lines>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],
-        options: [
-            .flag("stderr", help: "Print the job's standard error instead of its standard output."),
-            .flag("follow", short: "f", help: "Keep printing new output until the job has finished."),
-            .value("tail", "lines", kind: .integerIn(0...Int.max),
+        options: Options.specs)
+
+    /// `logs`' options.
+    struct Options: CommandOptions {
+        var stderr = false
+        var follow = false
+        var tail: Int?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .flag(\.stderr, "stderr", help: "Print the job's standard error instead of its standard output."),
+            .flag(\.follow, "follow", short: "f", help: "Keep printing new output until the job has finished."),
+            .value(\.tail, "tail", "lines", kind: .integerIn(0...Int.max),
                    help: "Start with the last this many lines (a last line without a newline counts).",
                    default: "all the output"),
-        ])
+        ]
+    }
 
     /// The `Logs` call's parameters; options not given are left out.
     static func parameters(_ invocation: Invocation) -> JobsInterface.LogsParameters {
-        JobsInterface.LogsParameters(
-            id: invocation.jobIDs[0], stream: invocation.flag("stderr") ? .stderr : .stdout,
-            tailLines: invocation.value("tail").flatMap { Int($0) },
-            follow: invocation.flag("follow") ? true : nil)
+        let options = Options(decoding: invocation)
+        return JobsInterface.LogsParameters(
+            id: invocation.jobIDs[0], stream: options.stderr ? .stderr : .stdout, tailLines: options.tail,
+            follow: options.follow ? true : nil)
     }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
@@ -50,7 +59,7 @@ enum LogsCommand: OrchctlCommand {
         _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
     ) throws(CommandFailure) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
-        try connection.streamWhile("io.orchd.Jobs.Logs", parameters, returning: JobsInterface.LogsReply.self) {
+        try connection.streamWhile(JobsInterface.logs, parameters) {
             (reply) throws(CommandFailure) -> Bool in
             guard let data = Data(base64Encoded: reply.data) else {
                 throw CommandFailure("orchd sent log data that is not base64")

@@ -36,10 +36,10 @@ enum QueuePausing {
         let names = invocation.arguments.compactMap(QueueName.init(rawValue:))
         let connection = try context.connect(invocation)
         // The queues before the change, so the output says what changed and what already was.
-        let before = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
-        let method = pause ? "io.orchd.Queues.Pause" : "io.orchd.Queues.Resume"
+        let before = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
+        let method = pause ? QueuesInterface.pause : QueuesInterface.resume
         let parameters = QueuesInterface.NamesParameters(names: names.isEmpty ? nil : names)
-        let after = try connection.call(method, parameters, returning: QueuesInterface.QueuesReply.self).queues
+        let after = try connection.call(method, parameters).queues
         if invocation.global.json {
             context.console.write(try JSONOutput.text(after))
         } else {

@@ -12,7 +12,7 @@ enum PingCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
-        let reply = try connection.call("io.orchd.Manager.Ping", VarlinkNoParameters(), returning: VarlinkNoParameters.self)
+        let reply = try connection.call(ManagerInterface.ping, VarlinkNoParameters())
         if invocation.global.json {
             context.console.write(try JSONOutput.text(reply))
         } else {

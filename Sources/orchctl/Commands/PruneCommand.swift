@@ -8,13 +8,22 @@ enum PruneCommand: OrchctlCommand {
         discussion: "A finished job that an unfinished job depends on is kept. Prints how many jobs were deleted.",
         usage: "prune [--older-than <span>]",
         arguments: [],
-        options: [.value("older-than", "span", kind: .timeSpan,
-                         help: "Only jobs that finished at least this long ago, e.g. 7d.", default: "every finished job")])
+        options: Options.specs)
+
+    /// `prune`'s options.
+    struct Options: CommandOptions {
+        var olderThanUSec: Int64?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.olderThanUSec, "older-than", "span", kind: .timeSpan,
+                   help: "Only jobs that finished at least this long ago, e.g. 7d.", default: "every finished job"),
+        ]
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
-        let parameters = JobsInterface.PruneParameters(olderThanUSec: invocation.value("older-than").flatMap(TimeSpan.microseconds))
-        let reply = try connection.call("io.orchd.Jobs.Prune", parameters, returning: JobsInterface.PruneReply.self)
+        let parameters = JobsInterface.PruneParameters(olderThanUSec: Options(decoding: invocation).olderThanUSec)
+        let reply = try connection.call(JobsInterface.prune, parameters)
         if invocation.global.json {
             context.console.write(try JSONOutput.text(reply))
         } else {

@@ -47,19 +47,28 @@ enum QueueSetCommand: OrchctlCommand {
             """,
         usage: "queue set <queue> [<options>]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to change.")],
-        options: [
-            .value("concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
-            .value("retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
-            .value("retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
-            .value("on", "event=command", kind: .keyedValue(keys: hookEvents),
-                   help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook.",
-                   repeatable: true),
-        ])
+        options: Options.specs)
+
+    /// `queue set`'s options.
+    struct Options: CommandOptions {
+        var concurrency: Int?
+        var retryBaseUSec: Int64?
+        var retryCapUSec: Int64?
+        var hooks: [String: String] = [:]
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.concurrency, "concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
+            .value(\.retryBaseUSec, "retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
+            .value(\.retryCapUSec, "retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
+            .keyValues(\.hooks, "on", "event=command", kind: .keyedValue(keys: hookEvents),
+                       help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook."),
+        ]
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let parameters = try makeParameters(invocation)
         let connection = try context.connect(invocation)
-        let queue = try connection.call("io.orchd.Queues.Set", parameters, returning: QueuesInterface.QueueReply.self).queue
+        let queue = try connection.call(QueuesInterface.set, parameters).queue
         if invocation.global.json {
             context.console.write(try JSONOutput.text(queue))
         } else {
@@ -72,13 +81,11 @@ enum QueueSetCommand: OrchctlCommand {
     /// empty command for each hook to remove.
     /// - Throws: ``CommandLineError`` when no setting is given.
     static func makeParameters(_ invocation: Invocation) throws(CommandLineError) -> QueuesInterface.SetParameters {
-        let hooks = invocation.keyValues("on")
+        let options = Options(decoding: invocation)
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
-            concurrency: invocation.integer("concurrency"),
-            retryBaseUSec: invocation.value("retry-base").flatMap(TimeSpan.microseconds),
-            retryCapUSec: invocation.value("retry-cap").flatMap(TimeSpan.microseconds),
-            hooks: hooks.isEmpty ? nil : hooks)
+            concurrency: options.concurrency, retryBaseUSec: options.retryBaseUSec, retryCapUSec: options.retryCapUSec,
+            hooks: options.hooks.isEmpty ? nil : options.hooks)
         guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
             || parameters.hooks != nil
         else {

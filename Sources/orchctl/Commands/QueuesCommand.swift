@@ -12,7 +12,7 @@ enum QueuesCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
-        let queues = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+        let queues = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
         if invocation.global.json {
             context.console.write(try JSONOutput.text(queues))
         } else {

@@ -17,7 +17,7 @@ enum ReloadCommand: OrchctlCommand {
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
         let reply = try connection.call(
-            "io.orchd.Manager.Reload", VarlinkNoParameters(), returning: ManagerInterface.ReloadReply.self)
+            ManagerInterface.reload, VarlinkNoParameters())
         if invocation.global.json {
             context.console.write(try JSONOutput.text(reply))
         } else if let error = reply.error {

@@ -19,7 +19,7 @@ enum RetryCommand: OrchctlCommand {
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
         let job = try connection.call(
-            "io.orchd.Jobs.Retry", JobsInterface.GetParameters(id: invocation.jobIDs[0]), returning: JobsInterface.JobReply.self).job
+            JobsInterface.retry, JobsInterface.GetParameters(id: invocation.jobIDs[0])).job
         if invocation.global.json {
             context.console.write(try JSONOutput.text(job))
         } else {

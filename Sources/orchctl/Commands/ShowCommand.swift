@@ -13,7 +13,7 @@ enum ShowCommand: OrchctlCommand {
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
         let id = invocation.jobIDs[0]
-        let reply = try connection.call("io.orchd.Jobs.Get", JobsInterface.GetParameters(id: id), returning: JobsInterface.JobReply.self)
+        let reply = try connection.call(JobsInterface.get, JobsInterface.GetParameters(id: id))
         let attempts = reply.attempts ?? []
         if invocation.global.json {
             context.console.write(try JSONOutput.text(JobWithAttempts(job: reply.job, attempts: attempts)))

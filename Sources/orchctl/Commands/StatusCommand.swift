@@ -13,32 +13,43 @@ enum StatusCommand: OrchctlCommand {
         discussion: "Without IDs, lists the newest 100 matching jobs (see --limit and --all), in ID order, then the job counts of orchd (or of the queue given with --queue). Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX).",
         usage: "status [<options>] [<id> ...]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "Only these jobs.")],
-        options: [
-            .value("queue", "queue", kind: .queueName, help: "Only jobs in this queue."),
-            .value("state", "state", kind: .choice(JobState.names),
+        options: Options.specs)
+
+    /// `status`' options.
+    struct Options: CommandOptions {
+        var queue: QueueName?
+        var state: String?
+        var limit: Int?
+        var all = false
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "Only jobs in this queue."),
+            .value(\.state, "state", "state", kind: .choice(JobState.names),
                    help: "Only jobs in this state: waiting, queued, running or finished."),
-            .value("limit", "n", kind: .integerIn(1...Int.max), help: "Show only the newest N matching jobs.", default: "100"),
-            .flag("all", help: "Show every matching job."),
-        ])
+            .value(\.limit, "limit", "n", kind: .integerIn(1...Int.max), help: "Show only the newest N matching jobs.", default: "100"),
+            .flag(\.all, "all", help: "Show every matching job."),
+        ]
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        if invocation.flag("all") && invocation.value("limit") != nil {
+        let options = Options(decoding: invocation)
+        if options.all && options.limit != nil {
             throw CommandLineError(.conflictingOptions, "give either --limit or --all, not both", command: spec.name)
         }
         let connection = try context.connect(invocation)
         let ids = invocation.jobIDs
-        let queue = invocation.value("queue").flatMap(QueueName.init(rawValue:))
-        let state = invocation.value("state")
+        let queue = options.queue
+        let state = options.state
         let parameters = JobsInterface.ListParameters(ids: ids.isEmpty ? nil : ids, queue: queue, state: state)
 
         // Named IDs are shown whatever the limit; otherwise one more than the limit is asked
         // for, so a cut list is known to be cut without trusting the counts.
-        let limit = ids.isEmpty && !invocation.flag("all") ? invocation.integer("limit") ?? defaultLimit : nil
+        let limit = ids.isEmpty && !options.all ? options.limit ?? defaultLimit : nil
         var limited = parameters
         if let limit { limited.limit = limit == Int.max ? limit : limit + 1 }
         // With `more`, the jobs come in pages: no reply outgrows the message cap.
         var jobs: [Job] = []
-        try connection.stream("io.orchd.Jobs.List", limited, returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+        try connection.stream(JobsInterface.list, limited) { (reply) throws(CommandFailure) in
             jobs += reply.jobs
         }
         let hidden = limit.map { jobs.count > $0 } ?? false
@@ -91,9 +102,9 @@ enum StatusCommand: OrchctlCommand {
     /// (io.orchd.Manager.GetInfo).
     private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts {
         if let queue {
-            let queues = try connection.call("io.orchd.Queues.List", VarlinkNoParameters(), returning: QueuesInterface.QueuesReply.self).queues
+            let queues = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
             return queues.first { $0.name == queue }?.jobs ?? JobCounts()
         }
-        return try connection.call("io.orchd.Manager.GetInfo", VarlinkNoParameters(), returning: ManagerInterface.InfoReply.self).jobs
+        return try connection.call(ManagerInterface.getInfo, VarlinkNoParameters()).jobs
     }
 }

@@ -17,35 +17,58 @@ enum SubmitCommand: OrchctlCommand {
         usage: "submit [<options>] (--shell <string> | -- <argv> ... | --batch <file>)",
         arguments: [ArgumentSpec(name: "argv", kind: .text, arity: .zeroOrMore,
                                  help: "The command and its arguments, after '--'; passed verbatim, options included.")],
-        options: [
-            .value("shell", "string", help: "Run this string with /bin/sh -c instead of an argument vector."),
-            .value("batch", "file", help: "Submit one job per line of this file ('-' for standard input)."),
-            .value("queue", "queue", kind: .queueName, help: "The queue to run the job in.", default: "default"),
-            .value("priority", "n", kind: .integer, help: "Higher runs first; equal priorities run in submission order.", default: "0"),
-            .value("after", "id", kind: .jobID, help: "Start only after this job has succeeded; if it does not, the job ends as dependency_failed.", repeatable: true),
-            .value("delay", "span", kind: .timeSpan, help: "Start no sooner than this long from now, e.g. 30s, 5min, 2h."),
-            .value("at", "time", kind: .startTime, help: "Start no sooner than this time: RFC 3339 (2026-12-01T08:00:00Z, offsets allowed) or HH:MM[:SS], the next such local time."),
-            .value("timeout", "span", kind: .timeSpan, help: "Stop a run that takes longer than this; it ends as timed_out."),
-            .value("retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
-            .value("unique", "key", help: "Refuse the job while another job with this key has not finished."),
-            .flag("reuse", help: "With --unique: when such a job exists, print its ID and exit 0 instead of failing."),
-            .value("name", "name", help: "A name to show for the job."),
-            .value("label", "key=value", kind: .keyValue, help: "A label to attach to the job.", repeatable: true),
-            .value("cwd", "dir", help: "The directory the job starts in.", default: "the current directory"),
-            .value("env", "key=value", kind: .keyValue, help: "Set a variable in the job's environment, over your own.", repeatable: true),
-            .flag("wait", help: "Wait for the job to finish and exit with its status (128+SIGNAL when signaled)."),
-        ],
+        options: Options.specs,
         takesTrailingArguments: true)
 
+    /// `submit`'s options.
+    struct Options: CommandOptions {
+        var shell: String?
+        var batch: String?
+        var queue = QueueName.default
+        var priority = 0
+        var after: [JobID] = []
+        var delayUSec: Int64?
+        var at: StartTime?
+        var timeoutUSec: Int64?
+        var retries = 0
+        var unique: String?
+        var reuse = false
+        var name: String?
+        var labels: [String: String] = [:]
+        var cwd: String?
+        var environment: [String: String] = [:]
+        var wait = false
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.shell, "shell", "string", help: "Run this string with /bin/sh -c instead of an argument vector."),
+            .value(\.batch, "batch", "file", help: "Submit one job per line of this file ('-' for standard input)."),
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "The queue to run the job in.", default: "default"),
+            .value(\.priority, "priority", "n", kind: .integer, help: "Higher runs first; equal priorities run in submission order.", default: "0"),
+            .values(\.after, "after", "id", kind: .jobID, help: "Start only after this job has succeeded; if it does not, the job ends as dependency_failed."),
+            .value(\.delayUSec, "delay", "span", kind: .timeSpan, help: "Start no sooner than this long from now, e.g. 30s, 5min, 2h."),
+            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: RFC 3339 (2026-12-01T08:00:00Z, offsets allowed) or HH:MM[:SS], the next such local time."),
+            .value(\.timeoutUSec, "timeout", "span", kind: .timeSpan, help: "Stop a run that takes longer than this; it ends as timed_out."),
+            .value(\.retries, "retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
+            .value(\.unique, "unique", "key", help: "Refuse the job while another job with this key has not finished."),
+            .flag(\.reuse, "reuse", help: "With --unique: when such a job exists, print its ID and exit 0 instead of failing."),
+            .value(\.name, "name", "name", help: "A name to show for the job."),
+            .keyValues(\.labels, "label", "key=value", help: "A label to attach to the job."),
+            .value(\.cwd, "cwd", "dir", help: "The directory the job starts in.", default: "the current directory"),
+            .keyValues(\.environment, "env", "key=value", help: "Set a variable in the job's environment, over your own."),
+            .flag(\.wait, "wait", help: "Wait for the job to finish and exit with its status (128+SIGNAL when signaled)."),
+        ]
+    }
+
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        if let batch = invocation.value("batch") {
-            return try runBatch(batch, invocation, context: context)
+        let options = Options(decoding: invocation)
+        if let batch = options.batch {
+            return try runBatch(batch, options, invocation, context: context)
         }
-        let jobSpec = try makeSpec(invocation, context: context)
+        let jobSpec = try makeSpec(options, trailing: invocation.trailing, context: context)
         let connection = try context.connect(invocation)
-        let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: invocation.flag("reuse") ? true : nil)
-        let submitted = try connection.call("io.orchd.Jobs.Submit", parameters, returning: JobsInterface.JobReply.self).job
-        guard invocation.flag("wait") else {
+        let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: options.reuse ? true : nil)
+        let submitted = try connection.call(JobsInterface.submit, parameters).job
+        guard options.wait else {
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(submitted))
             } else {
@@ -55,7 +78,7 @@ enum SubmitCommand: OrchctlCommand {
         }
         // The ID goes out first, so a caller sees which job it is waiting for.
         if !invocation.global.json { context.console.print(submitted.id.description) }
-        let finished = try connection.call("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: [submitted.id]), returning: JobsInterface.JobsReply.self).jobs
+        let finished = try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [submitted.id])).jobs
         guard let job = finished.first(where: { $0.id == submitted.id }), let result = job.state.result else {
             throw CommandFailure("orchd answered the wait for job \(submitted.id) without its result")
         }
@@ -71,8 +94,8 @@ enum SubmitCommand: OrchctlCommand {
 
     /// `--batch FILE`: parses every line first, then sends the specs in chunks over one
     /// connection, printing the IDs of each chunk as it is stored.
-    private static func runBatch(_ path: String, _ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let template = try defaults(invocation, context: context, command: .shell("true"))
+    private static func runBatch(_ path: String, _ options: Options, _ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let template = try defaults(options, trailing: invocation.trailing, context: context, command: .shell("true"))
         let text = try BatchFile.read(path)
         let specs: [JobSpec]
         do {
@@ -91,10 +114,9 @@ enum SubmitCommand: OrchctlCommand {
             for chunk in BatchSplitter.chunks(trimmed) {
                 // The job objects only when they are printed: IDs are much cheaper to send.
                 let reply = try connection.call(
-                    "io.orchd.Jobs.SubmitBatch",
+                    JobsInterface.submitBatch,
                     JobsInterface.SubmitBatchParameters(
-                        specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil),
-                    returning: JobsInterface.SubmitBatchReply.self)
+                        specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil))
                 if !json {
                     context.console.write(reply.ids.map { $0.description + "\n" }.joined())
                 }
@@ -134,10 +156,10 @@ enum SubmitCommand: OrchctlCommand {
     /// - Throws: ``CommandLineError`` when the command is missing or given twice, options
     ///   conflict, or `--cwd` is not a directory.
     static func makeSpec(
-        _ invocation: Invocation, context: CommandContext, now: Date = Date(), zone: LocalTimeZone = .system
+        _ options: Options, trailing: [String]?, context: CommandContext, now: Date = Date(), zone: LocalTimeZone = .system
     ) throws(CommandLineError) -> JobSpec {
         let command: JobCommand
-        switch (invocation.value("shell"), invocation.trailing) {
+        switch (options.shell, trailing) {
         case (let shell?, nil):
             guard !shell.isEmpty else {
                 throw CommandLineError(.invalidValue, "invalid value for option '--shell': the command is empty", command: spec.name)
@@ -153,7 +175,7 @@ enum SubmitCommand: OrchctlCommand {
         default:
             throw CommandLineError(.missingArgument, "no command to run: give --shell <string>, -- <argv> ... or --batch <file>", command: spec.name)
         }
-        let jobSpec = try defaults(invocation, context: context, command: command, now: now, zone: zone)
+        let jobSpec = try defaults(options, trailing: trailing, context: context, command: command, now: now, zone: zone)
         do {
             try jobSpec.validate()
         } catch {
@@ -166,22 +188,23 @@ enum SubmitCommand: OrchctlCommand {
     /// the defaults of every line. Not validated.
     /// - Throws: ``CommandLineError`` for conflicting options or a bad `--cwd`.
     static func defaults(
-        _ invocation: Invocation, context: CommandContext, command: JobCommand, now: Date = Date(), zone: LocalTimeZone = .system
+        _ options: Options, trailing: [String]?, context: CommandContext, command: JobCommand, now: Date = Date(),
+        zone: LocalTimeZone = .system
     ) throws(CommandLineError) -> JobSpec {
-        if invocation.value("batch") != nil {
-            if invocation.value("shell") != nil || invocation.trailing != nil {
+        if options.batch != nil {
+            if options.shell != nil || trailing != nil {
                 throw CommandLineError(.conflictingOptions, "--batch takes the commands from the file; give no --shell or '--'", command: spec.name)
             }
-            for option in ["unique", "reuse", "wait"] where invocation.value(option) != nil || invocation.flag(option) {
+            for (option, given) in [("unique", options.unique != nil), ("reuse", options.reuse), ("wait", options.wait)] where given {
                 let hint = option == "wait" ? "; use 'orchctl wait' with the printed IDs" : ""
                 throw CommandLineError(.conflictingOptions, "--\(option) cannot be used with --batch\(hint)", command: spec.name)
             }
         }
-        if invocation.flag("reuse") && invocation.value("unique") == nil {
+        if options.reuse && options.unique == nil {
             throw CommandLineError(.conflictingOptions, "--reuse needs --unique <key>", command: spec.name)
         }
         let notBefore: Date?
-        switch (invocation.value("delay").flatMap(TimeSpan.microseconds), invocation.value("at").flatMap(StartTime.parse)) {
+        switch (options.delayUSec, options.at) {
         case (_?, _?):
             throw CommandLineError(.conflictingOptions, "give either --delay or --at, not both", command: spec.name)
         case (let delay?, nil):
@@ -191,27 +214,26 @@ enum SubmitCommand: OrchctlCommand {
         case (nil, nil):
             notBefore = nil
         }
-        let timeout = invocation.value("timeout").flatMap(TimeSpan.microseconds)
-        if let timeout, timeout <= 0 {
+        if let timeout = options.timeoutUSec, timeout <= 0 {
             throw CommandLineError(.invalidValue, "invalid value for option '--timeout': it must be longer than zero", command: spec.name)
         }
 
-        let cwd = try workingDirectory(invocation.value("cwd"), current: context.currentDirectory)
+        let cwd = try workingDirectory(options.cwd, current: context.currentDirectory)
         var environment = context.environment
-        environment.merge(invocation.keyValues("env")) { _, new in new }
+        environment.merge(options.environment) { _, new in new }
         return JobSpec(
             command: command,
             cwd: cwd,
             environment: environment,
-            queue: invocation.value("queue").flatMap(QueueName.init(rawValue:)) ?? .default,
-            priority: invocation.integer("priority") ?? 0,
-            name: invocation.value("name"),
-            labels: invocation.keyValues("label"),
-            after: (invocation.values["after"] ?? []).compactMap { JobID(parsing: $0) },
+            queue: options.queue,
+            priority: options.priority,
+            name: options.name,
+            labels: options.labels,
+            after: options.after,
             notBefore: notBefore,
-            timeoutUSec: timeout,
-            maxAttempts: (invocation.integer("retries") ?? 0) + 1,
-            uniqueKey: invocation.value("unique"))
+            timeoutUSec: options.timeoutUSec,
+            maxAttempts: options.retries + 1,
+            uniqueKey: options.unique)
     }
 
     /// `--cwd` made absolute against the current directory and checked to be a directory,

@@ -10,13 +10,23 @@ enum WaitCommand: OrchctlCommand {
         discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
-        options: [
-            .flag("all", help: "Wait for every job that has not finished yet."),
-            .value("queue", "queue", kind: .queueName, help: "With --drained: the queue to wait for."),
-            .flag("drained", help: "Wait until the --queue has no waiting, queued or running job."),
-            .value("timeout", "span", kind: .timeSpan,
+        options: Options.specs)
+
+    /// `wait`'s options.
+    struct Options: CommandOptions {
+        var all = false
+        var queue: QueueName?
+        var drained = false
+        var timeout: Duration?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .flag(\.all, "all", help: "Wait for every job that has not finished yet."),
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "With --drained: the queue to wait for."),
+            .flag(\.drained, "drained", help: "Wait until the --queue has no waiting, queued or running job."),
+            .value(\.timeout, "timeout", "span", kind: .timeSpan,
                    help: "Give up after this long, e.g. 30s, 5min, 1h30min.", default: "no limit"),
-        ])
+        ]
+    }
 
     /// How many IDs go into one `Wait` call of `--all`, to keep calls and replies small.
     static let idsPerCall = 10_000
@@ -35,8 +45,9 @@ enum WaitCommand: OrchctlCommand {
     /// - Throws: ``CommandLineError`` unless exactly one of IDs, `--all` and
     ///   `--queue Q --drained` is given, or when `--queue` and `--drained` come apart.
     static func target(of invocation: Invocation) throws(CommandLineError) -> Target {
-        let queue = invocation.value("queue").flatMap(QueueName.init(rawValue:))
-        let drained = invocation.flag("drained")
+        let options = Options(decoding: invocation)
+        let queue = options.queue
+        let drained = options.drained
         switch (queue, drained) {
         case (.some, false):
             throw CommandLineError(
@@ -46,7 +57,7 @@ enum WaitCommand: OrchctlCommand {
         default:
             break
         }
-        let all = invocation.flag("all")
+        let all = options.all
         let ids = invocation.jobIDs
         let given = [!ids.isEmpty, all, queue != nil].filter { $0 }.count
         guard given <= 1 else {
@@ -80,7 +91,7 @@ enum WaitCommand: OrchctlCommand {
         }
         let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, socket: socket, uid: uid) }
         let jobs: [Job]
-        if let timeout = invocation.value("timeout").flatMap(TimeSpan.parse) {
+        if let timeout = Options(decoding: invocation).timeout {
             guard let finished = try waitWithDeadline(timeout: timeout, waitForAll) else {
                 context.console.printError("Error: timed out after \(TimeSpan.format(timeout)) waiting for \(describe(ids))")
                 return .timedOut
@@ -108,11 +119,10 @@ enum WaitCommand: OrchctlCommand {
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
             let connection = try OrchdConnection(socket: socket, uid: uid)
             return try connection.call(
-                "io.orchd.Queues.WaitDrained", QueuesInterface.WaitDrainedParameters(name: queue),
-                returning: QueuesInterface.QueueReply.self).queue
+                QueuesInterface.waitDrained, QueuesInterface.WaitDrainedParameters(name: queue)).queue
         }
         let drained: QueueInfo
-        if let timeout = invocation.value("timeout").flatMap(TimeSpan.parse) {
+        if let timeout = Options(decoding: invocation).timeout {
             guard let answer = try waitWithDeadline(timeout: timeout, waitForQueue) else {
                 context.console.printError("Error: timed out after \(TimeSpan.format(timeout)) waiting for queue \(queue) to drain")
                 return .timedOut
@@ -130,7 +140,7 @@ enum WaitCommand: OrchctlCommand {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         var ids: [JobID] = []
         for state in ["waiting", "queued", "running"] {
-            try connection.stream("io.orchd.Jobs.List", JobsInterface.ListParameters(state: state), returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+            try connection.stream(JobsInterface.list, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
                 ids += reply.jobs.map(\.id)
             }
         }
@@ -154,7 +164,7 @@ enum WaitCommand: OrchctlCommand {
         for start in stride(from: 0, to: ids.count, by: idsPerCall) {
             let chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
             // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
-            try connection.stream("io.orchd.Jobs.Wait", JobsInterface.IDsParameters(ids: chunk), returning: JobsInterface.JobsReply.self) { (reply) throws(CommandFailure) in
+            try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunk)) { (reply) throws(CommandFailure) in
                 jobs += reply.jobs
             }
         }

@@ -8,12 +8,25 @@ import OrchestratorAPI
 /// `COMMAND --help`; a command option with a one-letter alias takes it after the command
 /// word (`logs -f`). Every mistake is a ``CommandLineError``.
 struct ArgumentParser: Sendable {
-    /// The commands, in the order help lists them.
-    var commands: [CommandSpec]
+    /// The commands, in the order help lists them; built only once a command word needs
+    /// them, so `--version` and `--help` do not pay for declaring every command's options.
+    private let commandTable: @Sendable () -> [CommandSpec]
+
+    /// Creates a parser over `commands`, evaluated at most once per parse and only when needed.
+    init(commands: @escaping @autoclosure @Sendable () -> [CommandSpec]) {
+        commandTable = commands
+    }
 
     /// Parses `arguments` (without the program name).
     /// - Throws: ``CommandLineError`` describing the first problem found.
     func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
+        var table: [CommandSpec]?
+        func commands() -> [CommandSpec] {
+            if let table { return table }
+            let built = commandTable()
+            table = built
+            return built
+        }
         var global = GlobalOptions()
         var command: CommandSpec?
         var invocation: Invocation?
@@ -90,15 +103,15 @@ struct ArgumentParser: Sendable {
                 } else {
                     throw CommandLineError(.missingValue, "missing value for option '--\(name) <\(spec.valueName ?? "value")>'", command: command?.name)
                 }
-                try Self.check(value, of: spec.kind, what: "option '--\(name)'", placeholder: spec.valueName ?? name, command: command?.name)
+                let parsed = try Self.parse(value, as: spec.kind, what: "option '--\(name)'", placeholder: spec.valueName ?? name, command: command?.name)
                 if name == "socket" {
                     global.socket = value
                 } else if let current = invocation {
                     var updated = current
                     if spec.isRepeatable {
-                        updated.values[name, default: []].append(value)
+                        updated.values[name, default: []].append(parsed)
                     } else {
-                        updated.values[name] = [value]
+                        updated.values[name] = [parsed]
                     }
                     invocation = updated
                 }
@@ -107,7 +120,7 @@ struct ArgumentParser: Sendable {
 
             // A positional word: first the command, then its arguments.
             guard let current = invocation else {
-                guard let spec = commands.first(where: { $0.name == word }) else {
+                guard let spec = commands().first(where: { $0.name == word }) else {
                     throw CommandLineError(.unknownCommand, "unknown command '\(word)'")
                 }
                 command = spec
@@ -147,7 +160,7 @@ struct ArgumentParser: Sendable {
             // `help queue set` names a subcommand by its words.
             guard !invocation.arguments.isEmpty else { return .help(nil) }
             let topic = invocation.arguments.joined(separator: " ")
-            guard let spec = commands.flatMap(\.flattened).first(where: { $0.name == topic }) else {
+            guard let spec = commands().flatMap(\.flattened).first(where: { $0.name == topic }) else {
                 throw CommandLineError(.unknownCommand, "unknown command '\(topic)'", command: "help")
             }
             return .help(spec)
@@ -181,7 +194,7 @@ struct ArgumentParser: Sendable {
             case .zeroOrMore, .oneOrMore: remaining.count
             }
             for word in remaining.prefix(count) {
-                try check(word, of: argument.kind, what: "argument '<\(argument.name)>'", placeholder: argument.name, command: command.name)
+                _ = try parse(word, as: argument.kind, what: "argument '<\(argument.name)>'", placeholder: argument.name, command: command.name)
             }
             remaining = remaining.dropFirst(count)
         }
@@ -190,50 +203,62 @@ struct ArgumentParser: Sendable {
         }
     }
 
-    /// Checks one value against its kind.
+    /// Checks one value against its kind and converts it, once: the command gets the result.
     /// - Parameter placeholder: the value's name in help (`event=command`), for messages
     ///   about its form.
-    private static func check(
-        _ value: String, of kind: ValueKind, what: String, placeholder: String, command: String?
-    ) throws(CommandLineError) {
-        let problem: String? = switch kind {
-        case .text: nil
-        case .integer: Int(value) == nil ? "'\(value)' is not an integer" : nil
+    /// - Throws: ``CommandLineError`` (`invalidValue`) saying what is wrong with it.
+    private static func parse(
+        _ value: String, as kind: ValueKind, what: String, placeholder: String, command: String?
+    ) throws(CommandLineError) -> ParsedValue {
+        let result: Result<ParsedValue, Problem> = switch kind {
+        case .text: .success(.text(value))
+        case .integer: Int(value).map { .success(.integer($0)) } ?? .failure(Problem("'\(value)' is not an integer"))
         case .integerIn(let range):
             if let number = Int(value), range.contains(number) {
-                nil
+                .success(.integer(number))
             } else if range.upperBound == Int.max {
-                "'\(value)' is not a whole number of at least \(range.lowerBound)"
+                .failure(Problem("'\(value)' is not a whole number of at least \(range.lowerBound)"))
             } else {
-                "'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)"
+                .failure(Problem("'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)"))
             }
         case .startTime:
-            StartTime.parse(value) == nil
-                ? "'\(value)' is not a time (RFC 3339 such as 2026-12-01T08:00:00Z, or HH:MM or HH:MM:SS)" : nil
-        case .keyValue: KeyValue.split(value) == nil ? "'\(value)' is not of the form KEY=VALUE" : nil
-        case .queueName: QueueName(rawValue: value) == nil ? "'\(value)' is not a valid queue name (\(QueueName.rule))" : nil
-        case .jobID: JobID(parsing: value) == nil ? "'\(value)' is not a job ID (a positive integer)" : nil
-        case .timeSpan: spanProblem(value)
+            StartTime.parse(value).map { .success(.startTime($0)) }
+                ?? .failure(Problem("'\(value)' is not a time (RFC 3339 such as 2026-12-01T08:00:00Z, or HH:MM or HH:MM:SS)"))
+        case .keyValue:
+            KeyValue.split(value).map { .success(.keyValue(key: $0.key, value: $0.value)) }
+                ?? .failure(Problem("'\(value)' is not of the form KEY=VALUE"))
+        case .queueName:
+            QueueName(rawValue: value).map { .success(.queueName($0)) }
+                ?? .failure(Problem("'\(value)' is not a valid queue name (\(QueueName.rule))"))
+        case .jobID: JobID(parsing: value).map { .success(.jobID($0)) } ?? .failure(Problem("'\(value)' is not a job ID (a positive integer)"))
+        case .timeSpan: span(value)
         case .keyedValue(let keys):
-            if let (key, _) = KeyValue.split(value) {
-                keys.contains(key) ? nil : "'\(key)' is not one of \(keys.joined(separator: ", "))"
+            if let (key, text) = KeyValue.split(value) {
+                keys.contains(key) ? .success(.keyValue(key: key, value: text)) : .failure(Problem("'\(key)' is not one of \(keys.joined(separator: ", "))"))
             } else {
-                "'\(value)' is not of the form \(placeholder.uppercased())"
+                .failure(Problem("'\(value)' is not of the form \(placeholder.uppercased())"))
             }
-        case .choice(let words): words.contains(value) ? nil : "'\(value)' is not one of \(words.joined(separator: ", "))"
+        case .choice(let words):
+            words.contains(value) ? .success(.text(value)) : .failure(Problem("'\(value)' is not one of \(words.joined(separator: ", "))"))
         }
-        if let problem {
-            throw CommandLineError(.invalidValue, "invalid value for \(what): \(problem)", command: command)
+        switch result {
+        case .success(let parsed): return parsed
+        case .failure(let problem): throw CommandLineError(.invalidValue, "invalid value for \(what): \(problem.message)", command: command)
         }
     }
 
-    /// What is wrong with a time span, or `nil` when it is one.
-    private static func spanProblem(_ value: String) -> String? {
+    /// What is wrong with a value, for the error message.
+    private struct Problem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// A time span in microseconds, or what is wrong with it.
+    private static func span(_ value: String) -> Result<ParsedValue, Problem> {
         do throws(TimeSpan.Invalid) {
-            _ = try TimeSpan.parseMicroseconds(value)
-            return nil
+            return .success(.timeSpan(microseconds: try TimeSpan.parseMicroseconds(value)))
         } catch {
-            return error.message
+            return .failure(Problem(error.message))
         }
     }
 

@@ -13,8 +13,7 @@ struct PacedConnectionTests {
     /// `test.Paced.Stream`: `count` replies of `bytes` bytes each, paced by a ``ReplyPacer``;
     /// records how many bytes it has handed to the connection.
     struct StreamHandler: VarlinkMethodHandler {
-        static let method = "test.Paced.Stream"
-        static let requiresMore = true
+        static let method = VarlinkMethod<VarlinkNoParameters, Chunk>("test.Paced.Stream", requiresMore: true)
         struct Chunk: Codable, Sendable { var data: String }
         let count: Int
         let bytes: Int
@@ -48,7 +47,7 @@ struct PacedConnectionTests {
 
     /// `test.Paced.Huge`: one reply of `bytes` bytes, without `more`.
     struct HugeHandler: VarlinkMethodHandler {
-        static let method = "test.Paced.Huge"
+        static let method = VarlinkMethod<VarlinkNoParameters, StreamHandler.Chunk>("test.Paced.Huge")
         let bytes: Int
 
         func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

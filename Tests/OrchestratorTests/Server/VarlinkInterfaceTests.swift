@@ -32,6 +32,53 @@ struct VarlinkInterfaceTests {
             }
         }
         #expect(Set(service.handlers.keys) == declared)
+        #expect(Set(OrchdInterfaces.methods.map(\.name)) == declared, "every declared method has a descriptor, and the reverse")
+    }
+
+    /// The qualified names of the errors the committed files declare.
+    private var declaredErrors: Set<String> {
+        var names: Set<String> = []
+        for (interface, description) in VarlinkService.interfaceDescriptions {
+            for line in description.split(separator: "\n") where line.hasPrefix("error ") {
+                names.insert("\(interface).\(line.dropFirst("error ".count).prefix { $0 != " " && $0 != "(" })")
+            }
+        }
+        return names
+    }
+
+    @Test("each handler is registered under its descriptor, and descriptors name only declared errors")
+    func descriptorsMatchInterfaces() throws {
+        let (service, directory) = try makeService()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for method in OrchdInterfaces.methods {
+            let handler = try #require(service.handlers[method.name], "\(method.name) has a handler")
+            #expect(type(of: handler).descriptor == method, "\(method.name) is registered under its own descriptor")
+            #expect(VarlinkService.interfaceDescriptions[method.interface] != nil, "\(method.name) belongs to a served interface")
+            for error in method.errors {
+                #expect(error.hasPrefix(method.interface + ".") || error.hasPrefix("io.orchd."), "\(method.name): \(error) is an orchd error")
+                #expect(declaredErrors.contains(error), "\(method.name): \(error) is declared in a .varlink file")
+            }
+        }
+        #expect(OrchdInterfaces.methods.filter(\.requiresMore).map(\.name).sorted() == ["io.orchd.Jobs.Logs", "io.orchd.Jobs.Subscribe"])
+    }
+
+    @Test("every error orchd declares is one a method or a connection can reply with, and every error sent is declared")
+    func errorsMatchInterfaces() {
+        let listed = Set(OrchdInterfaces.methods.flatMap(\.errors)).union(ManagerInterface.Errors.all).filter { $0.hasPrefix("io.orchd.") }
+        let declaredByOrchd = declaredErrors.filter { $0.hasPrefix("io.orchd.") }
+        #expect(listed == declaredByOrchd)
+        let id = JobID(rawValue: 1)
+        let sent: [VarlinkError] = [
+            JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.notPermitted(id),
+            JobsInterface.storageFailure("x"), JobsInterface.logMissing(path: "/x"), JobsInterface.storageFull(stateDirectory: "/", freeBytes: 0, message: "x"),
+            JobsInterface.databaseLocked(path: "/x", message: "x"), JobsInterface.duplicateJob(id, uniqueKey: "k"), JobsInterface.notFinished(id),
+            JobsInterface.dependencyNotSucceeded(id, dependency: id, result: nil), JobsInterface.subscriberTooSlow(lastSeen: nil),
+            QueuesInterface.noSuchQueue(.default), QueuesInterface.invalidSetting("x"),
+            .interfaceNotFound("x"), .methodNotFound("x"), .invalidParameter("x"), .permissionDenied(), .expectedMore(),
+        ]
+        for error in sent {
+            #expect(declaredErrors.contains(error.name), "\(error.name) is declared")
+        }
     }
 
     @Test("the served descriptions are the committed files, byte for byte")

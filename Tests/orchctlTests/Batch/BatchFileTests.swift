@@ -90,7 +90,8 @@ struct BatchFileTests {
     func defaultsFromOptions() throws {
         let capture = CapturedConsole()
         let parsed = try invocation(["submit", "--batch", "-", "--queue", "io", "--retries", "2", "--timeout", "1min", "--after", "7"])
-        let template = try SubmitCommand.defaults(parsed, context: testContext(capture), command: .shell("true"))
+        let template = try SubmitCommand.defaults(
+            SubmitCommand.Options(decoding: parsed), trailing: parsed.trailing, context: testContext(capture), command: .shell("true"))
         let spec = try #require(try BatchFile.parse("echo hi", defaults: template).first)
         #expect(spec.queue.rawValue == "io")
         #expect(spec.maxAttempts == 3)
@@ -99,7 +100,10 @@ struct BatchFileTests {
         #expect(spec.cwd == "/tmp")
         for extra in [["--shell", "x"], ["--unique", "k"], ["--wait"], ["--", "ls"]] {
             let refused = try invocation(["submit", "--batch", "-"] + extra)
-            #expect(throws: CommandLineError.self) { try SubmitCommand.defaults(refused, context: testContext(capture), command: .shell("true")) }
+            #expect(throws: CommandLineError.self) {
+                try SubmitCommand.defaults(
+                    SubmitCommand.Options(decoding: refused), trailing: refused.trailing, context: testContext(capture), command: .shell("true"))
+            }
         }
     }
 

@@ -47,7 +47,7 @@ struct EventsCommandTests {
         #expect(String(decoding: try JSONEncoder().encode(none), as: UTF8.self) == "{}")
         // The global --json is accepted anywhere and changes nothing.
         #expect(try invocation(["events", "--json"]).global.json)
-        #expect(try invocation(["--json", "events", "--follow"]).flag("follow"))
+        #expect(EventsCommand.Options(decoding: try invocation(["--json", "events", "--follow"])).follow)
     }
 
     @Test("a bad sequence number, queue or job ID is a usage error")

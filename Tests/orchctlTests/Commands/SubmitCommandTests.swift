@@ -8,7 +8,9 @@ struct SubmitCommandTests {
     let console = CapturedConsole()
 
     func spec(_ arguments: [String], environment: [String: String] = ["PATH": "/bin", "NOTIFY_SOCKET": "/run/x"]) throws -> JobSpec {
-        try SubmitCommand.makeSpec(try invocation(arguments), context: testContext(console, environment: environment))
+        let parsed = try invocation(arguments)
+        return try SubmitCommand.makeSpec(
+            SubmitCommand.Options(decoding: parsed), trailing: parsed.trailing, context: testContext(console, environment: environment))
     }
 
     @Test("the spec captures argv, the caller's environment with overrides, and its directory")
@@ -42,7 +44,9 @@ struct SubmitCommandTests {
     }
 
     func spec(_ arguments: [String], now: Date, zone: LocalTimeZone) throws -> JobSpec {
-        try SubmitCommand.makeSpec(try invocation(arguments), context: testContext(console), now: now, zone: zone)
+        let parsed = try invocation(arguments)
+        return try SubmitCommand.makeSpec(
+            SubmitCommand.Options(decoding: parsed), trailing: parsed.trailing, context: testContext(console), now: now, zone: zone)
     }
 
     @Test("--after, --timeout, --retries and --unique fill the spec")

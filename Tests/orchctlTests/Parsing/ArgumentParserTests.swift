@@ -26,7 +26,7 @@ struct ArgumentParserTests {
         let parsed = try invocation(["submit", "--queue", "build", "--", "make", "-j4", "--json", "--help", "--", "x"])
         #expect(parsed.trailing == ["make", "-j4", "--json", "--help", "--", "x"])
         #expect(parsed.global.json == false)
-        #expect(parsed.value("queue") == "build")
+        #expect(SubmitCommand.Options(decoding: parsed).queue.rawValue == "build")
     }
 
     @Test("--opt=value and --opt value are the same")
@@ -34,21 +34,22 @@ struct ArgumentParserTests {
         let spaced = try invocation(["submit", "--priority", "5", "--name", "a=b", "--", "true"])
         let joined = try invocation(["submit", "--priority=5", "--name=a=b", "--", "true"])
         #expect(spaced.values == joined.values)
-        #expect(joined.integer("priority") == 5)
-        #expect(joined.value("name") == "a=b")
+        #expect(SubmitCommand.Options(decoding: joined).priority == 5)
+        #expect(SubmitCommand.Options(decoding: joined).name == "a=b")
     }
 
     @Test("a negative number is a value, not an option")
     func negativePriority() throws {
         let parsed = try invocation(["submit", "--priority", "-3", "--", "true"])
-        #expect(parsed.integer("priority") == -3)
+        #expect(SubmitCommand.Options(decoding: parsed).priority == -3)
     }
 
     @Test("repeatable options accumulate and later keys win")
     func repeatable() throws {
         let parsed = try invocation(["submit", "--env", "A=1", "--env", "B=2", "--env", "A=3", "--label", "k=v", "--", "env"])
-        #expect(parsed.keyValues("env") == ["A": "3", "B": "2"])
-        #expect(parsed.keyValues("label") == ["k": "v"])
+        let options = SubmitCommand.Options(decoding: parsed)
+        #expect(options.environment == ["A": "3", "B": "2"])
+        #expect(options.labels == ["k": "v"])
     }
 
     @Test("an unknown option is a usage error naming it")
@@ -192,7 +193,7 @@ struct ArgumentParserTests {
         let parsed = try invocation(["queue", "set", "build", "--concurrency", "4", "--json"])
         #expect(parsed.command.name == "queue set")
         #expect(parsed.arguments == ["build"])
-        #expect(parsed.integer("concurrency") == 4)
+        #expect(QueueSetCommand.Options(decoding: parsed).concurrency == 4)
         #expect(parsed.global.json)
         let alone = parseError(["queue"])
         #expect(alone?.code == .missingCommand)

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Cancel`: dequeues or tears down jobs; replies once all have finished.
 struct CancelHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Cancel"
+    static let method = JobsInterface.cancel
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Get`: one job by ID, with its finished attempts.
 struct GetHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Get"
+    static let method = JobsInterface.get
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

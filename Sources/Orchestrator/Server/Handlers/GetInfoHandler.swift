@@ -4,7 +4,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths, job counts and containment.
 struct GetInfoHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Manager.GetInfo"
+    static let method = ManagerInterface.getInfo
     let scheduler: Scheduler
     let configuration: DaemonConfiguration
     /// When the daemon started, on the monotonic clock.

@@ -2,23 +2,16 @@ import OrchestratorAPI
 
 /// `org.varlink.service.GetInterfaceDescription`: the committed `.varlink` file of an interface.
 struct GetInterfaceDescriptionHandler: VarlinkMethodHandler {
-    static let method = "org.varlink.service.GetInterfaceDescription"
+    static let method = ServiceInterface.getInterfaceDescription
 
-    struct Parameters: Codable, Sendable {
-        var interface: String
-    }
-
-    struct Reply: Codable, Sendable {
-        var description: String
-    }
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        responder.complete { () throws(VarlinkError) -> Reply in
-            let parameters = try call.parameters(Parameters.self)
+        responder.complete { () throws(VarlinkError) -> ServiceInterface.InterfaceDescriptionReply in
+            let parameters = try call.parameters(ServiceInterface.InterfaceDescriptionParameters.self)
             guard let description = VarlinkService.interfaceDescriptions[parameters.interface] else {
                 throw .interfaceNotFound(parameters.interface)
             }
-            return Reply(description: description)
+            return ServiceInterface.InterfaceDescriptionReply(description: description)
         }
     }
 }

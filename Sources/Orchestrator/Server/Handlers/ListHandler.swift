@@ -6,7 +6,7 @@ import Synchronization
 /// store only when the client has room for it, so no reply outgrows the message cap and no
 /// listing sits in memory whole, however many jobs match.
 struct ListHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.List"
+    static let method = JobsInterface.list
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

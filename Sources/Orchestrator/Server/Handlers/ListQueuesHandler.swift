@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Queues.List`: every queue with its settings and counts.
 struct ListQueuesHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Queues.List"
+    static let method = QueuesInterface.list
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

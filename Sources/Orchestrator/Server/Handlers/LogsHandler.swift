@@ -8,8 +8,7 @@ import OrchestratorAPI
 /// for it (``LogStream``); reading and watching happen on queues of their own, never on the
 /// control queue.
 struct LogsHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Logs"
-    static let requiresMore = true
+    static let method = JobsInterface.logs
     /// Raw bytes per reply: 192 KiB, 256 KiB once base64-encoded, well under the 1 MiB cap.
     static let chunkBytes = 192 * 1024
     let scheduler: Scheduler

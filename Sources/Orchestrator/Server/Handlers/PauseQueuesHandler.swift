@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Queues.Pause`: stops queues from starting new jobs; running jobs go on.
 struct PauseQueuesHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Queues.Pause"
+    static let method = QueuesInterface.pause
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Prune`: deletes finished jobs and their logs.
 struct PruneHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Prune"
+    static let method = JobsInterface.prune
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Retry`: runs a finished job again under the same ID.
 struct RetryHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Retry"
+    static let method = JobsInterface.retry
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

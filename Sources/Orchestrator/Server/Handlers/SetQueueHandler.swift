@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Queues.Set`: changes a queue's concurrency or retry backoff at run time.
 struct SetQueueHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Queues.Set"
+    static let method = QueuesInterface.set
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.SubmitBatch`: stores many jobs in one transaction, all or none.
 struct SubmitBatchHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.SubmitBatch"
+    static let method = JobsInterface.submitBatch
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

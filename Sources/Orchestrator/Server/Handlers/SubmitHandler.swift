@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Jobs.Submit`: stores one job, recording the caller's uid as its submitter.
 struct SubmitHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Submit"
+    static let method = JobsInterface.submit
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

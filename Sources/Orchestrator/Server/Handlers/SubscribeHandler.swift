@@ -5,8 +5,7 @@ import OrchestratorAPI
 /// subscriber that stops reading is dropped. A client that disconnects is dropped at the next
 /// event.
 struct SubscribeHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Subscribe"
-    static let requiresMore = true
+    static let method = JobsInterface.subscribe
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// `io.orchd.Queues.WaitDrained`: replies once a queue has no live job; event-driven.
 struct WaitDrainedHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Queues.WaitDrained"
+    static let method = QueuesInterface.waitDrained
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

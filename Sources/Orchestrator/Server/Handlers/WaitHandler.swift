@@ -6,7 +6,7 @@ import Synchronization
 /// come in pages (``JobPageStream``), so no reply outgrows the message cap however many jobs
 /// were waited for.
 struct WaitHandler: VarlinkMethodHandler {
-    static let method = "io.orchd.Jobs.Wait"
+    static let method = JobsInterface.wait
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -1,0 +1,114 @@
+/// A command's options as one typed value, declared field by field with ``OptionBinding``s
+/// (swift-argument-parser's `@Option var queue: QueueName` is the model, declared as data
+/// here): the parser checks and converts each value once, help is rendered from the same
+/// declarations, and the command reads typed fields, never an option by its name.
+///
+/// ```swift
+/// struct Options: CommandOptions {
+///     var queue = QueueName.default
+///     var follow = false
+///     static let bindings: [OptionBinding<Options>] = [
+///         .value(\.queue, "queue", "queue", kind: .queueName, help: "The queue."),
+///         .flag(\.follow, "follow", help: "Keep going."),
+///     ]
+/// }
+/// let options = Options(decoding: invocation)
+/// ```
+protocol CommandOptions: Sendable {
+    /// Every field's default.
+    init()
+    /// The options, in the order help lists them.
+    static var bindings: [OptionBinding<Self>] { get }
+}
+
+extension CommandOptions {
+    /// The declarations the parser and help renderer use.
+    static var specs: [OptionSpec] { bindings.map(\.spec) }
+
+    /// The options of `invocation`: each given option's parsed value stored in its field, in
+    /// command-line order (a later value of a single option wins); absent ones keep their
+    /// defaults.
+    init(decoding invocation: Invocation) {
+        self.init()
+        for binding in Self.bindings {
+            if binding.spec.takesValue {
+                for value in invocation.values[binding.spec.name] ?? [] {
+                    binding.apply(&self, value)
+                }
+            } else if invocation.flags.contains(binding.spec.name) {
+                binding.apply(&self, .text(""))
+            }
+        }
+    }
+}
+
+/// Options for a command that has none.
+struct NoOptions: CommandOptions {
+    static let bindings: [OptionBinding<NoOptions>] = []
+}
+
+/// One option of a command: its declaration (``OptionSpec``, for the parser and help) and the
+/// field of the command's ``CommandOptions`` its value goes into.
+struct OptionBinding<Options: CommandOptions>: Sendable {
+    /// The declaration.
+    let spec: OptionSpec
+    /// Stores one parsed value in the field.
+    let apply: @Sendable (inout Options, ParsedValue) -> Void
+
+    /// An option whose value goes into an optional field (`nil` when absent).
+    static func value<Value: OptionValue>(
+        _ field: WritableKeyPath<Options, Value?> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
+        help: String, default defaultValue: String? = nil
+    ) -> OptionBinding {
+        OptionBinding(spec: .value(name, valueName, kind: kind, help: help, default: defaultValue)) { options, parsed in
+            options[keyPath: field] = Self.convert(parsed, name)
+        }
+    }
+
+    /// An option whose value replaces a field's default.
+    static func value<Value: OptionValue>(
+        _ field: WritableKeyPath<Options, Value> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
+        help: String, default defaultValue: String? = nil
+    ) -> OptionBinding {
+        OptionBinding(spec: .value(name, valueName, kind: kind, help: help, default: defaultValue)) { options, parsed in
+            options[keyPath: field] = Self.convert(parsed, name)
+        }
+    }
+
+    /// A repeatable option whose values accumulate, in order.
+    static func values<Value: OptionValue>(
+        _ field: WritableKeyPath<Options, [Value]> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
+        help: String
+    ) -> OptionBinding {
+        OptionBinding(spec: .value(name, valueName, kind: kind, help: help, repeatable: true)) { options, parsed in
+            options[keyPath: field].append(Self.convert(parsed, name))
+        }
+    }
+
+    /// A repeatable `KEY=VALUE` option, later keys winning.
+    static func keyValues(
+        _ field: WritableKeyPath<Options, [String: String]> & Sendable, _ name: String, _ valueName: String,
+        kind: ValueKind = .keyValue, help: String
+    ) -> OptionBinding {
+        OptionBinding(spec: .value(name, valueName, kind: kind, help: help, repeatable: true)) { options, parsed in
+            guard case .keyValue(let key, let value) = parsed else { preconditionFailure("--\(name) is declared as KEY=VALUE") }
+            options[keyPath: field][key] = value
+        }
+    }
+
+    /// A flag: the field is `true` when it was given.
+    static func flag(
+        _ field: WritableKeyPath<Options, Bool> & Sendable, _ name: String, short: Character? = nil, help: String
+    ) -> OptionBinding {
+        OptionBinding(spec: .flag(name, short: short, help: help)) { options, _ in
+            options[keyPath: field] = true
+        }
+    }
+
+    /// The typed value; the parser produced it from the option's own kind, so a mismatch is
+    /// a declaration pairing a field with the wrong kind.
+    private static func convert<Value: OptionValue>(_ parsed: ParsedValue, _ name: String) -> Value {
+        guard let value = Value(parsed: parsed) else { preconditionFailure("--\(name) is declared with a kind its field cannot hold") }
+        return value
+    }
+}
