@@ -166,14 +166,10 @@ public enum Daemon {
             })
         let server = VarlinkServer(listeningFD: boundFD, service: service)
 
-        let started = DispatchSemaphore(value: 0)
-        let recovery = LockedBox<Result<Int, any Error>?>(nil)
-        scheduler.start { result in
-            recovery.value = result
-            started.signal()
+        let recovery = blocking { () async -> Result<Int, any Error> in
+            do { return .success(try await scheduler.start()) } catch { return .failure(error) }
         }
-        started.wait()
-        if case .failure(let error)? = recovery.value {
+        if case .failure(let error) = recovery {
             removeSocketFile()
             close(boundFD)
             return fail("cannot recover jobs: \(error)", errno: EIO)
@@ -189,15 +185,14 @@ public enum Daemon {
             source.setEventHandler {
                 guard !statusReporter.beginStopping() else { return }
                 DaemonLog.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                scheduler.controlQueue.async {
-                    notifier.stopping(status: "stopping: " + scheduler.statusLine)
-                }
-                scheduler.recordDaemonEvent("daemon_stopping")
                 let drain = current.value.drainTimeout
                 let extender = StopTimeoutExtender(
                     notifier: notifier, drainTimeout: drain, teardownGrace: current.value.teardownGrace)
-                extender.start()
-                scheduler.shutdown(drainTimeout: drain) {
+                Task {
+                    notifier.stopping(status: "stopping: " + (await scheduler.statusLine))
+                    await scheduler.recordDaemonEvent("daemon_stopping")
+                    extender.start()
+                    await scheduler.shutdown(drainTimeout: drain)
                     extender.stop()
                     stopped.signal()
                 }
@@ -221,16 +216,16 @@ public enum Daemon {
             let block = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: signalQueue)
             block.setEventHandler {
                 DaemonLog.warning("received SIGUSR1: blocking the control queue forever (test hook)")
-                scheduler.controlQueue.async { DispatchSemaphore(value: 0).wait() }
+                Task { await scheduler.blockForTests() }
             }
             block.resume()
             signalSources.append(block)
         }
 
-        scheduler.controlQueue.sync {
-            notifier.ready(status: scheduler.statusLine)
+        blocking {
+            notifier.ready(status: await scheduler.statusLine)
+            await scheduler.recordDaemonEvent("daemon_ready")
         }
-        scheduler.recordDaemonEvent("daemon_ready")
         if !checkedCompletely {
             Self.checkInBackground(databasePath)
         }
@@ -243,7 +238,7 @@ public enum Daemon {
 
         // 7. Run until stopped; then stop in reverse order.
         stopped.wait()
-        scheduler.flush()
+        blocking { await scheduler.flush() }
         server.stop()
         removeSocketFile()
         watchdog?.stop()
@@ -289,11 +284,12 @@ public enum Daemon {
         notifier.reloading(status: "reloading the configuration")
         let old = current.value
         var failure: String? = nil
+        var reconfigured: DaemonConfiguration? = nil
         if let path = old.configurationFile {
             do {
                 let new = old.applying(file: try ConfigurationFile.load(path: path, required: old.configurationFileRequired))
                 DaemonLog.setLevel(new.logLevel)
-                scheduler.reconfigure(concurrency: new.concurrency, teardownGrace: new.teardownGrace)
+                reconfigured = new
                 current.value = new
                 DaemonLog.info(
                     "reloaded \(path): concurrency \(new.concurrency), kill-grace \(TimeSpan.format(new.teardownGrace)), "
@@ -305,12 +301,29 @@ public enum Daemon {
         } else {
             DaemonLog.info("received SIGHUP: no configuration file to reload")
         }
-        // After reconfigure on the control queue, so READY=1 means the new settings apply.
+        // After reconfigure, so READY=1 means the new settings apply.
         let prefix = failure == nil ? "" : "reload failed, see the log; "
-        scheduler.controlQueue.async {
-            notifier.ready(status: prefix + scheduler.statusLine)
+        Task { [reconfigured] in
+            if let reconfigured {
+                await scheduler.reconfigure(concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace)
+            }
+            notifier.ready(status: prefix + (await scheduler.statusLine))
         }
         return failure
+    }
+
+    /// Runs `body` and waits for its value: the synchronous wrapper the start-up and stop
+    /// steps use on the main thread, which is not one of the concurrency pool's threads.
+    @discardableResult
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let value = LockedBox<T?>(nil)
+        Task {
+            value.value = await body()
+            done.signal()
+        }
+        done.wait()
+        return value.value!
     }
 
     /// The Varlink service with one handler per method of orchd's interfaces.

@@ -78,13 +78,11 @@ extension Scheduler {
         guard storageRetryTimer == nil else { return }
         let delay = storageRetryDelay
         storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-        timer.schedule(deadline: .now() + delay.dispatchInterval)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.storageRetryTimer = nil
-            self.retryPendingEnds()
+        let timer = makeTimer { scheduler in
+            scheduler.storageRetryTimer = nil
+            scheduler.retryPendingEnds()
         }
+        timer.schedule(deadline: .now() + delay.dispatchInterval)
         storageRetryTimer = timer
         timer.activate()
     }
@@ -95,10 +93,9 @@ extension Scheduler {
         guard !pendingEnds.isEmpty, !storageRetryQueued else { return }
         storageRetryQueued = true
         // Not from inside the change that succeeded: after it, on the control queue.
-        controlQueue.async { [weak self] in
-            guard let self else { return }
-            self.storageRetryQueued = false
-            self.retryPendingEnds()
+        later { scheduler in
+            scheduler.storageRetryQueued = false
+            scheduler.retryPendingEnds()
         }
     }
 

@@ -13,19 +13,8 @@ struct RecoveryTests {
             concurrency: 1, stateDirectory: directory.path, logDirectory: directory.path, teardownGrace: .seconds(1)))
     }
 
-    private func start(_ scheduler: Scheduler) throws -> Int {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = LockedBox<Result<Int, any Error>?>(nil)
-        scheduler.start { result in
-            outcome.value = result
-            done.signal()
-        }
-        done.wait()
-        return try #require(outcome.value).get()
-    }
-
     @Test("a job claimed but whose pid was never recorded is found by its environment and killed, not run again")
-    func unrecordedProcessIsKilled() throws {
+    func unrecordedProcessIsKilled() async throws {
         let directory = try TemporaryDirectory()
         let id: JobID
         do {
@@ -45,18 +34,11 @@ struct RecoveryTests {
         reaper.watch(process, on: DispatchQueue(label: "test.reaper")) { _ in exited.signal() }
 
         let scheduler = try makeScheduler(directory)
-        #expect(try start(scheduler) == 1)
+        #expect(try await scheduler.start() == 1)
         #expect(exited.wait(timeout: .now() + 10) == .success, "the orphaned process was killed")
         withExtendedLifetime(reaper) {}
 
-        let found = DispatchSemaphore(value: 0)
-        let result = LockedBox<JobResult?>(nil)
-        scheduler.job(id) { outcome in
-            result.value = try? outcome.get().job.state.result
-            found.signal()
-        }
-        found.wait()
-        #expect(result.value == .interrupted)
+        #expect(try await scheduler.job(id).job.state.result == .interrupted)
     }
 
     @Test("another daemon's job with the same ID is left alone")
