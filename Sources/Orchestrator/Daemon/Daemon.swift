@@ -190,7 +190,7 @@ public enum Daemon {
                     notifier: notifier, drainTimeout: drain, teardownGrace: current.value.teardownGrace)
                 Task {
                     notifier.stopping(status: "stopping: " + (await scheduler.statusLine))
-                    await scheduler.recordDaemonEvent("daemon_stopping")
+                    await scheduler.recordDaemonEvent(.daemonStopping)
                     extender.start()
                     await scheduler.shutdown(drainTimeout: drain)
                     extender.stop()
@@ -224,7 +224,7 @@ public enum Daemon {
 
         blocking {
             notifier.ready(status: await scheduler.statusLine)
-            await scheduler.recordDaemonEvent("daemon_ready")
+            await scheduler.recordDaemonEvent(.daemonReady)
         }
         if !checkedCompletely {
             Self.checkInBackground(databasePath)

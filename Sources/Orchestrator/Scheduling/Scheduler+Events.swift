@@ -114,7 +114,7 @@ extension Scheduler {
     func noteDrainIfEmpty(_ runner: QueueRunner, hadLiveJobs: Bool) {
         guard hadLiveJobs, runner.counts.live == 0 else { return }
         do {
-            try eventLog.append(kind: "queue_drained", queue: runner.name, at: Date())
+            try eventLog.append(kind: .queueDrained, queue: runner.name, at: Date())
         } catch {
             DaemonLog.error("cannot record that queue \(runner.name) drained: \(error)")
         }
@@ -125,7 +125,7 @@ extension Scheduler {
     }
 
     /// Records `daemon_ready` or `daemon_stopping`.
-    public func recordDaemonEvent(_ kind: String) {
+    public func recordDaemonEvent(_ kind: EventKind) {
         do {
             try eventLog.append(kind: kind, at: Date())
             groupCommit.changed()

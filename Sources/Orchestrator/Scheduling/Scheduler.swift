@@ -294,9 +294,6 @@ public actor Scheduler {
         // before it recorded their pid.
         environment[ProcessIdentity.jobVariable] = job.id.description
         environment[ProcessIdentity.stateDirectoryVariable] = configuration.stateDirectory
-        if let extra = observers.query({ $0.environment(for: job) }) {
-            environment.merge(extra) { _, new in new }
-        }
         let request = LaunchRequest(
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
@@ -376,7 +373,7 @@ public actor Scheduler {
         case .retryLater(let retryAt):
             let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt) }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
-            changed(waiting, from: job.state, attemptResult: result)
+            changed(waiting, from: job.state)
             scheduleWakeUp()
         case .enter(.finished(let final)):
             try record(job, finishedAs: final, at: endedAt)
@@ -434,17 +431,16 @@ public actor Scheduler {
         return promoted
     }
 
-    /// Updates the counters for a committed change and tells the observers.
-    func changed(_ job: Job, from previous: JobState?, attemptResult: JobResult? = nil) {
+    /// Updates the counters for a committed change and schedules the group commit that makes
+    /// it durable; observers hear of it from the event log once it is (``deliverEvents()``).
+    func changed(_ job: Job, from previous: JobState?) {
         let runner = runner(for: job.spec.queue)
         let hadLiveJobs = runner.counts.live > 0
         if let previous { runner.counts.add(-1, to: previous) }
         runner.counts.add(1, to: job.state)
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
-        let result = job.state.result ?? attemptResult
         groupCommit.changed()
         storageMayHaveRecovered()
-        observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
     }
 
     func finishShutdownIfIdle() {
