@@ -78,6 +78,9 @@ public actor Scheduler {
     var runners: [QueueName: QueueRunner] = [:]
     /// Operations created and not yet finished, by job.
     var operations: [JobID: JobOperation] = [:]
+    /// The rows of the jobs those operations run, as last written by this daemon (claim,
+    /// then the recorded process), so an end needs no read.
+    var runningJobs: [JobID: Job] = [:]
     /// Jobs whose process was started (recorded running) by this daemon.
     var startedJobs: Set<JobID> = []
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
@@ -258,37 +261,33 @@ public actor Scheduler {
         return runner
     }
 
-    /// Hands the queue's next eligible jobs to its OperationQueue, up to its free slots.
+    /// Claims the queue's next eligible jobs, up to its free slots, in one transaction, and
+    /// hands them to its OperationQueue. Claims go no further than the free slots because a
+    /// claim is committed as `running`: a job waiting inside the OperationQueue would be shown,
+    /// counted and recovered as running (the OperationQueue's own limit is kept equal).
     func feed(_ runner: QueueRunner) {
         guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0 else { return }
+        var context = JobStateMachine.Context(now: Date())
+        context.queuePaused = runner.settings.paused
         let jobs: [Job]
         do {
-            jobs = try store.nextQueued(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots)
-        } catch {
-            DaemonLog.error("cannot read queue \(runner.name): \(error)")
-            return
-        }
-        for job in jobs {
-            launch(job, in: runner)
-        }
-    }
-
-    private func launch(_ queued: Job, in runner: QueueRunner) {
-        let job: Job
-        do {
-            let outcome = try decide(.claim, for: queued)
-            guard outcome == .enter(.running) else {
-                DaemonLog.error("cannot claim job \(queued.id) for a start: \(outcome)")
-                return
+            jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now) { _ in
+                JobStateMachine.decide(.queued, .claim, context) == .enter(.running)
             }
-            job = try store.claim(queued.id, at: Date())
         } catch {
-            DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
+            DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
             // Fed again when the store takes writes again.
             scheduleStorageRetry()
             return
         }
-        changed(job, from: .queued)
+        for job in jobs {
+            changed(job, from: .queued)
+            launch(job, in: runner)
+        }
+    }
+
+    /// Starts a claimed job's operation.
+    private func launch(_ job: Job, in runner: QueueRunner) {
         var environment = job.spec.environment
         // Tells the job who it is, and lets recovery find its processes should the daemon die
         // before it recorded their pid.
@@ -310,6 +309,7 @@ public actor Scheduler {
             onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
             onFinished: { [weak self] result in self?.assumeIsolated { $0.operationFinished(id, in: queue, result: result) } })
         operations[id] = operation
+        runningJobs[id] = job
         runner.inFlight.insert(id)
         runner.operationQueue.addOperation(operation)
     }
@@ -319,6 +319,7 @@ public actor Scheduler {
         do {
             let job = try store.recordProcess(
                 id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
+            runningJobs[id] = job
             startedJobs.insert(id)
             if let timeout = job.spec.timeoutUSec {
                 armTimeout(for: id, after: .microseconds(timeout))
@@ -330,6 +331,7 @@ public actor Scheduler {
 
     private func operationFinished(_ id: JobID, in queue: QueueName, result: JobResult) {
         operations[id] = nil
+        defer { runningJobs[id] = nil }
         timeoutTimers.removeValue(forKey: id)?.cancel()
         runners[queue]?.inFlight.remove(id)
         // Claimed but never spawned while the daemon stops: queued again for the next daemon.
@@ -367,7 +369,9 @@ public actor Scheduler {
     /// - Parameter endedAt: when the attempt ended (earlier than now when the end was kept
     ///   while the store refused writes).
     func attemptEnded(_ id: JobID, result: JobResult, at endedAt: Date = Date()) throws(SchedulerError) {
-        let job = try existingJob(id)
+        // The row as this daemon last wrote it, while its operation runs: nothing else writes it.
+        let job: Job
+        if let running = runningJobs[id] { job = running } else { job = try existingJob(id) }
         let outcome = try decide(.endAttempt(result), for: job, now: endedAt)
         switch outcome {
         case .retryLater(let retryAt):
@@ -393,6 +397,11 @@ public actor Scheduler {
             request.remaining.remove(id)
             request.finished[id] = job
             if request.remaining.isEmpty { answer(request) }
+        }
+        // Only waiting jobs depend on unfinished ones: none waiting, no dependent to settle.
+        guard totalCounts.waiting > 0 else {
+            finishedForRetention(job)
+            return
         }
         if case .succeeded = result {
             do {
@@ -471,7 +480,8 @@ public actor Scheduler {
 
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.
     func scheduleWakeUp() {
-        guard !isStopping else { return }
+        // Only waiting jobs have a delayed start; an armed timer stays (see below).
+        guard !isStopping, totalCounts.waiting > 0 else { return }
         let next: Date?
         do {
             next = try store.nextWakeUp(after: Date())

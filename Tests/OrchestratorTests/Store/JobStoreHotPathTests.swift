@@ -1,0 +1,46 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("JobStore hot path")
+struct JobStoreHotPathTests {
+    let directory: TemporaryDirectory
+    let store: JobStore
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+    }
+
+    func spec(priority: Int = 0, queue: QueueName = .default) -> JobSpec {
+        JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:], queue: queue, priority: priority)
+    }
+
+    @Test("claimNext claims in start order up to the limit, skips excluded jobs and other queues, and returns the rows as running")
+    func claimsInOrder() throws {
+        let other = try #require(QueueName(rawValue: "other"))
+        let jobs = try store.insert(
+            [spec(priority: 0), spec(priority: 5), spec(priority: 0), spec(priority: 5), spec(queue: other)],
+            submitterUid: 0, at: now)
+        let claimed = try store.claimNext(in: .default, excluding: [jobs[1].id], limit: 2, at: now) { _ in true }
+        #expect(claimed.map(\.id) == [jobs[3].id, jobs[0].id])
+        #expect(claimed.allSatisfy { $0.state == .running && $0.attempt == 1 })
+        #expect(try store.job(jobs[3].id)?.state == .running)
+        #expect(try store.job(jobs[1].id)?.state == .queued, "excluded")
+        #expect(try store.job(jobs[2].id)?.state == .queued, "beyond the limit")
+        #expect(try store.job(jobs[4].id)?.state == .queued, "another queue")
+    }
+
+    @Test("claimNext claims only what admit lets through, and nothing with a limit of zero")
+    func admitDecides() throws {
+        let jobs = try store.insert([spec(), spec(), spec()], submitterUid: 0, at: now)
+        #expect(try store.claimNext(in: .default, excluding: [], limit: 0, at: now) { _ in true }.isEmpty)
+        let claimed = try store.claimNext(in: .default, excluding: [], limit: 3, at: now) { $0 != jobs[1].id }
+        #expect(claimed.map(\.id) == [jobs[0].id, jobs[2].id])
+        #expect(try store.job(jobs[1].id)?.state == .queued)
+        #expect(try store.countsByQueue()[.default]?.running == 2)
+    }
+}
