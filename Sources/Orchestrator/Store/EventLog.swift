@@ -4,8 +4,8 @@ import OrchestratorAPI
 /// The numbered record of lifecycle events (`events` table). Job and queue events are written
 /// by triggers in the same transaction as the change they describe (schema.sql); the few
 /// events that are no row change (a queue drained, the daemon ready or stopping) are appended
-/// here. Confined to the control queue, like the store whose connection it shares.
-public final class EventLog: @unchecked Sendable {  // confined to the control queue
+/// here. Not `Sendable`: owned by the ``Scheduler`` actor, like the store whose connection it shares.
+public final class EventLog {
     private let database: Database
 
     /// Creates the log over the store's connection.
