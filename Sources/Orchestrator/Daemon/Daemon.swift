@@ -166,19 +166,86 @@ public enum Daemon {
             })
         let server = VarlinkServer(listeningFD: boundFD, service: service)
 
-        let recovery = blocking { () async -> Result<Int, any Error> in
-            do { return .success(try await scheduler.start()) } catch { return .failure(error) }
-        }
-        if case .failure(let error) = recovery {
-            removeSocketFile()
-            close(boundFD)
-            return fail("cannot recover jobs: \(error)", errno: EIO)
-        }
-        server.start()
-
-        // 6. Ready: the database is open, recovery done, the socket listens.
+        // 6. The running daemon: its services, started in this order and stopped in reverse.
         let stopped = DispatchSemaphore(value: 0)
         let signalQueue = DispatchQueue(label: "orchd.signals")
+        var signalSources: [any DispatchSourceSignal] = []
+        var watchdog: Watchdog?
+        containmentInForce = nil  // from now on the group removes the subtree
+        let services = ServiceGroup([
+            .init(name: "containment", stop: { containment.removeSubtree() }),
+            .init(name: "orphan reaper", stop: { orphanReaper?.stop() }),
+            .init(
+                name: "scheduler",
+                start: {
+                    // Recovery first: nothing is served before what a previous daemon left
+                    // running is settled.
+                    let recovery = blocking { () async -> Result<Int, any Error> in
+                        do { return .success(try await scheduler.start()) } catch { return .failure(error) }
+                    }
+                    if case .failure(let error) = recovery { throw error }
+                },
+                stop: { blocking { await scheduler.flush() } }),
+            .init(name: "control socket", start: { server.start() }, stop: {
+                server.stop()
+                removeSocketFile()
+            }),
+            .init(
+                name: "signal handlers",
+                start: {
+                    signalSources = installSignalHandlers(
+                        on: signalQueue, scheduler: scheduler, statusReporter: statusReporter, notifier: notifier,
+                        current: current, blockOnSIGUSR1: configuration.testBlockControlQueueOnSIGUSR1
+                    ) { stopped.signal() }
+                },
+                stop: { for source in signalSources { source.cancel() } }),
+            .init(name: "readiness", start: {
+                blocking {
+                    notifier.ready(status: await scheduler.statusLine)
+                    await scheduler.recordDaemonEvent(.daemonReady)
+                }
+                if !checkedCompletely {
+                    Self.checkInBackground(databasePath)
+                }
+            }),
+            .init(
+                name: "watchdog",
+                start: {
+                    watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
+                    watchdog?.start()
+                },
+                stop: { watchdog?.stop() }),
+        ])
+        do {
+            try services.start()
+        } catch {
+            removeSocketFile()
+            close(boundFD)
+            return fail("cannot recover jobs: \(error.error)", errno: EIO)
+        }
+        DaemonLog.info(
+            "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
+                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
+                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
+
+        // 7. Run until stopped; then stop the services in reverse order.
+        stopped.wait()
+        services.stop()
+        withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
+        DaemonLog.info("stopped")
+        notifier.flush()
+        return 0
+    }
+
+    /// Installs the handlers of SIGTERM and SIGINT (stop: drain, shut the scheduler down, make
+    /// everything durable, then `stopped`), SIGHUP (reload) and, for tests, SIGUSR1 (wedge the
+    /// control queue). The signals are blocked in every thread (``prepareSignals(arguments:)``),
+    /// so they arrive only as these dispatch sources, and no work runs in a signal handler.
+    /// - Returns: the sources, to cancel at the stop.
+    private static func installSignalHandlers(
+        on signalQueue: DispatchQueue, scheduler: Scheduler, statusReporter: StatusReporter, notifier: SystemdNotifier,
+        current: LockedBox<DaemonConfiguration>, blockOnSIGUSR1: Bool, stopped: @escaping @Sendable () -> Void
+    ) -> [any DispatchSourceSignal] {
         var signalSources: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
             let source = DispatchSource.makeSignalSource(signal: signal, queue: signalQueue)
@@ -193,8 +260,10 @@ public enum Daemon {
                     await scheduler.recordDaemonEvent(.daemonStopping)
                     extender.start()
                     await scheduler.shutdown(drainTimeout: drain)
+                    // Durable before the server stops: held replies go out first.
+                    await scheduler.flush()
                     extender.stop()
-                    stopped.signal()
+                    stopped()
                 }
             }
             source.resume()
@@ -210,7 +279,7 @@ public enum Daemon {
         }
         hangup.resume()
         signalSources.append(hangup)
-        if configuration.testBlockControlQueueOnSIGUSR1 {
+        if blockOnSIGUSR1 {
             // Test-only (--test-block-control-queue-on-sigusr1): wedge the scheduler, so that
             // tests can see the watchdog withhold its pings.
             let block = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: signalQueue)
@@ -221,34 +290,7 @@ public enum Daemon {
             block.resume()
             signalSources.append(block)
         }
-
-        blocking {
-            notifier.ready(status: await scheduler.statusLine)
-            await scheduler.recordDaemonEvent(.daemonReady)
-        }
-        if !checkedCompletely {
-            Self.checkInBackground(databasePath)
-        }
-        let watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
-        watchdog?.start()
-        DaemonLog.info(
-            "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
-                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
-                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
-
-        // 7. Run until stopped; then stop in reverse order.
-        stopped.wait()
-        blocking { await scheduler.flush() }
-        server.stop()
-        removeSocketFile()
-        watchdog?.stop()
-        for source in signalSources { source.cancel() }
-        orphanReaper?.stop()
-        containment.removeSubtree()
-        withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
-        DaemonLog.info("stopped")
-        notifier.flush()
-        return 0
+        return signalSources
     }
 
     /// Finishes the start-up `quick_check` that ran out of its budget, on a connection of its
