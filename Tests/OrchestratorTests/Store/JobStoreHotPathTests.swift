@@ -43,4 +43,15 @@ struct JobStoreHotPathTests {
         #expect(try store.job(jobs[1].id)?.state == .queued)
         #expect(try store.countsByQueue()[.default]?.running == 2)
     }
+
+    @Test("claimNext's candidates come from the partial index jobs_runnable: no table scan, no sort")
+    func candidatesUseIndex() throws {
+        let statement = try store.database.makeStatement("EXPLAIN QUERY PLAN " + JobStore.claimCandidatesSQL)
+        try statement.bind([.text("default"), .text("[1,2]"), 10])
+        var details: [String] = []
+        while try statement.step() { details.append(statement.string(at: 3) ?? "") }
+        #expect(details.contains { $0.hasPrefix("SEARCH jobs USING") && $0.contains("jobs_runnable") }, "\(details)")
+        #expect(!details.contains { $0.hasPrefix("SCAN jobs") }, "\(details)")
+        #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(details)")
+    }
 }
