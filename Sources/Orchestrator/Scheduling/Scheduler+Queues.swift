@@ -36,23 +36,21 @@ extension Scheduler {
             throw .invalidSetting(
                 "no hook event '\(unknown)'; one of \(QueuesInterface.hookEvents.sorted().joined(separator: ", "))")
         }
-        do {
-            let runner = runner(for: name)
-            var settings = runner.settings
-            for (event, command) in hooks ?? [:] {
-                settings.hooks[event] = command.isEmpty ? nil : command
-            }
-            if let concurrency { settings.concurrency = concurrency }
-            if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
-            if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
-            try storeCall { try store.save(settings) }
-            runner.settings = settings
-            runner.concurrency = settings.concurrency ?? configuration.concurrency
-            let info = runner.info(default: configuration.retryPolicy)
-            feed(runner)
-            await durable()
-            return info
+        let runner = runner(for: name)
+        var settings = runner.settings
+        for (event, command) in hooks ?? [:] {
+            settings.hooks[event] = command.isEmpty ? nil : command
         }
+        if let concurrency { settings.concurrency = concurrency }
+        if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
+        if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
+        try storeCall { try store.save(settings) }
+        runner.settings = settings
+        runner.concurrency = settings.concurrency ?? configuration.concurrency
+        let info = runner.info(default: configuration.retryPolicy)
+        feed(runner)
+        await durable()
+        return info
     }
 
     /// Pauses or resumes queues: a paused queue starts nothing new; running jobs go on.
@@ -62,27 +60,25 @@ extension Scheduler {
     /// - Returns: the queues as now set, once durable.
     /// - Throws: `noSuchQueue` (then nothing changed), or a storage failure.
     public func setPaused(_ names: [QueueName]?, paused: Bool) async throws(SchedulerError) -> [QueueInfo] {
-        do {
-            let targets: [QueueRunner]
-            if let names {
-                if let unknown = names.first(where: { runners[$0] == nil }) {
-                    throw .noSuchQueue(unknown)
-                }
-                targets = names.compactMap { runners[$0] }
-            } else {
-                targets = runners.values.sorted { $0.name < $1.name }
+        let targets: [QueueRunner]
+        if let names {
+            if let unknown = names.first(where: { runners[$0] == nil }) {
+                throw .noSuchQueue(unknown)
             }
-            for runner in targets where runner.settings.paused != paused {
-                var settings = runner.settings
-                settings.paused = paused
-                try storeCall { try store.save(settings) }
-                runner.settings = settings
-            }
-            let infos = targets.map { $0.info(default: configuration.retryPolicy) }
-            if !paused { targets.forEach(feed) }
-            await durable()
-            return infos
+            targets = names.compactMap { runners[$0] }
+        } else {
+            targets = runners.values.sorted { $0.name < $1.name }
         }
+        for runner in targets where runner.settings.paused != paused {
+            var settings = runner.settings
+            settings.paused = paused
+            try storeCall { try store.save(settings) }
+            runner.settings = settings
+        }
+        let infos = targets.map { $0.info(default: configuration.retryPolicy) }
+        if !paused { targets.forEach(feed) }
+        await durable()
+        return infos
     }
 
     /// A queue's hook commands by event kind.

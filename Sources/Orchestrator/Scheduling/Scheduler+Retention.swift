@@ -31,7 +31,6 @@ extension Scheduler {
     /// After a job finished: holds the retention limits. The count limit is checked against
     /// the tracked counts (no query); the age limit's timer is armed when none is, and looked
     /// at again when the job had dependencies, which it may have kept from being pruned.
-    /// Call on the control queue.
     func finishedForRetention(_ job: Job) {
         trimToRetentionCount()
         if configuration.retentionAge != nil && (ageRetentionTimer == nil || !job.spec.after.isEmpty) {
@@ -41,7 +40,7 @@ extension Scheduler {
 
     /// Deletes the oldest finished jobs beyond `--retention-count` (never one a live job
     /// depends on), a page per turn of the control queue; once done, starts again if more
-    /// jobs finished meanwhile. Call on the control queue.
+    /// jobs finished meanwhile.
     func trimToRetentionCount() {
         guard let limit = configuration.retentionCount, !isStopping, !countTrimActive else { return }
         let finished = totalCounts.finished
@@ -55,21 +54,21 @@ extension Scheduler {
 
     /// The end of a trim to the retention count.
     private func countTrimmed(_ result: Result<Int, SchedulerError>, limit: Int) {
-            countTrimActive = false
-            switch result {
-            case .success(let count):
-                if count > 0 { DaemonLog.debug("retention: pruned \(count) finished jobs beyond \(limit)") }
-                // More finished during the walk; a walk that deleted nothing found only jobs
-                // live ones depend on, and waits for the next finish.
-                if count > 0 && totalCounts.finished > limit { trimToRetentionCount() }
-            case .failure(let error):
-                DaemonLog.error("retention: \(error)")
-            }
+        countTrimActive = false
+        switch result {
+        case .success(let count):
+            if count > 0 { DaemonLog.debug("retention: pruned \(count) finished jobs beyond \(limit)") }
+            // More finished during the walk; a walk that deleted nothing found only jobs
+            // live ones depend on, and waits for the next finish.
+            if count > 0 && totalCounts.finished > limit { trimToRetentionCount() }
+        case .failure(let error):
+            DaemonLog.error("retention: \(error)")
+        }
     }
 
     /// Arms the one timer for when the oldest prunable finished job reaches
     /// `--retention-age`; it prunes every job that old, then arms itself for the next. An
-    /// armed timer is only replaced by an earlier one. Call on the control queue.
+    /// armed timer is only replaced by an earlier one.
     func scheduleAgeRetention() {
         guard let age = configuration.retentionAge, !isStopping else { return }
         let oldest: Date?

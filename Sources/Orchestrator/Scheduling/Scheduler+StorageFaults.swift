@@ -45,7 +45,7 @@ extension Scheduler {
     }
 
     /// Records the end of a running attempt; when the store refuses it (full, locked, an I/O
-    /// error), keeps it and tries again later instead of losing it. Call on the control queue.
+    /// error), keeps it and tries again later instead of losing it.
     func recordEnd(_ id: JobID, in queue: QueueName, result: JobResult, at endedAt: Date) {
         do throws(SchedulerError) {
             try attemptEnded(id, result: result, at: endedAt)
@@ -88,7 +88,7 @@ extension Scheduler {
     }
 
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
-    /// the timer. Call on the control queue.
+    /// the timer.
     func storageMayHaveRecovered() {
         guard !pendingEnds.isEmpty, !storageRetryQueued else { return }
         storageRetryQueued = true
@@ -100,7 +100,7 @@ extension Scheduler {
     }
 
     /// Writes the kept ends, oldest first, and starts what waited for free slots or for a
-    /// claim the store refused. Call on the control queue.
+    /// claim the store refused.
     func retryPendingEnds() {
         let ends = pendingEnds.sorted { $0.value.endedAt < $1.value.endedAt }
         for (id, end) in ends {

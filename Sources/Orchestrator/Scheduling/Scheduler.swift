@@ -108,7 +108,7 @@ public actor Scheduler {
 
     /// Creates a scheduler over a store.
     /// - Parameters:
-    ///   - store: the job store; from now on used on the control queue only.
+    ///   - store: the job store; from now on the actor's alone.
     ///   - configuration: default concurrency, log directory, teardown grace, retries, retention.
     ///   - containment: how job processes are contained (``Containment/setUp(mode:stateDirectory:)``);
     ///     `nil`: the process-group fallback.
