@@ -317,11 +317,10 @@ public actor Scheduler {
     private func operationStarted(_ id: JobID, _ outcome: Result<LaunchedProcess, LaunchError>) {
         guard case .success(let process) = outcome else { return }
         do {
-            let job = try store.recordProcess(
-                id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
-            runningJobs[id] = job
+            try store.recordProcessOnly(id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
+            runningJobs[id]?.pid = process.pid
             startedJobs.insert(id)
-            if let timeout = job.spec.timeoutUSec {
+            if let timeout = runningJobs[id]?.spec.timeoutUSec {
                 armTimeout(for: id, after: .microseconds(timeout))
             }
         } catch {

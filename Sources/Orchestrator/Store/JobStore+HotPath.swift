@@ -38,3 +38,23 @@ extension JobStore {
         }
     }
 }
+
+extension JobStore {
+    /// Records the process of a claimed job, as ``recordProcess(_:pid:processStartTicks:bootID:)``
+    /// does, without reading the row back: the scheduler already holds it and sets the pid
+    /// itself.
+    /// - Throws: ``JobStoreError/invalidTransition(_:from:to:)`` when the job is not running
+    ///   (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``.
+    public func recordProcessOnly(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement(
+                "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
+            try statement.step()
+            guard db.changes == 0 else { return }
+            guard let job = try self.job(id) else { throw JobStoreError.noSuchJob(id) }
+            throw JobStoreError.invalidTransition(id, from: job.state.name, to: "running")
+        }
+    }
+}

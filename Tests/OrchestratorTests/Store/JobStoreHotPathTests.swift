@@ -54,4 +54,21 @@ struct JobStoreHotPathTests {
         #expect(!details.contains { $0.hasPrefix("SCAN jobs") }, "\(details)")
         #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(details)")
     }
+
+    @Test("recordProcessOnly records the pid of a running job and refuses a job that is not running or is gone")
+    func recordProcessOnly() throws {
+        let jobs = try store.insert([spec(), spec()], submitterUid: 0, at: now)
+        let claimed = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
+        #expect(claimed.map(\.id) == [jobs[0].id])
+        try store.recordProcessOnly(jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot")
+        #expect(try store.job(jobs[0].id)?.pid == 4242)
+        let record = try #require(try store.runningJobs().first { $0.job.id == jobs[0].id })
+        #expect(record.processStartTicks == 7 && record.bootID == "boot")
+        #expect(throws: JobStoreError.invalidTransition(jobs[1].id, from: "queued", to: "running")) {
+            try store.recordProcessOnly(jobs[1].id, pid: 1, processStartTicks: 1, bootID: "boot")
+        }
+        #expect(throws: JobStoreError.noSuchJob(JobID(rawValue: 99))) {
+            try store.recordProcessOnly(JobID(rawValue: 99), pid: 1, processStartTicks: 1, bootID: "boot")
+        }
+    }
 }
