@@ -81,6 +81,9 @@ public actor Scheduler {
     /// The rows of the jobs those operations run, as last written by this daemon (claim,
     /// then the recorded process), so an end needs no read.
     var runningJobs: [JobID: Job] = [:]
+    /// The per-queue counts were loaded from the store (at start, after recovery); from then
+    /// on `changed` keeps them exact.
+    var countsLoaded = false
     /// Jobs whose process was started (recorded running) by this daemon.
     var startedJobs: Set<JobID> = []
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
@@ -159,6 +162,7 @@ public actor Scheduler {
         for (name, counts) in try store.countsByQueue() {
             runner(for: name).counts = counts
         }
+        countsLoaded = true
         _ = try promoteDueJobs()
         for runner in runners.values { feed(runner) }
         scheduleWakeUp()
@@ -397,8 +401,9 @@ public actor Scheduler {
             request.finished[id] = job
             if request.remaining.isEmpty { answer(request) }
         }
-        // Only waiting jobs depend on unfinished ones: none waiting, no dependent to settle.
-        guard totalCounts.waiting > 0 else {
+        // Only waiting jobs depend on unfinished ones: none waiting, no dependent to settle
+        // (known once the counts are loaded; recovery at start-up runs before).
+        guard !countsLoaded || totalCounts.waiting > 0 else {
             finishedForRetention(job)
             return
         }
@@ -480,7 +485,7 @@ public actor Scheduler {
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.
     func scheduleWakeUp() {
         // Only waiting jobs have a delayed start; an armed timer stays (see below).
-        guard !isStopping, totalCounts.waiting > 0 else { return }
+        guard !isStopping, !countsLoaded || totalCounts.waiting > 0 else { return }
         let next: Date?
         do {
             next = try store.nextWakeUp(after: Date())

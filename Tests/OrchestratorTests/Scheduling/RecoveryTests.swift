@@ -41,6 +41,29 @@ struct RecoveryTests {
         #expect(try await scheduler.job(id).job.state.result == .interrupted)
     }
 
+    @Test("a job recovered as interrupted fails the jobs that wait for it, though recovery runs before the counts are loaded")
+    func recoveredEndFailsDependents() async throws {
+        let directory = try TemporaryDirectory()
+        let dependency: JobID
+        let dependent: JobID
+        do {
+            // The previous daemon: it claimed the first job and died; the second waits for it.
+            let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+            dependency = try store.insert(
+                JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date()).id
+            var spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: [:])
+            spec.after = [dependency]
+            dependent = try store.insert([(spec: spec, state: .waiting)], submitterUid: 0, at: Date())[0].id
+            try store.claim(dependency, at: Date())
+        }
+        let scheduler = try makeScheduler(directory)
+        #expect(try await scheduler.start() == 1)
+        #expect(try await scheduler.job(dependency).job.state.result == .interrupted)
+        let failed = try await scheduler.job(dependent).job.state.result
+        #expect(failed == .dependencyFailed(dependency))
+        #expect(await scheduler.jobCounts.waiting == 0)
+    }
+
     @Test("another daemon's job with the same ID is left alone")
     func otherStateDirectoryUntouched() throws {
         let directory = try TemporaryDirectory()
