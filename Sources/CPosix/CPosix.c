@@ -135,6 +135,57 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
     cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
 }
 
+#if defined(__x86_64__)
+/// What the child of a shared-memory spawn gets: its request and the report pipe's ends.
+struct cposix_spawn_context {
+    const struct cposix_spawn_request *request;
+    int report[2];
+};
+
+/// The child of a shared-memory spawn (``cposix_clone3_shared``), on its own stack.
+static int cposix_spawn_shared_child(void *argument) {
+    struct cposix_spawn_context *context = argument;
+    close(context->report[0]);
+    cposix_spawn_child(context->request, context->report[1]);
+    _exit(127);
+}
+
+/// clone3(2) with CLONE_VM | CLONE_VFORK, as glibc's posix_spawn clones: the child borrows
+/// the daemon's memory until it execs (no page tables copied, no copy-on-write faults in the
+/// daemon after), while the calling thread stays suspended. The child starts on `stack` (a
+/// buffer on this suspended thread's stack) and calls `body(argument)`, which must not
+/// return; it makes only system calls that touch no memory of the daemon's but that buffer.
+/// glibc exports no clone3 wrapper, so the child's first instructions are written here (the
+/// x86-64 system call convention: number in rax, arguments in rdi and rsi; rcx and r11
+/// clobbered; r8 and r9 survive into the child). Returns the child's pid, or -1 with errno.
+static long cposix_clone3_shared(struct clone_args *args, int (*body)(void *), void *argument) {
+    register void *function asm("r8") = (void *)body;
+    register void *context asm("r9") = argument;
+    long result;
+    __asm__ volatile(
+        "syscall\n\t"
+        "test %%rax, %%rax\n\t"
+        "jnz 1f\n\t"
+        // The child, on the new stack (16-byte aligned at its top): call body(argument).
+        "xor %%ebp, %%ebp\n\t"
+        "mov %%r9, %%rdi\n\t"
+        "call *%%r8\n\t"
+        "mov %%eax, %%edi\n\t"
+        "mov %[exit], %%eax\n\t"
+        "syscall\n\t"
+        "hlt\n\t"
+        "1:\n\t"
+        : "=a"(result)
+        : "a"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), "r"(function), "r"(context), [exit] "i"(SYS_exit)
+        : "rcx", "r11", "memory");
+    if (result < 0) {
+        errno = (int)-result;
+        return -1;
+    }
+    return result;
+}
+#endif
+
 int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pidfd, int *failed_step, int *failed_errno) {
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
@@ -158,14 +209,24 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = (uint64_t)request->cgroup_fd;
     }
-    // Fork semantics (no CLONE_VM): the child has its own copy of memory and returns here.
     // CLONE_VFORK: the parent resumes once the child has exec'd or exited.
+#if defined(__x86_64__)
+    enum { stack_size = 64 * 1024 };
+    _Alignas(16) char stack[stack_size];
+    args.flags |= CLONE_VM;
+    args.stack = (uint64_t)(uintptr_t)stack;
+    args.stack_size = stack_size;
+    struct cposix_spawn_context context = {request, {report[0], report[1]}};
+    long child = cposix_clone3_shared(&args, cposix_spawn_shared_child, &context);
+#else
+    // Fork semantics (no CLONE_VM): the child has its own copy of memory and returns here.
     long child = syscall(SYS_clone3, &args, sizeof(args));
     if (child == 0) {
         close(report[0]);
         cposix_spawn_child(request, report[1]);
         _exit(127);
     }
+#endif
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     close(report[1]);

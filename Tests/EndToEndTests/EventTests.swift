@@ -22,7 +22,7 @@ struct EventTests {
         var seqs: [Int64] = []
         while kinds.last != "finished", let event = try stream.nextEvent() {
             if event.jobId?.description == id {
-                kinds.append(event.kind)
+                kinds.append(event.kind.rawValue)
                 seqs.append(event.seq)
             }
         }

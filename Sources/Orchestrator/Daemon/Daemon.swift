@@ -166,40 +166,104 @@ public enum Daemon {
             })
         let server = VarlinkServer(listeningFD: boundFD, service: service)
 
-        let started = DispatchSemaphore(value: 0)
-        let recovery = LockedBox<Result<Int, any Error>?>(nil)
-        scheduler.start { result in
-            recovery.value = result
-            started.signal()
-        }
-        started.wait()
-        if case .failure(let error)? = recovery.value {
-            removeSocketFile()
-            close(boundFD)
-            return fail("cannot recover jobs: \(error)", errno: EIO)
-        }
-        server.start()
-
-        // 6. Ready: the database is open, recovery done, the socket listens.
+        // 6. The running daemon: its services, started in this order and stopped in reverse.
         let stopped = DispatchSemaphore(value: 0)
         let signalQueue = DispatchQueue(label: "orchd.signals")
+        var signalSources: [any DispatchSourceSignal] = []
+        var watchdog: Watchdog?
+        containmentInForce = nil  // from now on the group removes the subtree
+        let services = ServiceGroup([
+            .init(name: "containment", stop: { containment.removeSubtree() }),
+            .init(name: "orphan reaper", stop: { orphanReaper?.stop() }),
+            .init(
+                name: "scheduler",
+                start: {
+                    // Recovery first: nothing is served before what a previous daemon left
+                    // running is settled.
+                    let recovery = blocking { () async -> Result<Int, any Error> in
+                        do { return .success(try await scheduler.start()) } catch { return .failure(error) }
+                    }
+                    if case .failure(let error) = recovery { throw error }
+                },
+                stop: { blocking { await scheduler.flush() } }),
+            .init(name: "control socket", start: { server.start() }, stop: {
+                server.stop()
+                removeSocketFile()
+            }),
+            .init(
+                name: "signal handlers",
+                start: {
+                    signalSources = installSignalHandlers(
+                        on: signalQueue, scheduler: scheduler, statusReporter: statusReporter, notifier: notifier,
+                        current: current, blockOnSIGUSR1: configuration.testBlockControlQueueOnSIGUSR1
+                    ) { stopped.signal() }
+                },
+                stop: { for source in signalSources { source.cancel() } }),
+            .init(name: "readiness", start: {
+                blocking {
+                    notifier.ready(status: await scheduler.statusLine)
+                    await scheduler.recordDaemonEvent(.daemonReady)
+                }
+                if !checkedCompletely {
+                    Self.checkInBackground(databasePath)
+                }
+            }),
+            .init(
+                name: "watchdog",
+                start: {
+                    watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
+                    watchdog?.start()
+                },
+                stop: { watchdog?.stop() }),
+        ])
+        do {
+            try services.start()
+        } catch {
+            removeSocketFile()
+            close(boundFD)
+            return fail("cannot recover jobs: \(error.error)", errno: EIO)
+        }
+        DaemonLog.info(
+            "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
+                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
+                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
+
+        // 7. Run until stopped; then stop the services in reverse order.
+        stopped.wait()
+        services.stop()
+        withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
+        DaemonLog.info("stopped")
+        notifier.flush()
+        return 0
+    }
+
+    /// Installs the handlers of SIGTERM and SIGINT (stop: drain, shut the scheduler down, make
+    /// everything durable, then `stopped`), SIGHUP (reload) and, for tests, SIGUSR1 (wedge the
+    /// control queue). The signals are blocked in every thread (``prepareSignals(arguments:)``),
+    /// so they arrive only as these dispatch sources, and no work runs in a signal handler.
+    /// - Returns: the sources, to cancel at the stop.
+    private static func installSignalHandlers(
+        on signalQueue: DispatchQueue, scheduler: Scheduler, statusReporter: StatusReporter, notifier: SystemdNotifier,
+        current: LockedBox<DaemonConfiguration>, blockOnSIGUSR1: Bool, stopped: @escaping @Sendable () -> Void
+    ) -> [any DispatchSourceSignal] {
         var signalSources: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
             let source = DispatchSource.makeSignalSource(signal: signal, queue: signalQueue)
             source.setEventHandler {
                 guard !statusReporter.beginStopping() else { return }
                 DaemonLog.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                scheduler.controlQueue.async {
-                    notifier.stopping(status: "stopping: " + scheduler.statusLine)
-                }
-                scheduler.recordDaemonEvent("daemon_stopping")
                 let drain = current.value.drainTimeout
                 let extender = StopTimeoutExtender(
                     notifier: notifier, drainTimeout: drain, teardownGrace: current.value.teardownGrace)
-                extender.start()
-                scheduler.shutdown(drainTimeout: drain) {
+                Task {
+                    notifier.stopping(status: "stopping: " + (await scheduler.statusLine))
+                    await scheduler.recordDaemonEvent(.daemonStopping)
+                    extender.start()
+                    await scheduler.shutdown(drainTimeout: drain)
+                    // Durable before the server stops: held replies go out first.
+                    await scheduler.flush()
                     extender.stop()
-                    stopped.signal()
+                    stopped()
                 }
             }
             source.resume()
@@ -215,45 +279,18 @@ public enum Daemon {
         }
         hangup.resume()
         signalSources.append(hangup)
-        if configuration.testBlockControlQueueOnSIGUSR1 {
+        if blockOnSIGUSR1 {
             // Test-only (--test-block-control-queue-on-sigusr1): wedge the scheduler, so that
             // tests can see the watchdog withhold its pings.
             let block = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: signalQueue)
             block.setEventHandler {
                 DaemonLog.warning("received SIGUSR1: blocking the control queue forever (test hook)")
-                scheduler.controlQueue.async { DispatchSemaphore(value: 0).wait() }
+                Task { await scheduler.blockForTests() }
             }
             block.resume()
             signalSources.append(block)
         }
-
-        scheduler.controlQueue.sync {
-            notifier.ready(status: scheduler.statusLine)
-        }
-        scheduler.recordDaemonEvent("daemon_ready")
-        if !checkedCompletely {
-            Self.checkInBackground(databasePath)
-        }
-        let watchdog = Watchdog(scheduler: scheduler, notifier: notifier)
-        watchdog?.start()
-        DaemonLog.info(
-            "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socketActivated ? " (from systemd)" : ""), "
-                + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
-                + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
-
-        // 7. Run until stopped; then stop in reverse order.
-        stopped.wait()
-        scheduler.flush()
-        server.stop()
-        removeSocketFile()
-        watchdog?.stop()
-        for source in signalSources { source.cancel() }
-        orphanReaper?.stop()
-        containment.removeSubtree()
-        withExtendedLifetime((lock, statusReporter, journal, hooks)) {}
-        DaemonLog.info("stopped")
-        notifier.flush()
-        return 0
+        return signalSources
     }
 
     /// Finishes the start-up `quick_check` that ran out of its budget, on a connection of its
@@ -289,11 +326,12 @@ public enum Daemon {
         notifier.reloading(status: "reloading the configuration")
         let old = current.value
         var failure: String? = nil
+        var reconfigured: DaemonConfiguration? = nil
         if let path = old.configurationFile {
             do {
                 let new = old.applying(file: try ConfigurationFile.load(path: path, required: old.configurationFileRequired))
                 DaemonLog.setLevel(new.logLevel)
-                scheduler.reconfigure(concurrency: new.concurrency, teardownGrace: new.teardownGrace)
+                reconfigured = new
                 current.value = new
                 DaemonLog.info(
                     "reloaded \(path): concurrency \(new.concurrency), kill-grace \(TimeSpan.format(new.teardownGrace)), "
@@ -305,12 +343,29 @@ public enum Daemon {
         } else {
             DaemonLog.info("received SIGHUP: no configuration file to reload")
         }
-        // After reconfigure on the control queue, so READY=1 means the new settings apply.
+        // After reconfigure, so READY=1 means the new settings apply.
         let prefix = failure == nil ? "" : "reload failed, see the log; "
-        scheduler.controlQueue.async {
-            notifier.ready(status: prefix + scheduler.statusLine)
+        Task { [reconfigured] in
+            if let reconfigured {
+                await scheduler.reconfigure(concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace)
+            }
+            notifier.ready(status: prefix + (await scheduler.statusLine))
         }
         return failure
+    }
+
+    /// Runs `body` and waits for its value: the synchronous wrapper the start-up and stop
+    /// steps use on the main thread, which is not one of the concurrency pool's threads.
+    @discardableResult
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let value = LockedBox<T?>(nil)
+        Task {
+            value.value = await body()
+            done.signal()
+        }
+        done.wait()
+        return value.value!
     }
 
     /// The Varlink service with one handler per method of orchd's interfaces.

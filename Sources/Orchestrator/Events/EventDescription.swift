@@ -6,19 +6,19 @@ enum EventDescription {
     static func message(_ event: Event) -> String {
         let subject = event.jobId.map { "job \($0)" } ?? event.queue.map { "queue \($0)" } ?? "orchd"
         switch event.kind {
-        case "finished", "cancelled", "retrying":
-            var outcome = event.result ?? event.kind
+        case .finished, .cancelled, .retrying:
+            var outcome = event.result ?? event.kind.rawValue
             if let code = event.exitCode, event.result == "failed" { outcome += "(\(code))" }
             if let signal = event.signal { outcome += "(\(signal))" }
-            let verb = event.kind == "retrying" ? "attempt \(event.attempt ?? 0) ended" : "finished"
-            return "\(subject) \(verb): \(outcome)\(event.kind == "retrying" ? "; will retry" : "")"
-        case "started":
+            let verb = event.kind == .retrying ? "attempt \(event.attempt ?? 0) ended" : "finished"
+            return "\(subject) \(verb): \(outcome)\(event.kind == .retrying ? "; will retry" : "")"
+        case .started:
             return "\(subject) started (attempt \(event.attempt ?? 1))"
-        case "queue_paused": return "\(subject) paused"
-        case "queue_resumed": return "\(subject) resumed"
-        case "queue_drained": return "\(subject) drained"
-        case "daemon_ready": return "orchd ready"
-        case "daemon_stopping": return "orchd stopping"
+        case .queuePaused: return "\(subject) paused"
+        case .queueResumed: return "\(subject) resumed"
+        case .queueDrained: return "\(subject) drained"
+        case .daemonReady: return "orchd ready"
+        case .daemonStopping: return "orchd stopping"
         default: return "\(subject) \(event.kind)"
         }
     }
@@ -28,7 +28,7 @@ enum EventDescription {
     static func priority(_ event: Event) -> Int {
         switch event.result {
         case "spawn_failed": 3
-        case "failed", "signaled", "timed_out", "interrupted", "dependency_failed": event.kind == "retrying" ? 6 : 4
+        case "failed", "signaled", "timed_out", "interrupted", "dependency_failed": event.kind == .retrying ? 6 : 4
         default: 6
         }
     }

@@ -33,10 +33,11 @@ final class HookRunner: JobObserver {
 
     func eventRecorded(_ event: Event) {
         guard let queue = event.queue else { return }
-        let configured = scheduler.hooks(of: queue)
+        // Observers are called on the control queue, isolated to the scheduler (checked).
+        let configured = scheduler.assumeIsolated { $0.hooks(of: queue) }
         let fired = Self.hookKinds(of: event).filter { configured[$0] != nil }
         guard !fired.isEmpty else { return }
-        let job = event.jobId.flatMap { scheduler.storedJob($0) }
+        let job = event.jobId.flatMap { id in scheduler.assumeIsolated { $0.storedJob(id) } }
         for hookEvent in fired {
             guard let command = configured[hookEvent] else { continue }
             run(command, environment: Self.environment(for: event, hookEvent: hookEvent, queue: queue, job: job), for: event)

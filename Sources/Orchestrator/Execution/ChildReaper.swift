@@ -12,7 +12,7 @@ import Synchronization
 public final class ChildReaper: Sendable {
     /// The sources waiting for their child, by pidfd: dispatch does not retain a source
     /// for us, and a released source never fires.
-    private let sources = Mutex<[Int32: RetainedSource]>([:])
+    private let sources = Mutex<[Int32: RetainedSource<any DispatchSourceRead>]>([:])
 
     /// Creates a reaper.
     public init() {}
@@ -51,7 +51,7 @@ public final class ChildReaper: Sendable {
         source.setCancelHandler {
             close(pidfd)
         }
-        let retained = RetainedSource(source: source)
+        let retained = RetainedSource<any DispatchSourceRead>(source: source)
         sources.withLock { $0[pidfd] = retained }
         source.activate()
     }

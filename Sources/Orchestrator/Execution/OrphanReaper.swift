@@ -12,7 +12,7 @@ import Glibc
 /// is not one of ours (``SpawnedProcesses``). No `waitpid(-1)`: that could take a job's status
 /// from its pidfd watcher.
 public final class OrphanReaper: Sendable {
-    private let source: RetainedSignalSource
+    private let source: RetainedSource<any DispatchSourceSignal>
 
     /// Becomes a subreaper and starts reaping on SIGCHLD. SIGCHLD must be blocked in every
     /// thread (``Daemon/prepareSignals(arguments:)``) for the dispatch source to receive it.
@@ -23,7 +23,7 @@ public final class OrphanReaper: Sendable {
             return nil
         }
         let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: queue)
-        self.source = RetainedSignalSource(source: source)
+        self.source = RetainedSource(source: source)
         source.setEventHandler { Self.reapOrphans() }
         source.resume()
         // Children that ended before the source existed.

@@ -48,12 +48,10 @@ extension Scheduler {
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) {
         let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
-        controlQueue.async { [self] in
-            sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, stream: stream)
-        }
+        sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, stream: stream)
     }
 
-    private func sendBacklog(
+    func sendBacklog(
         after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?, stream: EventStream
     ) {
         let send = stream.send
@@ -76,9 +74,7 @@ extension Scheduler {
             let carried = held
             // The next page once the reader has read most of this one.
             stream.whenReady { [self] in
-                controlQueue.async { [self] in
-                    sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream)
-                }
+                later { $0.sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream) }
             }
             return
         }
@@ -99,18 +95,17 @@ extension Scheduler {
     }
 
     /// Answers once the queue has no waiting, queued or running job (at once when it has none).
-    public func waitUntilDrained(_ name: QueueName, completion: @escaping @Sendable (Result<QueueInfo, SchedulerError>) -> Void) {
-        controlQueue.async { [self] in
-            guard let runner = runners[name] else {
-                completion(.failure(.noSuchQueue(name)))
-                return
-            }
-            if runner.counts.live == 0 {
-                let info = runner.info(default: configuration.retryPolicy)
-                groupCommit.afterDurable { completion(.success(info)) }
-            } else {
-                drainWaiters[name, default: []].append(completion)
-            }
+    /// - Returns: the queue, once its drain is durable.
+    /// - Throws: `noSuchQueue`.
+    public func waitUntilDrained(_ name: QueueName) async throws(SchedulerError) -> QueueInfo {
+        guard let runner = runners[name] else { throw .noSuchQueue(name) }
+        if runner.counts.live == 0 {
+            let info = runner.info(default: configuration.retryPolicy)
+            await durable()
+            return info
+        }
+        return await withCheckedContinuation { (done: CheckedContinuation<QueueInfo, Never>) in
+            drainWaiters[name, default: []].append { done.resume(returning: $0) }
         }
     }
 
@@ -119,25 +114,23 @@ extension Scheduler {
     func noteDrainIfEmpty(_ runner: QueueRunner, hadLiveJobs: Bool) {
         guard hadLiveJobs, runner.counts.live == 0 else { return }
         do {
-            try eventLog.append(kind: "queue_drained", queue: runner.name, at: Date())
+            try eventLog.append(kind: .queueDrained, queue: runner.name, at: Date())
         } catch {
             DaemonLog.error("cannot record that queue \(runner.name) drained: \(error)")
         }
         let info = runner.info(default: configuration.retryPolicy)
         for waiter in drainWaiters.removeValue(forKey: runner.name) ?? [] {
-            groupCommit.afterDurable { waiter(.success(info)) }
+            groupCommit.afterDurable { waiter(info) }
         }
     }
 
     /// Records `daemon_ready` or `daemon_stopping`.
-    public func recordDaemonEvent(_ kind: String) {
-        controlQueue.async { [self] in
-            do {
-                try eventLog.append(kind: kind, at: Date())
-                groupCommit.changed()
-            } catch {
-                DaemonLog.error("cannot record \(kind): \(error)")
-            }
+    public func recordDaemonEvent(_ kind: EventKind) {
+        do {
+            try eventLog.append(kind: kind, at: Date())
+            groupCommit.changed()
+        } catch {
+            DaemonLog.error("cannot record \(kind): \(error)")
         }
     }
 }

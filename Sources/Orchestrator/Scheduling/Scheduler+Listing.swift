@@ -8,32 +8,25 @@ extension Scheduler {
     /// whole, and each page can wait until its reader is ready for it.
     /// - Parameters:
     ///   - limit: only the newest this many; `nil` for all.
-    ///   - completion: the listing (its ID range is fixed now), or a storage failure.
+    /// - Returns: the listing (its ID range is fixed now).
+    /// - Throws: a storage failure.
     public func beginListing(
-        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?,
-        completion: @escaping @Sendable (Result<JobStore.JobListing, SchedulerError>) -> Void
-    ) {
-        controlQueue.async { [self] in
-            do {
-                completion(.success(try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit)))
-            } catch {
-                completion(.failure(.storage(String(describing: error))))
-            }
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?
+    ) throws(SchedulerError) -> JobStore.JobListing {
+        do {
+            return try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit)
+        } catch {
+            throw .storage(String(describing: error))
         }
     }
 
     /// The next page of a listing, in ID order; fewer than `count` jobs once it has no more.
     /// - Parameter after: the last ID of the previous page; `nil` for the first.
-    public func listPage(
-        of listing: JobStore.JobListing, after: JobID?, count: Int,
-        completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
-    ) {
-        controlQueue.async { [self] in
-            do {
-                completion(.success(try store.page(of: listing, after: after, count: count)))
-            } catch {
-                completion(.failure(.storage(String(describing: error))))
-            }
+    public func listPage(of listing: JobStore.JobListing, after: JobID?, count: Int) throws(SchedulerError) -> [Job] {
+        do {
+            return try store.page(of: listing, after: after, count: count)
+        } catch {
+            throw .storage(String(describing: error))
         }
     }
 }

@@ -5,10 +5,8 @@ import OrchestratorAPI
 
 extension Scheduler {
     /// Every queue that has jobs or settings, by name.
-    public func queues(completion: @escaping @Sendable ([QueueInfo]) -> Void) {
-        controlQueue.async { [self] in
-            completion(runners.values.map { $0.info(default: configuration.retryPolicy) }.sorted { $0.name < $1.name })
-        }
+    public var queues: [QueueInfo] {
+        runners.values.map { $0.info(default: configuration.retryPolicy) }.sorted { $0.name < $1.name }
     }
 
     /// Changes a queue's settings, creating the queue when new; takes effect at once.
@@ -20,96 +18,76 @@ extension Scheduler {
     ///   - retryCap: the longest backoff.
     ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
     ///     command removes one.
-    ///   - completion: the queue as now set, or `invalidSetting`.
+    /// - Returns: the queue as now set, once durable.
+    /// - Throws: `invalidSetting`, or a storage failure.
     public func setQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
-        completion: @escaping @Sendable (Result<QueueInfo, SchedulerError>) -> Void
-    ) {
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil
+    ) async throws(SchedulerError) -> QueueInfo {
         if let concurrency, !(1...10_000).contains(concurrency) {
-            completion(.failure(.invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")))
-            return
+            throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
         }
         if let retryBase, retryBase <= .zero {
-            completion(.failure(.invalidSetting("the retry base must be longer than zero")))
-            return
+            throw .invalidSetting("the retry base must be longer than zero")
         }
         if let retryCap, retryCap <= .zero {
-            completion(.failure(.invalidSetting("the retry cap must be longer than zero")))
-            return
+            throw .invalidSetting("the retry cap must be longer than zero")
         }
         if let unknown = hooks?.keys.first(where: { !QueuesInterface.hookEvents.contains($0) }) {
-            completion(.failure(.invalidSetting(
-                "no hook event '\(unknown)'; one of \(QueuesInterface.hookEvents.sorted().joined(separator: ", "))")))
-            return
+            throw .invalidSetting(
+                "no hook event '\(unknown)'; one of \(QueuesInterface.hookEvents.sorted().joined(separator: ", "))")
         }
-        controlQueue.async { [self] in
-            let runner = runner(for: name)
-            var settings = runner.settings
-            for (event, command) in hooks ?? [:] {
-                settings.hooks[event] = command.isEmpty ? nil : command
-            }
-            if let concurrency { settings.concurrency = concurrency }
-            if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
-            if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
-            do {
-                try store.save(settings)
-            } catch {
-                completion(.failure(storageError(error)))
-                return
-            }
-            runner.settings = settings
-            runner.concurrency = settings.concurrency ?? configuration.concurrency
-            let info = runner.info(default: configuration.retryPolicy)
-            groupCommit.afterDurable { completion(.success(info)) }
-            feed(runner)
+        let runner = runner(for: name)
+        var settings = runner.settings
+        for (event, command) in hooks ?? [:] {
+            settings.hooks[event] = command.isEmpty ? nil : command
         }
+        if let concurrency { settings.concurrency = concurrency }
+        if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
+        if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
+        try storeCall { try store.save(settings) }
+        runner.settings = settings
+        runner.concurrency = settings.concurrency ?? configuration.concurrency
+        let info = runner.info(default: configuration.retryPolicy)
+        feed(runner)
+        await durable()
+        return info
     }
 
     /// Pauses or resumes queues: a paused queue starts nothing new; running jobs go on.
     /// - Parameters:
     ///   - names: the queues; `nil` for every queue.
     ///   - paused: pause (`true`) or resume (`false`).
-    ///   - completion: the queues as now set, or `noSuchQueue` (then nothing changed).
-    public func setPaused(
-        _ names: [QueueName]?, paused: Bool, completion: @escaping @Sendable (Result<[QueueInfo], SchedulerError>) -> Void
-    ) {
-        controlQueue.async { [self] in
-            let targets: [QueueRunner]
-            if let names {
-                if let unknown = names.first(where: { runners[$0] == nil }) {
-                    completion(.failure(.noSuchQueue(unknown)))
-                    return
-                }
-                targets = names.compactMap { runners[$0] }
-            } else {
-                targets = runners.values.sorted { $0.name < $1.name }
+    /// - Returns: the queues as now set, once durable.
+    /// - Throws: `noSuchQueue` (then nothing changed), or a storage failure.
+    public func setPaused(_ names: [QueueName]?, paused: Bool) async throws(SchedulerError) -> [QueueInfo] {
+        let targets: [QueueRunner]
+        if let names {
+            if let unknown = names.first(where: { runners[$0] == nil }) {
+                throw .noSuchQueue(unknown)
             }
-            for runner in targets where runner.settings.paused != paused {
-                var settings = runner.settings
-                settings.paused = paused
-                do {
-                    try store.save(settings)
-                } catch {
-                    completion(.failure(storageError(error)))
-                    return
-                }
-                runner.settings = settings
-            }
-            let infos = targets.map { $0.info(default: configuration.retryPolicy) }
-            groupCommit.afterDurable { completion(.success(infos)) }
-            if !paused { targets.forEach(feed) }
+            targets = names.compactMap { runners[$0] }
+        } else {
+            targets = runners.values.sorted { $0.name < $1.name }
         }
+        for runner in targets where runner.settings.paused != paused {
+            var settings = runner.settings
+            settings.paused = paused
+            try storeCall { try store.save(settings) }
+            runner.settings = settings
+        }
+        let infos = targets.map { $0.info(default: configuration.retryPolicy) }
+        if !paused { targets.forEach(feed) }
+        await durable()
+        return infos
     }
 
-    /// A queue's hook commands by event kind. Call on the control queue.
+    /// A queue's hook commands by event kind.
     func hooks(of name: QueueName) -> [String: String] {
-        dispatchPrecondition(condition: .onQueue(controlQueue))
         return runners[name]?.settings.hooks ?? [:]
     }
 
-    /// A job as stored, or `nil`. Call on the control queue.
+    /// A job as stored, or `nil`.
     func storedJob(_ id: JobID) -> Job? {
-        dispatchPrecondition(condition: .onQueue(controlQueue))
         return try? store.job(id)
     }
 }

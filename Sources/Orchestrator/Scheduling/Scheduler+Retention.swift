@@ -31,7 +31,6 @@ extension Scheduler {
     /// After a job finished: holds the retention limits. The count limit is checked against
     /// the tracked counts (no query); the age limit's timer is armed when none is, and looked
     /// at again when the job had dependencies, which it may have kept from being pruned.
-    /// Call on the control queue.
     func finishedForRetention(_ job: Job) {
         trimToRetentionCount()
         if configuration.retentionAge != nil && (ageRetentionTimer == nil || !job.spec.after.isEmpty) {
@@ -41,7 +40,7 @@ extension Scheduler {
 
     /// Deletes the oldest finished jobs beyond `--retention-count` (never one a live job
     /// depends on), a page per turn of the control queue; once done, starts again if more
-    /// jobs finished meanwhile. Call on the control queue.
+    /// jobs finished meanwhile.
     func trimToRetentionCount() {
         guard let limit = configuration.retentionCount, !isStopping, !countTrimActive else { return }
         let finished = totalCounts.finished
@@ -49,23 +48,27 @@ extension Scheduler {
         countTrimActive = true
         prunePage(before: nil, atMost: finished - limit, after: nil, total: 0) { [weak self] result in
             // Called on the control queue (prunePage's contract).
-            guard let self else { return }
-            self.countTrimActive = false
-            switch result {
-            case .success(let count):
-                if count > 0 { DaemonLog.debug("retention: pruned \(count) finished jobs beyond \(limit)") }
-                // More finished during the walk; a walk that deleted nothing found only jobs
-                // live ones depend on, and waits for the next finish.
-                if count > 0 && self.totalCounts.finished > limit { self.trimToRetentionCount() }
-            case .failure(let error):
-                DaemonLog.error("retention: \(error)")
-            }
+            self?.assumeIsolated { $0.countTrimmed(result, limit: limit) }
+        }
+    }
+
+    /// The end of a trim to the retention count.
+    private func countTrimmed(_ result: Result<Int, SchedulerError>, limit: Int) {
+        countTrimActive = false
+        switch result {
+        case .success(let count):
+            if count > 0 { DaemonLog.debug("retention: pruned \(count) finished jobs beyond \(limit)") }
+            // More finished during the walk; a walk that deleted nothing found only jobs
+            // live ones depend on, and waits for the next finish.
+            if count > 0 && totalCounts.finished > limit { trimToRetentionCount() }
+        case .failure(let error):
+            DaemonLog.error("retention: \(error)")
         }
     }
 
     /// Arms the one timer for when the oldest prunable finished job reaches
     /// `--retention-age`; it prunes every job that old, then arms itself for the next. An
-    /// armed timer is only replaced by an earlier one. Call on the control queue.
+    /// armed timer is only replaced by an earlier one.
     func scheduleAgeRetention() {
         guard let age = configuration.retentionAge, !isStopping else { return }
         let oldest: Date?
@@ -80,26 +83,25 @@ extension Scheduler {
         let due = oldest.addingTimeInterval(age.timeInterval)
         if let ageRetentionAt, ageRetentionAt <= due, ageRetentionTimer != nil { return }
         ageRetentionTimer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-        // Wall clock, as finish times are; 10 ms late rather than early, so the job is past
-        // the age when the timer fires (and a timer never spins).
-        timer.schedule(wallDeadline: .now() + max(0, due.timeIntervalSinceNow) + 0.01)
-        timer.setEventHandler { [weak self] in
-            guard let self, !self.isStopping else { return }
-            self.ageRetentionTimer = nil
-            self.ageRetentionAt = nil
+        let timer = makeTimer { scheduler in
+            guard !scheduler.isStopping else { return }
+            scheduler.ageRetentionTimer = nil
+            scheduler.ageRetentionAt = nil
             let cutoff = Date().addingTimeInterval(-age.timeInterval)
-            self.prunePage(before: cutoff, atMost: nil, after: nil, total: 0) { [weak self] result in
-                guard let self else { return }
+            scheduler.prunePage(before: cutoff, atMost: nil, after: nil, total: 0) { [weak scheduler] result in
                 switch result {
                 case .success(let count):
                     if count > 0 { DaemonLog.debug("retention: pruned \(count) finished jobs older than \(TimeSpan.format(age))") }
-                    self.scheduleAgeRetention()
+                    // Called on the control queue (prunePage's contract).
+                    scheduler?.assumeIsolated { $0.scheduleAgeRetention() }
                 case .failure(let error):
                     DaemonLog.error("retention: \(error)")
                 }
             }
         }
+        // Wall clock, as finish times are; 10 ms late rather than early, so the job is past
+        // the age when the timer fires (and a timer never spins).
+        timer.schedule(wallDeadline: .now() + max(0, due.timeIntervalSinceNow) + 0.01)
         ageRetentionTimer = timer
         ageRetentionAt = due
         timer.activate()

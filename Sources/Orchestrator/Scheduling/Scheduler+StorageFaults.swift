@@ -45,7 +45,7 @@ extension Scheduler {
     }
 
     /// Records the end of a running attempt; when the store refuses it (full, locked, an I/O
-    /// error), keeps it and tries again later instead of losing it. Call on the control queue.
+    /// error), keeps it and tries again later instead of losing it.
     func recordEnd(_ id: JobID, in queue: QueueName, result: JobResult, at endedAt: Date) {
         do throws(SchedulerError) {
             try attemptEnded(id, result: result, at: endedAt)
@@ -78,32 +78,29 @@ extension Scheduler {
         guard storageRetryTimer == nil else { return }
         let delay = storageRetryDelay
         storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-        timer.schedule(deadline: .now() + delay.dispatchInterval)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.storageRetryTimer = nil
-            self.retryPendingEnds()
+        let timer = makeTimer { scheduler in
+            scheduler.storageRetryTimer = nil
+            scheduler.retryPendingEnds()
         }
+        timer.schedule(deadline: .now() + delay.dispatchInterval)
         storageRetryTimer = timer
         timer.activate()
     }
 
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
-    /// the timer. Call on the control queue.
+    /// the timer.
     func storageMayHaveRecovered() {
         guard !pendingEnds.isEmpty, !storageRetryQueued else { return }
         storageRetryQueued = true
         // Not from inside the change that succeeded: after it, on the control queue.
-        controlQueue.async { [weak self] in
-            guard let self else { return }
-            self.storageRetryQueued = false
-            self.retryPendingEnds()
+        later { scheduler in
+            scheduler.storageRetryQueued = false
+            scheduler.retryPendingEnds()
         }
     }
 
     /// Writes the kept ends, oldest first, and starts what waited for free slots or for a
-    /// claim the store refused. Call on the control queue.
+    /// claim the store refused.
     func retryPendingEnds() {
         let ends = pendingEnds.sorted { $0.value.endedAt < $1.value.endedAt }
         for (id, end) in ends {

@@ -5,7 +5,7 @@ import OrchestratorAPI
 
 extension Scheduler {
     /// The facts ``JobStateMachine`` needs to decide `operation` on a job (or a spec not
-    /// stored yet), read from the store and the queues. Call on the control queue.
+    /// stored yet), read from the store and the queues.
     /// - Parameters:
     ///   - operation: what is asked.
     ///   - job: the stored job; `nil` for a submit.

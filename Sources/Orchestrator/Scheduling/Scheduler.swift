@@ -5,15 +5,16 @@ import OrchestratorAPI
 
 /// Decides which job runs when, and records every change.
 ///
-/// All mutable state is owned by one serial queue, the control queue (docs/ARCHITECTURE.md,
-/// Concurrency): public methods hop onto it with their arguments captured and answer through a
-/// completion closure, so no caller ever blocks the control queue, and the control queue never
-/// blocks on an operation, whose completions must run on it. Each state change is committed
-/// to the store before observers hear of it.
+/// An actor: all mutable state is isolated to it, and its executor is one serial queue, the
+/// control queue (``ControlQueueExecutor``, docs/ARCHITECTURE.md, Concurrency). Callers
+/// `await` its methods; its timers and its operations' callbacks fire on the control queue
+/// and enter the actor with `assumeIsolated`, which the runtime checks. Nothing ever blocks
+/// the control queue on an operation, whose completions must run on it. Each state change is
+/// committed to the store before anyone is told of it.
 ///
 /// Work is driven by events only: submissions, operation ends, queue changes, one wake-up
 /// timer for the earliest delayed start, and one timeout timer per running job with a limit.
-public final class Scheduler: @unchecked Sendable {  // mutable state is confined to controlQueue
+public actor Scheduler {
     /// Settings the daemon passes in.
     public struct Configuration: Sendable {
         /// Jobs run at once in a queue that sets no concurrency of its own.
@@ -50,10 +51,15 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// The serial queue that owns the scheduler's state.
-    public let controlQueue = DispatchQueue(label: "orchd.control")
-    /// Lifecycle observers, called after each committed change.
-    public let observers = ObserverSet<any JobObserver>()
+    /// The actor's executor, over the control queue.
+    nonisolated let executor: ControlQueueExecutor
+    /// The serial queue the actor runs on; its dispatch sources fire here.
+    nonisolated var controlQueue: DispatchQueue { executor.queue }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// Lifecycle observers, told of each event once it is durable.
+    public nonisolated let observers = ObserverSet<any JobObserver>()
+    /// Where `<id>.out` and `<id>.err` are written (``Configuration/logDirectory``).
+    nonisolated let logDirectory: String
 
     let store: JobStore
     /// Makes committed changes durable in groups, and holds acknowledgements until they are.
@@ -62,16 +68,22 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     let eventLog: EventLog
     var lastDeliveredSeq: Int64 = 0
     var subscribers: [EventSubscriber] = []
-    var drainWaiters: [QueueName: [@Sendable (Result<QueueInfo, SchedulerError>) -> Void]] = [:]
+    var drainWaiters: [QueueName: [@Sendable (QueueInfo) -> Void]] = [:]
     var configuration: Configuration
     let launcher = ProcessLauncher()
     let reaper = ChildReaper()
     /// How job processes are kept hold of: a cgroup per attempt, or the process-group
     /// fallback.
-    public let containment: Containment
+    public nonisolated let containment: Containment
     var runners: [QueueName: QueueRunner] = [:]
     /// Operations created and not yet finished, by job.
     var operations: [JobID: JobOperation] = [:]
+    /// The rows of the jobs those operations run, as last written by this daemon (claim,
+    /// then the recorded process), so an end needs no read.
+    var runningJobs: [JobID: Job] = [:]
+    /// The per-queue counts were loaded from the store (at start, after recovery); from then
+    /// on `changed` keeps them exact.
+    var countsLoaded = false
     /// Jobs whose process was started (recorded running) by this daemon.
     var startedJobs: Set<JobID> = []
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
@@ -94,10 +106,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     var storageRetryDelay: Duration = Scheduler.storageRetryBase
     var storageRetryQueued = false
     var shutdownCompletion: (@Sendable () -> Void)?
+    /// Tears the running jobs down when the drain time of a shutdown is over.
+    var drainTimer: (any DispatchSourceTimer)?
 
     /// Creates a scheduler over a store.
     /// - Parameters:
-    ///   - store: the job store; from now on used on the control queue only.
+    ///   - store: the job store; from now on the actor's alone.
     ///   - configuration: default concurrency, log directory, teardown grace, retries, retention.
     ///   - containment: how job processes are contained (``Containment/setUp(mode:stateDirectory:)``);
     ///     `nil`: the process-group fallback.
@@ -105,44 +119,56 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         self.store = store
         self.configuration = configuration
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
-        self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
+        let executor = ControlQueueExecutor(label: "orchd.control")
+        self.executor = executor
+        self.groupCommit = GroupCommit(database: store.database, queue: executor.queue)
         self.eventLog = EventLog(database: store.database)
-        // Weak: a barrier in flight may finish after the scheduler is gone.
-        groupCommit.afterBarrier = { [weak self] in
-            self?.deliverEvents()
-            MemoryTrimmer.shared.trimSoon()
-        }
+        self.logDirectory = configuration.logDirectory
+    }
+
+    /// Runs `body` isolated to the scheduler in a later turn of the control queue, unless the
+    /// scheduler is gone by then.
+    nonisolated func later(_ body: @escaping @Sendable (isolated Scheduler) -> Void) {
+        controlQueue.async { [weak self] in self?.assumeIsolated { body($0) } }
+    }
+
+    /// A timer on the control queue whose handler runs isolated to the scheduler (unless the
+    /// scheduler is gone); scheduled and activated by the caller.
+    nonisolated func makeTimer(_ handler: @escaping @Sendable (isolated Scheduler) -> Void) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+        timer.setEventHandler { [weak self] in self?.assumeIsolated { handler($0) } }
+        return timer
     }
 
     // MARK: - Life
 
     /// Recovers jobs a previous daemon left running, loads the queues, and starts their work.
-    /// - Parameter completion: called on the control queue with the number of recovered jobs,
-    ///   or the store error that stopped start-up.
-    public func start(completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        controlQueue.async { [self] in
-            do {
-                // Events written before this start are history, not news for observers.
-                lastDeliveredSeq = try eventLog.lastSeq()
-                try eventLog.prune(keep: configuration.eventRetention)
-                eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
-                let recovered = try recoverInterruptedJobs()
-                for settings in try store.queueSettings() {
-                    runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
-                }
-                for (name, counts) in try store.countsByQueue() {
-                    runner(for: name).counts = counts
-                }
-                _ = try promoteDueJobs()
-                for runner in runners.values { feed(runner) }
-                scheduleWakeUp()
-                trimToRetentionCount()
-                scheduleAgeRetention()
-                completion(.success(recovered))
-            } catch {
-                completion(.failure(error))
-            }
+    /// - Returns: the number of recovered jobs.
+    /// - Throws: the store error that stopped start-up.
+    public func start() throws -> Int {
+        // Weak: a barrier in flight may finish after the scheduler is gone.
+        groupCommit.afterBarrier = { [weak self] in
+            self?.assumeIsolated { $0.deliverEvents() }
+            MemoryTrimmer.shared.trimSoon()
         }
+        // Events written before this start are history, not news for observers.
+        lastDeliveredSeq = try eventLog.lastSeq()
+        try eventLog.prune(keep: configuration.eventRetention)
+        eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
+        let recovered = try recoverInterruptedJobs()
+        for settings in try store.queueSettings() {
+            runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
+        }
+        for (name, counts) in try store.countsByQueue() {
+            runner(for: name).counts = counts
+        }
+        countsLoaded = true
+        _ = try promoteDueJobs()
+        for runner in runners.values { feed(runner) }
+        scheduleWakeUp()
+        trimToRetentionCount()
+        scheduleAgeRetention()
+        return recovered
     }
 
     /// Stops starting jobs, lets the running ones finish for up to `drainTimeout`, then tears
@@ -151,23 +177,30 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// - Parameters:
     ///   - drainTimeout: how long running jobs may go on finishing by themselves (zero: tear
     ///     down at once).
-    ///   - completion: called on the control queue once every operation has ended.
-    public func shutdown(drainTimeout: Duration = .zero, completion: @escaping @Sendable () -> Void) {
-        controlQueue.async { [self] in
+    /// - Returns: once every operation has ended.
+    public func shutdown(drainTimeout: Duration = .zero) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             isStopping = true
-            shutdownCompletion = completion
+            shutdownCompletion = { done.resume() }
             wakeUpTimer?.cancel()
             ageRetentionTimer?.cancel()
             if drainTimeout > .zero && !operations.isEmpty {
                 DaemonLog.info("draining: \(operations.count) running jobs may finish for up to \(TimeSpan.format(drainTimeout))")
-                controlQueue.asyncAfter(deadline: .now() + drainTimeout.dispatchInterval) { [self] in
-                    tearDownRunningJobs()
-                }
+                let timer = makeTimer { $0.tearDownRunningJobs() }
+                timer.schedule(deadline: .now() + drainTimeout.dispatchInterval)
+                drainTimer = timer
+                timer.activate()
             } else {
                 tearDownRunningJobs()
             }
             finishShutdownIfIdle()
         }
+    }
+
+    /// Blocks the control queue for ever (`--test-block-control-queue-on-sigusr1`), so that
+    /// tests can see the watchdog withhold its pings.
+    public func blockForTests() {
+        DispatchSemaphore(value: 0).wait()
     }
 
     private func tearDownRunningJobs() {
@@ -176,12 +209,9 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         }
     }
 
-    /// Makes every committed change durable and delivers the pending events, waiting until
-    /// done (a synchronous wrapper, docs/ARCHITECTURE.md, Patterns). Refuses (traps) when called
-    /// on the control queue, which would deadlock.
+    /// Makes every committed change durable and delivers the pending events.
     public func flush() {
-        dispatchPrecondition(condition: .notOnQueue(controlQueue))
-        controlQueue.sync { groupCommit.flush() }
+        groupCommit.flush()
     }
 
     /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and
@@ -191,17 +221,15 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     ///   - concurrency: jobs run at once per queue, at least 1.
     ///   - teardownGrace: time between SIGTERM and SIGKILL.
     public func reconfigure(concurrency: Int, teardownGrace: Duration) {
-        controlQueue.async { [self] in
-            configuration.concurrency = max(1, concurrency)
-            configuration.teardownGrace = teardownGrace
-            for runner in runners.values where runner.settings.concurrency == nil {
-                runner.concurrency = configuration.concurrency
-                feed(runner)
-            }
+        configuration.concurrency = max(1, concurrency)
+        configuration.teardownGrace = teardownGrace
+        for runner in runners.values where runner.settings.concurrency == nil {
+            runner.concurrency = configuration.concurrency
+            feed(runner)
         }
     }
 
-    /// How many jobs are in each state, over all queues. Call on the control queue.
+    /// How many jobs are in each state, over all queues.
     var totalCounts: JobCounts {
         runners.values.reduce(into: JobCounts()) { total, runner in
             total.waiting += runner.counts.waiting
@@ -212,9 +240,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     }
 
     /// The one-line status systemd shows: "2 running, 5 queued, 10 finished".
-    /// Call on the control queue.
     public var statusLine: String {
-        dispatchPrecondition(condition: .onQueue(controlQueue))
         let counts = totalCounts
         var parts = ["\(counts.running) running", "\(counts.queued) queued"]
         if counts.waiting > 0 { parts.append("\(counts.waiting) waiting") }
@@ -226,8 +252,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// - Parameters:
     ///   - id: the job.
     ///   - stream: stdout (`<id>.out`) or stderr (`<id>.err`).
-    public func logPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
-        "\(configuration.logDirectory)/\(id).\(stream == .stdout ? "out" : "err")"
+    public nonisolated func logPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
+        "\(logDirectory)/\(id).\(stream == .stdout ? "out" : "err")"
     }
 
     // MARK: - Feeding queues
@@ -239,45 +265,38 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         return runner
     }
 
-    /// Hands the queue's next eligible jobs to its OperationQueue, up to its free slots.
+    /// Claims the queue's next eligible jobs, up to its free slots, in one transaction, and
+    /// hands them to its OperationQueue. Claims go no further than the free slots because a
+    /// claim is committed as `running`: a job waiting inside the OperationQueue would be shown,
+    /// counted and recovered as running (the OperationQueue's own limit is kept equal).
     func feed(_ runner: QueueRunner) {
         guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0 else { return }
+        var context = JobStateMachine.Context(now: Date())
+        context.queuePaused = runner.settings.paused
         let jobs: [Job]
         do {
-            jobs = try store.nextQueued(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots)
-        } catch {
-            DaemonLog.error("cannot read queue \(runner.name): \(error)")
-            return
-        }
-        for job in jobs {
-            launch(job, in: runner)
-        }
-    }
-
-    private func launch(_ queued: Job, in runner: QueueRunner) {
-        let job: Job
-        do {
-            let outcome = try decide(.claim, for: queued)
-            guard outcome == .enter(.running) else {
-                DaemonLog.error("cannot claim job \(queued.id) for a start: \(outcome)")
-                return
+            jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now) { _ in
+                JobStateMachine.decide(.queued, .claim, context) == .enter(.running)
             }
-            job = try store.claim(queued.id, at: Date())
         } catch {
-            DaemonLog.error("cannot claim job \(queued.id) for a start: \(error)")
+            DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
             // Fed again when the store takes writes again.
             scheduleStorageRetry()
             return
         }
-        changed(job, from: .queued)
+        for job in jobs {
+            changed(job, from: .queued)
+            launch(job, in: runner)
+        }
+    }
+
+    /// Starts a claimed job's operation.
+    private func launch(_ job: Job, in runner: QueueRunner) {
         var environment = job.spec.environment
         // Tells the job who it is, and lets recovery find its processes should the daemon die
         // before it recorded their pid.
         environment[ProcessIdentity.jobVariable] = job.id.description
         environment[ProcessIdentity.stateDirectoryVariable] = configuration.stateDirectory
-        if let extra = observers.query({ $0.environment(for: job) }) {
-            environment.merge(extra) { _, new in new }
-        }
         let request = LaunchRequest(
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
@@ -290,9 +309,11 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         let operation = JobOperation(
             jobID: id, request: request, launcher: launcher, reaper: reaper,
             teardown: .standard(grace: configuration.teardownGrace), containment: containment, callbackQueue: controlQueue,
-            onStarted: { [weak self] outcome in self?.operationStarted(id, outcome) },
-            onFinished: { [weak self] result in self?.operationFinished(id, in: queue, result: result) })
+            // Called on the control queue (`callbackQueue`).
+            onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
+            onFinished: { [weak self] result in self?.assumeIsolated { $0.operationFinished(id, in: queue, result: result) } })
         operations[id] = operation
+        runningJobs[id] = job
         runner.inFlight.insert(id)
         runner.operationQueue.addOperation(operation)
     }
@@ -300,10 +321,10 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     private func operationStarted(_ id: JobID, _ outcome: Result<LaunchedProcess, LaunchError>) {
         guard case .success(let process) = outcome else { return }
         do {
-            let job = try store.recordProcess(
-                id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
+            try store.recordProcessOnly(id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
+            runningJobs[id]?.pid = process.pid
             startedJobs.insert(id)
-            if let timeout = job.spec.timeoutUSec {
+            if let timeout = runningJobs[id]?.spec.timeoutUSec {
                 armTimeout(for: id, after: .microseconds(timeout))
             }
         } catch {
@@ -313,6 +334,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     private func operationFinished(_ id: JobID, in queue: QueueName, result: JobResult) {
         operations[id] = nil
+        defer { runningJobs[id] = nil }
         timeoutTimers.removeValue(forKey: id)?.cancel()
         runners[queue]?.inFlight.remove(id)
         // Claimed but never spawned while the daemon stops: queued again for the next daemon.
@@ -333,14 +355,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     }
 
     private func armTimeout(for id: JobID, after limit: Duration) {
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
-        timer.schedule(deadline: .now() + limit.dispatchInterval)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.timeoutTimers[id] = nil
-            guard let job = self.storedJob(id), case .stop(let reason)? = try? self.decide(.timeOut, for: job) else { return }
-            self.operations[id]?.stop(reason: reason)
+        let timer = makeTimer { scheduler in
+            scheduler.timeoutTimers[id] = nil
+            guard let job = scheduler.storedJob(id), case .stop(let reason)? = try? scheduler.decide(.timeOut, for: job) else { return }
+            scheduler.operations[id]?.stop(reason: reason)
         }
+        timer.schedule(deadline: .now() + limit.dispatchInterval)
         timeoutTimers[id] = timer
         timer.activate()
     }
@@ -352,13 +372,15 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
     /// - Parameter endedAt: when the attempt ended (earlier than now when the end was kept
     ///   while the store refused writes).
     func attemptEnded(_ id: JobID, result: JobResult, at endedAt: Date = Date()) throws(SchedulerError) {
-        let job = try existingJob(id)
+        // The row as this daemon last wrote it, while its operation runs: nothing else writes it.
+        let job: Job
+        if let running = runningJobs[id] { job = running } else { job = try existingJob(id) }
         let outcome = try decide(.endAttempt(result), for: job, now: endedAt)
         switch outcome {
         case .retryLater(let retryAt):
             let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt) }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
-            changed(waiting, from: job.state, attemptResult: result)
+            changed(waiting, from: job.state)
             scheduleWakeUp()
         case .enter(.finished(let final)):
             try record(job, finishedAs: final, at: endedAt)
@@ -378,6 +400,12 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
             request.remaining.remove(id)
             request.finished[id] = job
             if request.remaining.isEmpty { answer(request) }
+        }
+        // Only waiting jobs depend on unfinished ones: none waiting, no dependent to settle
+        // (known once the counts are loaded; recovery at start-up runs before).
+        guard !countsLoaded || totalCounts.waiting > 0 else {
+            finishedForRetention(job)
+            return
         }
         if case .succeeded = result {
             do {
@@ -416,17 +444,16 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         return promoted
     }
 
-    /// Updates the counters for a committed change and tells the observers.
-    func changed(_ job: Job, from previous: JobState?, attemptResult: JobResult? = nil) {
+    /// Updates the counters for a committed change and schedules the group commit that makes
+    /// it durable; observers hear of it from the event log once it is (``deliverEvents()``).
+    func changed(_ job: Job, from previous: JobState?) {
         let runner = runner(for: job.spec.queue)
         let hadLiveJobs = runner.counts.live > 0
         if let previous { runner.counts.add(-1, to: previous) }
         runner.counts.add(1, to: job.state)
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
-        let result = job.state.result ?? attemptResult
         groupCommit.changed()
         storageMayHaveRecovered()
-        observers.notify { $0.job(job, changedFrom: previous, to: job.state, result: result) }
     }
 
     func finishShutdownIfIdle() {
@@ -457,7 +484,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
 
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.
     func scheduleWakeUp() {
-        guard !isStopping else { return }
+        // Only waiting jobs have a delayed start; an armed timer stays (see below).
+        guard !isStopping, !countsLoaded || totalCounts.waiting > 0 else { return }
         let next: Date?
         do {
             next = try store.nextWakeUp(after: Date())
@@ -471,16 +499,14 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         guard let next else { return }
         if let wakeUpAt, wakeUpAt <= next, wakeUpTimer != nil { return }
         wakeUpTimer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+        let timer = makeTimer { scheduler in
+            scheduler.wakeUpTimer = nil
+            scheduler.wakeUpAt = nil
+            do { _ = try scheduler.promoteDueJobs() } catch { DaemonLog.error("cannot queue delayed jobs: \(error)") }
+            scheduler.scheduleWakeUp()
+        }
         // Wall-clock deadline: `--at 08:00` means 08:00 even across a suspend.
         timer.schedule(wallDeadline: .now() + max(0, next.timeIntervalSinceNow) + 0.001)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.wakeUpTimer = nil
-            self.wakeUpAt = nil
-            do { _ = try self.promoteDueJobs() } catch { DaemonLog.error("cannot queue delayed jobs: \(error)") }
-            self.scheduleWakeUp()
-        }
         wakeUpTimer = timer
         wakeUpAt = next
         timer.activate()

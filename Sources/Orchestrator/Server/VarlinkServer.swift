@@ -16,7 +16,7 @@ public final class VarlinkServer: Sendable {
     private let maximumMessageBytes: Int
 
     private struct State {
-        var source: RetainedSource?
+        var source: RetainedSource<any DispatchSourceRead>?
         var connections: [ObjectIdentifier: VarlinkConnection] = [:]
         var stopped = false
     }
@@ -40,7 +40,7 @@ public final class VarlinkServer: Sendable {
         source.setEventHandler { [weak self] in self?.acceptPending() }
         let fd = listeningFD
         source.setCancelHandler { Glibc.close(fd) }
-        let retained = RetainedSource(source: source)
+        let retained = RetainedSource<any DispatchSourceRead>(source: source)
         state.withLock { $0.source = retained }
         source.resume()
     }

@@ -4,8 +4,8 @@ import OrchestratorAPI
 /// The numbered record of lifecycle events (`events` table). Job and queue events are written
 /// by triggers in the same transaction as the change they describe (schema.sql); the few
 /// events that are no row change (a queue drained, the daemon ready or stopping) are appended
-/// here. Confined to the control queue, like the store whose connection it shares.
-public final class EventLog: @unchecked Sendable {  // confined to the control queue
+/// here. Not `Sendable`: owned by the ``Scheduler`` actor, like the store whose connection it shares.
+public final class EventLog {
     private let database: Database
 
     /// Creates the log over the store's connection.
@@ -55,7 +55,8 @@ public final class EventLog: @unchecked Sendable {  // confined to the control q
                 func int(_ index: Int) -> Int64? { statement.isNull(at: index) ? nil : statement.int64(at: index) }
                 events.append(Event(
                     seq: statement.int64(at: 0), at: Timestamp.date(microseconds: statement.int64(at: 1)),
-                    kind: statement.string(at: 2) ?? "", jobId: int(3).map(JobID.init(rawValue:)),
+                    // The one place stored kind names become typed (the triggers write them).
+                    kind: EventKind(rawValue: statement.string(at: 2) ?? ""), jobId: int(3).map(JobID.init(rawValue:)),
                     queue: statement.string(at: 4).flatMap(QueueName.init(rawValue:)), state: statement.string(at: 5),
                     previousState: statement.string(at: 6), result: statement.string(at: 7),
                     exitCode: int(8).map { Int32(truncatingIfNeeded: $0) }, signal: int(9).map { Int32(truncatingIfNeeded: $0) },
@@ -70,11 +71,11 @@ public final class EventLog: @unchecked Sendable {  // confined to the control q
     ///   - kind: `queue_drained`, `daemon_ready` or `daemon_stopping`.
     ///   - queue: the queue it is about, if any.
     ///   - at: when it happened.
-    public func append(kind: String, queue: QueueName? = nil, at: Date) throws {
+    public func append(kind: EventKind, queue: QueueName? = nil, at: Date) throws {
         try database.write { db in
             let statement = try db.cachedStatement("INSERT INTO events (at, kind, queue) VALUES (?, ?, ?)")
             defer { statement.reset() }
-            try statement.bind([.integer(Timestamp.microseconds(at)), .text(kind), .init(queue?.rawValue)])
+            try statement.bind([.integer(Timestamp.microseconds(at)), .text(kind.rawValue), .init(queue?.rawValue)])
             try statement.step()
         }
     }

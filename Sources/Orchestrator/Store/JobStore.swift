@@ -13,8 +13,8 @@ import OrchestratorAPI
 /// let job = try store.insert(spec, submitterUid: uid, at: Date())
 /// let next = try store.nextQueued(in: .default, excluding: [], limit: 4)
 /// ```
-/// Not thread-safe: use it from the control queue that owns its database.
-public final class JobStore: @unchecked Sendable { // confined to the control queue
+/// Not thread-safe and not `Sendable`: the ``Scheduler`` actor owns it (tests own their own).
+public final class JobStore {
     /// The connection the store works through.
     public let database: Database
     private let encoder: JSONEncoder

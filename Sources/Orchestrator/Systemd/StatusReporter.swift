@@ -15,6 +15,8 @@ final class StatusReporter: JobObserver {
     private let state = Mutex(State())
     /// The shortest interval between two status updates.
     private let interval: DispatchTimeInterval = .milliseconds(200)
+    /// Where the coalescing delay runs out.
+    private let timers = DispatchQueue(label: "orchd.status")
 
     init(scheduler: Scheduler, notifier: SystemdNotifier) {
         self.scheduler = scheduler
@@ -35,19 +37,22 @@ final class StatusReporter: JobObserver {
         state.withLock { $0.stopping }
     }
 
-    func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?) {
+    func eventRecorded(_ event: Event) {
         let schedule = state.withLock { state -> Bool in
             guard !state.updatePending, !state.stopping else { return false }
             state.updatePending = true
             return true
         }
         guard schedule else { return }
-        scheduler.controlQueue.asyncAfter(deadline: .now() + interval) { [self] in
-            let send = state.withLock { state -> Bool in
-                state.updatePending = false
-                return !state.stopping
+        timers.asyncAfter(deadline: .now() + interval) { [self] in
+            Task {
+                let line = await scheduler.statusLine
+                let send = state.withLock { state -> Bool in
+                    state.updatePending = false
+                    return !state.stopping
+                }
+                if send { notifier.status(line) }
             }
-            if send { notifier.status(scheduler.statusLine) }
         }
     }
 }

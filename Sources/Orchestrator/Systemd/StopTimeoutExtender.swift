@@ -9,7 +9,7 @@ final class StopTimeoutExtender: Sendable {
     private let notifier: SystemdNotifier
     /// The window each message grants: what is left of the drain and teardown, at most 10 s.
     private let window: Duration
-    private let timer = Mutex<RetainedTimer?>(nil)
+    private let timer = Mutex<RetainedSource<any DispatchSourceTimer>?>(nil)
 
     /// - Parameters:
     ///   - drainTimeout: how long jobs may finish by themselves.
@@ -27,7 +27,7 @@ final class StopTimeoutExtender: Sendable {
         let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.stop-timeout"))
         source.schedule(deadline: .now() + (window / 2).dispatchInterval, repeating: (window / 2).dispatchInterval)
         source.setEventHandler { [notifier] in notifier.send(message) }
-        timer.withLock { $0 = RetainedTimer(source: source) }
+        timer.withLock { $0 = RetainedSource(source: source) }
         source.activate()
     }
 

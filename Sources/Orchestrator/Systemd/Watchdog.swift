@@ -85,7 +85,8 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
             probe.posted += 1
             return probe.posted
         }
-        scheduler.controlQueue.async { [self] in
+        Task { [self] in
+            let status = await scheduler.statusLine
             let recovered = probe.withLock { probe -> Bool in
                 probe.answered = number
                 defer { probe.reportedStuck = false }
@@ -93,7 +94,7 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
             }
             if recovered {
                 DaemonLog.warning("the control queue answers again; watchdog pings resume")
-                notifier.status(scheduler.statusLine)
+                notifier.status(status)
             }
         }
     }

@@ -12,8 +12,8 @@ public struct Event: Hashable, Sendable, Codable {
     public var seq: Int64
     /// When it happened.
     public var at: Date
-    /// The kind, snake_case (see the type).
-    public var kind: String
+    /// The kind (its snake_case names are listed with the type).
+    public var kind: EventKind
     /// The job it is about, if any.
     public var jobId: JobID?
     /// The queue it is about.
@@ -33,7 +33,7 @@ public struct Event: Hashable, Sendable, Codable {
 
     /// Creates a value with every field given.
     public init(
-        seq: Int64, at: Date, kind: String, jobId: JobID? = nil, queue: QueueName? = nil, state: String? = nil,
+        seq: Int64, at: Date, kind: EventKind, jobId: JobID? = nil, queue: QueueName? = nil, state: String? = nil,
         previousState: String? = nil, result: String? = nil, exitCode: Int32? = nil, signal: Int32? = nil, attempt: Int? = nil
     ) {
         self.seq = seq
@@ -61,7 +61,7 @@ public struct Event: Hashable, Sendable, Codable {
             throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not an RFC 3339 time: \(text)")
         }
         at = date
-        kind = try c.decode(String.self, forKey: .kind)
+        kind = try c.decode(EventKind.self, forKey: .kind)
         jobId = try c.decodeIfPresent(JobID.self, forKey: .jobId)
         queue = try c.decodeIfPresent(QueueName.self, forKey: .queue)
         state = try c.decodeIfPresent(String.self, forKey: .state)

@@ -41,12 +41,12 @@ public enum HookEvent: String, CaseIterable, Sendable {
     ///   - kind: the event's kind (`started`, `retrying`, `finished`, `cancelled`,
     ///     `queue_drained`; other kinds fire nothing).
     ///   - result: the event's result, for `finished` and `cancelled`.
-    public static func fired(byEventKind kind: String, result: String?) -> [HookEvent] {
+    public static func fired(byEventKind kind: EventKind, result: String?) -> [HookEvent] {
         switch kind {
-        case "finished", "cancelled": result.map(fired(byFinishWith:)) ?? []
-        case "started": [.started]
-        case "retrying": [.retrying]
-        case "queue_drained": [.queueDrained]
+        case .finished, .cancelled: result.map(fired(byFinishWith:)) ?? []
+        case .started: [.started]
+        case .retrying: [.retrying]
+        case .queueDrained: [.queueDrained]
         default: []
         }
     }

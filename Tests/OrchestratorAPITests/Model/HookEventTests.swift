@@ -15,7 +15,7 @@ struct HookEventTests {
     ])
     func finishes(result: String, expected: [String]) {
         #expect(HookEvent.fired(byFinishWith: result).map(\.rawValue) == expected)
-        let kind = result == "cancelled" ? "cancelled" : "finished"
+        let kind: EventKind = result == "cancelled" ? .cancelled : .finished
         #expect(HookEvent.fired(byEventKind: kind, result: result).map(\.rawValue) == expected)
     }
 
@@ -34,7 +34,8 @@ struct HookEventTests {
         ("submitted", []), ("queued", []), ("requeued", []), ("queue_paused", []), ("daemon_ready", []),
     ])
     func otherKinds(kind: String, expected: [String]) {
-        #expect(HookEvent.fired(byEventKind: kind, result: kind == "retrying" ? "failed" : nil).map(\.rawValue) == expected)
+        let kind = EventKind(rawValue: kind)
+        #expect(HookEvent.fired(byEventKind: kind, result: kind == .retrying ? "failed" : nil).map(\.rawValue) == expected)
     }
 
     @Test("help lists every hook event with what fires it")

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Hook runner")
 struct HookRunnerTests {
-    private func event(_ kind: String, result: String?, exitCode: Int32? = nil, signal: Int32? = nil) -> Event {
+    private func event(_ kind: EventKind, result: String?, exitCode: Int32? = nil, signal: Int32? = nil) -> Event {
         Event(seq: 9, at: Date(), kind: kind, jobId: JobID(rawValue: 7), queue: .default, state: "finished",
               result: result, exitCode: exitCode, signal: signal, attempt: 1)
     }

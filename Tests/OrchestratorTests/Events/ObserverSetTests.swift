@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import OrchestratorAPI
 import Synchronization
@@ -13,35 +12,31 @@ final class SharedLog: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
-/// Records every call it gets, in order, with the caller's arguments.
+/// Records every event it hears, in order.
 final class RecordingObserver: JobObserver {
     let name: String
     let log = SharedLog()
     let shared: SharedLog?
-    let answer: [String: String]?
 
-    init(name: String, shared: SharedLog? = nil, answer: [String: String]? = nil) {
+    init(name: String, shared: SharedLog? = nil) {
         self.name = name
         self.shared = shared
-        self.answer = answer
     }
 
-    func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?) {
-        let line = "\(name): \(job.id) \(previousState?.name ?? "nil")->\(newState.name) \(result?.name ?? "nil")"
+    func eventRecorded(_ event: Event) {
+        let line = "\(name): \(event.seq) \(event.kind.rawValue) \(event.jobId?.description ?? "nil")"
         log.append(line)
         shared?.append(line)
     }
-
-    func environment(for job: Job) -> [String: String]? { answer }
 
     var lines: [String] { log.all }
 }
 
 @Suite("Observer set (the multicast delegate)")
 struct ObserverSetTests {
-    private let job = Job(
-        id: JobID(rawValue: 7), spec: JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), state: .running,
-        submittedAt: Date(), submitterUid: 0)
+    private func event(_ seq: Int64, _ kind: EventKind, job: Int64? = nil) -> Event {
+        Event(seq: seq, at: Date(), kind: kind, jobId: job.map { JobID(rawValue: $0) })
+    }
 
     @Test("observers are called in the order added, with every argument, optional values kept optional")
     func orderAndArguments() {
@@ -51,12 +46,13 @@ struct ObserverSetTests {
         let second = RecordingObserver(name: "second", shared: shared)
         set.add(first)
         set.add(second)
-        let job = self.job
-        set.notify { $0.job(job, changedFrom: nil, to: .queued, result: nil) }
-        set.notify { $0.job(job, changedFrom: .running, to: .finished(.failed(exitCode: 3)), result: .failed(exitCode: 3)) }
+        let submitted = event(1, .submitted, job: 7)
+        let ready = event(2, .daemonReady)
+        set.notify { $0.eventRecorded(submitted) }
+        set.notify { $0.eventRecorded(ready) }
         #expect(shared.all == [
-            "first: 7 nil->queued nil", "second: 7 nil->queued nil",
-            "first: 7 running->finished failed", "second: 7 running->finished failed",
+            "first: 1 submitted 7", "second: 1 submitted 7",
+            "first: 2 daemon_ready nil", "second: 2 daemon_ready nil",
         ])
     }
 
@@ -71,58 +67,22 @@ struct ObserverSetTests {
             #expect(set.count == 1)
         }
         #expect(released == nil, "the set holds observers weakly")
-        let job = self.job
-        set.notify { $0.job(job, changedFrom: nil, to: .queued, result: nil) }
+        let ready = event(1, .daemonReady)
+        set.notify { $0.eventRecorded(ready) }
         #expect(set.count == 0)
     }
 
-    @Test("a query takes the last answer, skipping observers that do not answer")
-    func lastResponderWins() {
+    @Test("a removed observer is no longer called; the others still are")
+    func removal() {
         let set = ObserverSet<any JobObserver>()
-        let a = RecordingObserver(name: "a", answer: ["X": "1"])
-        let b = RecordingObserver(name: "b", answer: ["X": "2"])
-        let c = RecordingObserver(name: "c", answer: nil)
-        set.add(a)
-        set.add(b)
-        set.add(c)
-        let job = self.job
-        let answer: [String: String]? = set.query { $0.environment(for: job) }
-        #expect(answer == ["X": "2"])
-    }
-
-    @Test("an observer on its own queue that blocks delays neither the caller nor the other observers")
-    func blockingObserverIsolated() {
-        let set = ObserverSet<any JobObserver>()
-        let gate = DispatchSemaphore(value: 0)
-        let blocked = BlockingObserver(gate: gate)
-        let fast = RecordingObserver(name: "fast")
-        set.add(blocked, queue: DispatchQueue(label: "test.slow-observer"))
-        set.add(fast)
-        let job = self.job
-        set.notify { $0.job(job, changedFrom: nil, to: .queued, result: nil) }
-        #expect(fast.lines.count == 1, "the fast observer was called while the slow one is still blocked")
-        #expect(blocked.calls.load(ordering: .relaxed) == 0, "the slow observer has not finished: notify did not wait for it")
-        gate.signal()
-    }
-
-    @Test("wait: true delivers on the observer's queue before notify returns")
-    func synchronousDelivery() {
-        let set = ObserverSet<any JobObserver>()
-        let observer = RecordingObserver(name: "sync")
-        set.add(observer, queue: DispatchQueue(label: "test.sync-observer"), wait: true)
-        let job = self.job
-        set.notify { $0.job(job, changedFrom: nil, to: .queued, result: nil) }
-        #expect(observer.lines == ["sync: 7 nil->queued nil"])
-    }
-}
-
-/// An observer whose callback blocks until the test opens the gate.
-final class BlockingObserver: JobObserver {
-    let gate: DispatchSemaphore
-    let calls = Atomic<Int>(0)
-    init(gate: DispatchSemaphore) { self.gate = gate }
-    func job(_ job: Job, changedFrom previousState: JobState?, to newState: JobState, result: JobResult?) {
-        gate.wait()
-        calls.wrappingAdd(1, ordering: .relaxed)
+        let kept = RecordingObserver(name: "kept")
+        let removed = RecordingObserver(name: "removed")
+        set.add(kept)
+        set.add(removed)
+        set.remove(removed)
+        let ready = event(1, .daemonReady)
+        set.notify { $0.eventRecorded(ready) }
+        #expect(kept.lines == ["kept: 1 daemon_ready nil"])
+        #expect(removed.lines.isEmpty)
     }
 }

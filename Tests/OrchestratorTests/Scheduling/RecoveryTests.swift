@@ -13,19 +13,8 @@ struct RecoveryTests {
             concurrency: 1, stateDirectory: directory.path, logDirectory: directory.path, teardownGrace: .seconds(1)))
     }
 
-    private func start(_ scheduler: Scheduler) throws -> Int {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = LockedBox<Result<Int, any Error>?>(nil)
-        scheduler.start { result in
-            outcome.value = result
-            done.signal()
-        }
-        done.wait()
-        return try #require(outcome.value).get()
-    }
-
     @Test("a job claimed but whose pid was never recorded is found by its environment and killed, not run again")
-    func unrecordedProcessIsKilled() throws {
+    func unrecordedProcessIsKilled() async throws {
         let directory = try TemporaryDirectory()
         let id: JobID
         do {
@@ -45,18 +34,34 @@ struct RecoveryTests {
         reaper.watch(process, on: DispatchQueue(label: "test.reaper")) { _ in exited.signal() }
 
         let scheduler = try makeScheduler(directory)
-        #expect(try start(scheduler) == 1)
+        #expect(try await scheduler.start() == 1)
         #expect(exited.wait(timeout: .now() + 10) == .success, "the orphaned process was killed")
         withExtendedLifetime(reaper) {}
 
-        let found = DispatchSemaphore(value: 0)
-        let result = LockedBox<JobResult?>(nil)
-        scheduler.job(id) { outcome in
-            result.value = try? outcome.get().job.state.result
-            found.signal()
+        #expect(try await scheduler.job(id).job.state.result == .interrupted)
+    }
+
+    @Test("a job recovered as interrupted fails the jobs that wait for it, though recovery runs before the counts are loaded")
+    func recoveredEndFailsDependents() async throws {
+        let directory = try TemporaryDirectory()
+        let dependency: JobID
+        let dependent: JobID
+        do {
+            // The previous daemon: it claimed the first job and died; the second waits for it.
+            let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+            dependency = try store.insert(
+                JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date()).id
+            var spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: [:])
+            spec.after = [dependency]
+            dependent = try store.insert([(spec: spec, state: .waiting)], submitterUid: 0, at: Date())[0].id
+            try store.claim(dependency, at: Date())
         }
-        found.wait()
-        #expect(result.value == .interrupted)
+        let scheduler = try makeScheduler(directory)
+        #expect(try await scheduler.start() == 1)
+        #expect(try await scheduler.job(dependency).job.state.result == .interrupted)
+        let failed = try await scheduler.job(dependent).job.state.result
+        #expect(failed == .dependencyFailed(dependency))
+        #expect(await scheduler.jobCounts.waiting == 0)
     }
 
     @Test("another daemon's job with the same ID is left alone")

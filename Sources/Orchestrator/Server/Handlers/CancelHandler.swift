@@ -9,8 +9,9 @@ struct CancelHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
-            scheduler.cancel(parameters.ids, by: call.peer.uid) { result in
-                responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
+            let uid = call.peer.uid
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.cancel(parameters.ids, by: uid) }) {
+                JobsInterface.JobsReply(jobs: $0)
             }
         } catch {
             responder.fail(error)

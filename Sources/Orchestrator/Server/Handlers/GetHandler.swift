@@ -8,8 +8,8 @@ struct GetHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
-            scheduler.job(parameters.id) { result in
-                responder.complete(result) { JobsInterface.JobReply(job: $0.job, attempts: $0.attempts) }
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.job(parameters.id) }) {
+                JobsInterface.JobReply(job: $0.job, attempts: $0.attempts)
             }
         } catch {
             responder.fail(error)

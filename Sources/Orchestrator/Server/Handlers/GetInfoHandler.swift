@@ -14,7 +14,8 @@ struct GetInfoHandler: VarlinkMethodHandler {
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let uptime = startTime.duration(to: .now)
-        scheduler.jobCounts { counts in
+        Task { [scheduler, configuration, concurrency] in
+            let counts = await scheduler.jobCounts
             responder.reply(ManagerInterface.InfoReply(
                 version: OrchdVersion.string,
                 pid: getpid(),

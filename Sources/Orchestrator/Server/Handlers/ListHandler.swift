@@ -17,26 +17,32 @@ struct ListHandler: VarlinkMethodHandler {
             }
             if let limit = parameters.limit, limit < 0 { throw VarlinkError.invalidParameter("limit") }
             guard call.more else {
-                scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit) { result in
-                    responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
-                }
+                responder.complete({ [scheduler] () async throws(SchedulerError) in
+                    try await scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
+                }) { JobsInterface.JobsReply(jobs: $0) }
                 return
             }
             let scheduler = self.scheduler
-            scheduler.beginListing(
-                ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit
-            ) { result in
-                switch result {
-                case .success(let listing):
-                    let position = Position()
-                    JobPageStream.stream(to: responder) { count, completion in
-                        scheduler.listPage(of: listing, after: position.last.withLock { $0 }, count: count) { page in
-                            if case .success(let jobs) = page, let id = jobs.last?.id { position.last.withLock { $0 = id } }
-                            completion(page.mapError(\.varlinkError))
+            Task {
+                let listing: JobStore.JobListing
+                do throws(SchedulerError) {
+                    listing = try await scheduler.beginListing(
+                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
+                } catch {
+                    responder.fail(error.varlinkError)
+                    return
+                }
+                let position = Position()
+                JobPageStream.stream(to: responder) { count, completion in
+                    Task {
+                        do throws(SchedulerError) {
+                            let jobs = try await scheduler.listPage(of: listing, after: position.last.withLock { $0 }, count: count)
+                            if let id = jobs.last?.id { position.last.withLock { $0 = id } }
+                            completion(.success(jobs))
+                        } catch {
+                            completion(.failure(error.varlinkError))
                         }
                     }
-                case .failure(let error):
-                    responder.fail(error.varlinkError)
                 }
             }
         } catch {

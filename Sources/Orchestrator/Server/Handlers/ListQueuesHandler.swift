@@ -6,6 +6,6 @@ struct ListQueuesHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        scheduler.queues { responder.reply(QueuesInterface.QueuesReply(queues: $0)) }
+        Task { [scheduler] in responder.reply(QueuesInterface.QueuesReply(queues: await scheduler.queues)) }
     }
 }

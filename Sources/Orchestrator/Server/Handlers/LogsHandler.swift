@@ -26,14 +26,13 @@ struct LogsHandler: VarlinkMethodHandler {
         let path = scheduler.logPath(of: parameters.id, stream: parameters.stream)
         let scheduler = self.scheduler
         let otherPath = scheduler.logPath(of: parameters.id, stream: parameters.stream == .stdout ? .stderr : .stdout)
-        scheduler.job(parameters.id) { result in
+        Task {
             let found: (job: Job, attempts: [JobAttempt])
-            switch result {
-            case .failure(let error):
+            do throws(SchedulerError) {
+                found = try await scheduler.job(parameters.id)
+            } catch {
                 responder.fail(error.varlinkError)
                 return
-            case .success(let value):
-                found = value
             }
             let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
             LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)

@@ -13,8 +13,8 @@ struct PauseQueuesHandler: VarlinkMethodHandler {
     static func setPaused(_ paused: Bool, _ call: VarlinkMethodCall, _ responder: VarlinkResponder, _ scheduler: Scheduler) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.NamesParameters.self)
-            scheduler.setPaused(parameters.names, paused: paused) { result in
-                responder.complete(result) { QueuesInterface.QueuesReply(queues: $0) }
+            responder.complete({ () async throws(SchedulerError) in try await scheduler.setPaused(parameters.names, paused: paused) }) {
+                QueuesInterface.QueuesReply(queues: $0)
             }
         } catch {
             responder.fail(error)

@@ -9,8 +9,9 @@ struct PruneHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.PruneParameters.self)
             if let age = parameters.olderThanUSec, age < 0 { throw VarlinkError.invalidParameter("olderThanUSec") }
-            scheduler.prune(olderThan: parameters.olderThanUSec.map { .microseconds($0) }) { result in
-                responder.complete(result) { JobsInterface.PruneReply(pruned: $0) }
+            let age = parameters.olderThanUSec.map { Duration.microseconds($0) }
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.prune(olderThan: age) }) {
+                JobsInterface.PruneReply(pruned: $0)
             }
         } catch {
             responder.fail(error)

@@ -8,8 +8,9 @@ struct RetryHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
-            scheduler.retry(parameters.id, by: call.peer.uid) { result in
-                responder.complete(result) { JobsInterface.JobReply(job: $0) }
+            let uid = call.peer.uid
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.retry(parameters.id, by: uid) }) {
+                JobsInterface.JobReply(job: $0)
             }
         } catch {
             responder.fail(error)

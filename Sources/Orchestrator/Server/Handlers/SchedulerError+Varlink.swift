@@ -31,4 +31,18 @@ extension VarlinkResponder {
         case .failure(let error): fail(error.varlinkError)
         }
     }
+
+    /// Runs a scheduler request in a task of its own and sends its value through `reply`, or
+    /// its error.
+    func complete<T: Sendable, P: Codable & Sendable>(
+        _ request: @escaping @Sendable () async throws(SchedulerError) -> T, _ reply: @escaping @Sendable (T) -> P
+    ) {
+        Task {
+            do throws(SchedulerError) {
+                self.reply(reply(try await request()))
+            } catch {
+                fail(error.varlinkError)
+            }
+        }
+    }
 }

@@ -8,13 +8,12 @@ struct SetQueueHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.SetParameters.self)
-            scheduler.setQueue(
-                parameters.name, concurrency: parameters.concurrency,
-                retryBase: parameters.retryBaseUSec.map { .microseconds($0) },
-                retryCap: parameters.retryCapUSec.map { .microseconds($0) }, hooks: parameters.hooks
-            ) { result in
-                responder.complete(result) { QueuesInterface.QueueReply(queue: $0) }
-            }
+            responder.complete({ [scheduler] () async throws(SchedulerError) in
+                try await scheduler.setQueue(
+                    parameters.name, concurrency: parameters.concurrency,
+                    retryBase: parameters.retryBaseUSec.map { .microseconds($0) },
+                    retryCap: parameters.retryCapUSec.map { .microseconds($0) }, hooks: parameters.hooks)
+            }) { QueuesInterface.QueueReply(queue: $0) }
         } catch {
             responder.fail(error)
         }

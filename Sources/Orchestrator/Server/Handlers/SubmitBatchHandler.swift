@@ -10,10 +10,10 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.SubmitBatchParameters.self)
             guard !parameters.specs.isEmpty else { throw VarlinkError.invalidParameter("specs") }
             let returnJobs = parameters.returnJobs ?? false
-            scheduler.submit(parameters.resolvedSpecs, submitterUid: call.peer.uid) { result in
-                responder.complete(result) {
-                    JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil)
-                }
+            let specs = parameters.resolvedSpecs
+            let uid = call.peer.uid
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.submit(specs, submitterUid: uid) }) {
+                JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil)
             }
         } catch {
             responder.fail(error)

@@ -13,8 +13,9 @@ struct SubmitHandler: VarlinkMethodHandler {
             responder.fail(error)
             return
         }
-        scheduler.submit([parameters.spec], submitterUid: call.peer.uid, reuseExisting: parameters.reuseExisting ?? false) { result in
-            responder.complete(result) { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
-        }
+        let uid = call.peer.uid
+        responder.complete({ [scheduler] () async throws(SchedulerError) in
+            try await scheduler.submit([parameters.spec], submitterUid: uid, reuseExisting: parameters.reuseExisting ?? false)
+        }) { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
     }
 }

@@ -12,7 +12,8 @@ struct SubscribeHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.SubscribeParameters.self)
             if let since = parameters.since, since < 0 { throw VarlinkError.invalidParameter("since") }
-            scheduler.subscribe(
+            let scheduler = self.scheduler
+            Task { await scheduler.subscribe(
                 since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
                 jobID: parameters.jobId,
                 send: { event, isLast in
@@ -26,7 +27,7 @@ struct SubscribeHandler: VarlinkMethodHandler {
                     // It stopped reading: end its stream rather than queue events for it
                     // without bound; it can resume from the last event it processed.
                     responder.fail(JobsInterface.subscriberTooSlow(lastSeen: lastSent))
-                })
+                }) }
         } catch {
             responder.fail(error)
         }

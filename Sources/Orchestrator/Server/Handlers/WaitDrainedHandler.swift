@@ -8,8 +8,8 @@ struct WaitDrainedHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.WaitDrainedParameters.self)
-            scheduler.waitUntilDrained(parameters.name) { result in
-                responder.complete(result) { QueuesInterface.QueueReply(queue: $0) }
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.waitUntilDrained(parameters.name) }) {
+                QueuesInterface.QueueReply(queue: $0)
             }
         } catch {
             responder.fail(error)

@@ -13,9 +13,17 @@ struct WaitHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
-            scheduler.wait(for: parameters.ids) { result in
-                guard case .success(let jobs) = result, call.more else {
-                    responder.complete(result) { JobsInterface.JobsReply(jobs: $0) }
+            let more = call.more
+            Task { [scheduler] in
+                let jobs: [Job]
+                do throws(SchedulerError) {
+                    jobs = try await scheduler.wait(for: parameters.ids)
+                } catch {
+                    responder.fail(error.varlinkError)
+                    return
+                }
+                guard more else {
+                    responder.reply(JobsInterface.JobsReply(jobs: jobs))
                     return
                 }
                 let rest = Rest(jobs)

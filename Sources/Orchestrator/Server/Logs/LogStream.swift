@@ -64,8 +64,9 @@ final class LogStream: @unchecked Sendable {  // mutable state confined to `queu
             isFollowing = id != nil
             guard begin() else { return }
             if let id {
-                scheduler.wait(for: [id]) { _ in
+                Task {
                     // Whether it finished or vanished (pruned), nothing more will be written.
+                    _ = try? await scheduler.wait(for: [id])
                     self.queue.async {
                         self.jobFinished = true
                         self.pacer?.wake()

@@ -1,0 +1,74 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("JobStore hot path")
+struct JobStoreHotPathTests {
+    let directory: TemporaryDirectory
+    let store: JobStore
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+    }
+
+    func spec(priority: Int = 0, queue: QueueName = .default) -> JobSpec {
+        JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:], queue: queue, priority: priority)
+    }
+
+    @Test("claimNext claims in start order up to the limit, skips excluded jobs and other queues, and returns the rows as running")
+    func claimsInOrder() throws {
+        let other = try #require(QueueName(rawValue: "other"))
+        let jobs = try store.insert(
+            [spec(priority: 0), spec(priority: 5), spec(priority: 0), spec(priority: 5), spec(queue: other)],
+            submitterUid: 0, at: now)
+        let claimed = try store.claimNext(in: .default, excluding: [jobs[1].id], limit: 2, at: now) { _ in true }
+        #expect(claimed.map(\.id) == [jobs[3].id, jobs[0].id])
+        #expect(claimed.allSatisfy { $0.state == .running && $0.attempt == 1 })
+        #expect(try store.job(jobs[3].id)?.state == .running)
+        #expect(try store.job(jobs[1].id)?.state == .queued, "excluded")
+        #expect(try store.job(jobs[2].id)?.state == .queued, "beyond the limit")
+        #expect(try store.job(jobs[4].id)?.state == .queued, "another queue")
+    }
+
+    @Test("claimNext claims only what admit lets through, and nothing with a limit of zero")
+    func admitDecides() throws {
+        let jobs = try store.insert([spec(), spec(), spec()], submitterUid: 0, at: now)
+        #expect(try store.claimNext(in: .default, excluding: [], limit: 0, at: now) { _ in true }.isEmpty)
+        let claimed = try store.claimNext(in: .default, excluding: [], limit: 3, at: now) { $0 != jobs[1].id }
+        #expect(claimed.map(\.id) == [jobs[0].id, jobs[2].id])
+        #expect(try store.job(jobs[1].id)?.state == .queued)
+        #expect(try store.countsByQueue()[.default]?.running == 2)
+    }
+
+    @Test("claimNext's candidates come from the partial index jobs_runnable: no table scan, no sort")
+    func candidatesUseIndex() throws {
+        let statement = try store.database.makeStatement("EXPLAIN QUERY PLAN " + JobStore.claimCandidatesSQL)
+        try statement.bind([.text("default"), .text("[1,2]"), 10])
+        var details: [String] = []
+        while try statement.step() { details.append(statement.string(at: 3) ?? "") }
+        #expect(details.contains { $0.hasPrefix("SEARCH jobs USING") && $0.contains("jobs_runnable") }, "\(details)")
+        #expect(!details.contains { $0.hasPrefix("SCAN jobs") }, "\(details)")
+        #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(details)")
+    }
+
+    @Test("recordProcessOnly records the pid of a running job and refuses a job that is not running or is gone")
+    func recordProcessOnly() throws {
+        let jobs = try store.insert([spec(), spec()], submitterUid: 0, at: now)
+        let claimed = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
+        #expect(claimed.map(\.id) == [jobs[0].id])
+        try store.recordProcessOnly(jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot")
+        #expect(try store.job(jobs[0].id)?.pid == 4242)
+        let record = try #require(try store.runningJobs().first { $0.job.id == jobs[0].id })
+        #expect(record.processStartTicks == 7 && record.bootID == "boot")
+        #expect(throws: JobStoreError.invalidTransition(jobs[1].id, from: "queued", to: "running")) {
+            try store.recordProcessOnly(jobs[1].id, pid: 1, processStartTicks: 1, bootID: "boot")
+        }
+        #expect(throws: JobStoreError.noSuchJob(JobID(rawValue: 99))) {
+            try store.recordProcessOnly(JobID(rawValue: 99), pid: 1, processStartTicks: 1, bootID: "boot")
+        }
+    }
+}
