@@ -104,6 +104,33 @@ struct StorageFaultTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
     }
 
+    @Test("a cancel of a job whose end is kept in memory never replaces the real result")
+    func cancelAfterKeptEnd() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 5"]).line
+        #expect(started.read() == "up")
+
+        let filler = try fileSystem.fill()
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
+        // Space returns, but the kept end waits for its retry timer (a second or more): the
+        // store still says running although the process is gone. A cancel now must write
+        // the real end first and then find the job finished.
+        try FileManager.default.removeItem(atPath: filler)
+        let cancelled = try daemon.orchctl(["cancel", id])
+        #expect(cancelled.status == 1, "\(cancelled)")
+        #expect(cancelled.standardError.contains("already finished"), "\(cancelled)")
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 5, "\(waited)")
+        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"exitCode\" : 5"))
+    }
+
     /// Starts orchd on `stateDirectory` expecting it to refuse, and returns what it said.
     private func refusedStart(_ stateDirectory: String, socket: String) throws -> CommandResult {
         try TestDaemon.run(

@@ -98,6 +98,7 @@ extension Scheduler {
     ///   - uid: the caller; root may cancel any job, others only their own.
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
     public func cancel(_ ids: [JobID], by uid: UInt32) async throws(SchedulerError) -> [Job] {
+        for id in ids { try settlePendingEnd(of: id) }
         let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
@@ -132,6 +133,7 @@ extension Scheduler {
     /// another live job holds its unique key. A paused queue stays paused.
     /// - Returns: the job as now stored, once durable.
     public func retry(_ id: JobID, by uid: UInt32) async throws(SchedulerError) -> Job {
+        try settlePendingEnd(of: id)
         let previous = try existingJob(id)
         if uid != 0 && uid != previous.submitterUid { throw .notPermitted(id) }
         let state: JobState
