@@ -6,6 +6,15 @@ struct ListQueuesHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        scheduler.queues { responder.reply(QueuesInterface.QueuesReply(queues: $0)) }
+        do throws(VarlinkError) {
+            // `status --queue` and `pause Q` need their queues only, not every queue's hooks.
+            let names = try call.parameters(QueuesInterface.NamesParameters.self).names.map(Set.init)
+            scheduler.queues { queues in
+                let chosen = names.map { names in queues.filter { names.contains($0.name) } } ?? queues
+                responder.reply(QueuesInterface.QueuesReply(queues: chosen))
+            }
+        } catch {
+            responder.fail(error)
+        }
     }
 }

@@ -1,0 +1,66 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+/// Faults a hostile tester found in what orchctl sends and how it reads orchd's answers:
+/// oversized calls and settings, jobs pruned during a wait, batch lines an error must name,
+/// empty paths.
+@Suite("orchctl against hostile input, end to end")
+struct ClientRobustnessTests {
+    /// Writes `text` to a file in the daemon's directory and returns its path.
+    private func file(_ daemon: TestDaemon, _ name: String, _ text: String) throws -> String {
+        let path = daemon.directory + "/" + name
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("a hook command over 4 KiB is refused by orchctl and by orchd, so queue listings stay small")
+    func hookCommandCap() throws {
+        let daemon = try TestDaemon()
+        let long = String(repeating: "x", count: QueuesInterface.maximumHookBytes + 1)
+        let refused = try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + long])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("the failed hook's command is 4097 bytes; a hook command may have at most 4096"), "\(refused)")
+        // Another client, not orchctl: orchd checks too.
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        #expect(throws: VarlinkClientError.self) {
+            try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "big")!, hooks: ["failed": long]))
+        }
+        let fits = String(repeating: "x", count: QueuesInterface.maximumHookBytes)
+        #expect(try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + fits]).status == 0)
+        #expect(try daemon.orchctl(["queues", "--json"]).standardOutput.contains(fits))
+    }
+
+    @Test("pause Q, resume Q and status --queue Q list only that queue, not every queue's hooks")
+    func namedQueueListing() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "a", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "set", "b", "--concurrency", "1"]).status == 0)
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let listed = try client.call(QueuesInterface.list, .init(names: [QueueName(rawValue: "b")!, QueueName(rawValue: "nope")!]))
+        #expect(listed.queues.map(\.name.rawValue) == ["b"])
+        #expect(try client.call(QueuesInterface.list, .init()).queues.count >= 2)
+        let paused = try daemon.orchctl(["pause", "b"])
+        #expect(paused.standardOutput == "paused b\n", "\(paused)")
+        #expect(try daemon.orchctl(["pause", "b"]).standardOutput == "b was already paused\n")
+        #expect(try daemon.orchctl(["resume"]).standardOutput.contains("resumed b"))
+    }
+
+    @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
+    func retryCapBelowBase() throws {
+        let daemon = try TestDaemon()
+        let refused = try daemon.orchctl(["queue", "set", "Z", "--retry-base", "10min", "--retry-cap", "1s"])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("the retry cap (1s) is shorter than the retry base (10min)"), "\(refused)")
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        do {
+            _ = try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "Z")!, retryBaseUSec: 600_000_000, retryCapUSec: 1_000_000))
+            Issue.record("orchd stored a cap below the base")
+        } catch .remote(let error) {
+            #expect(error.name == QueuesInterface.Errors.invalidSetting, "\(error)")
+        } catch {
+            Issue.record("expected InvalidSetting, got \(error)")
+        }
+        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
+    }
+}
