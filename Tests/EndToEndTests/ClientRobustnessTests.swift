@@ -46,6 +46,16 @@ struct ClientRobustnessTests {
         #expect(try daemon.orchctl(["resume"]).standardOutput.contains("resumed b"))
     }
 
+    @Test("wait --all succeeds when retention prunes jobs it listed as unfinished before it waits for them")
+    func waitAllOutlivesPruning() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-count", "10"])
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 1_200))
+        try #require(batch.status == 0, "\(batch)")
+        let waited = try daemon.orchctl(["wait", "--all"])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(waited.standardError.isEmpty, "\(waited)")
+    }
+
     @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
     func retryCapBelowBase() throws {
         let daemon = try TestDaemon()
