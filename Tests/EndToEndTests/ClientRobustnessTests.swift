@@ -56,6 +56,21 @@ struct ClientRobustnessTests {
         #expect(waited.standardError.isEmpty, "\(waited)")
     }
 
+    @Test("a call over orchd's 1 MiB cap gets orchd's MessageTooLarge error, not a broken pipe")
+    func oversizedCallReportsTheServersError() throws {
+        let daemon = try TestDaemon()
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let huge = JobSpec(command: .argv(["echo", String(repeating: "x", count: 2_000_000)]), cwd: "/", environment: [:])
+        do {
+            _ = try client.call(JobsInterface.submitBatch, .init(specs: [huge, huge, huge]))
+            Issue.record("a 6 MB call was accepted")
+        } catch .remote(let error) {
+            #expect(error.name == ManagerInterface.Errors.messageTooLarge, "\(error)")
+        } catch {
+            Issue.record("expected MessageTooLarge, got \(error)")
+        }
+    }
+
     @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
     func retryCapBelowBase() throws {
         let daemon = try TestDaemon()
