@@ -71,6 +71,56 @@ struct ClientRobustnessTests {
         }
     }
 
+    @Test("a batch line or a submit over the message cap is refused by orchctl, naming its line")
+    func oversizedSpecRefusedClientSide() throws {
+        let daemon = try TestDaemon()
+        let argv = "{\"argv\":[\"echo\",\"" + String(repeating: "x", count: 2_000_000) + "\"]}\n"
+        let batch = try file(daemon, "big.batch", "true\ntrue\n" + argv + argv)
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("Error: line 3: the job spec is 2.0 MB; the limit is 1 MiB"), "\(refused)")
+        #expect(refused.standardError.contains("line 4:"), "\(refused)")
+        #expect(try daemon.orchctl(["status"]).standardOutput.contains("No jobs"), "nothing was submitted")
+        // A plain submit with a large environment (ten variables: one may have 128 KiB at most).
+        var environment = ["PATH": "/usr/bin:/bin"]
+        for index in 0..<10 { environment["BIG\(index)"] = String(repeating: "y", count: 110_000) }
+        let submit = try TestDaemon.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "submit", "--", "true"], environment: environment)
+        #expect(submit.status == 64, "\(submit)")
+        #expect(submit.standardError.contains("the job spec is 1.1 MB; the limit is 1 MiB"), "\(submit)")
+    }
+
+    @Test("a batch line depending on a job that does not exist is named by its line")
+    func unknownDependencyNamesLine() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "dep.batch", "true\n# a comment\n{\"argv\":[\"true\"],\"after\":[999999]}\n")
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.contains("Error: line 3: invalid job: no job with ID 999999 to depend on"), "\(refused)")
+    }
+
+    @Test("an out-of-range or fractional number in a batch line names its field")
+    func outOfRangeNumbersNameTheField() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "numbers.batch", """
+            {"argv":["true"],"priority":1e3}
+            {"argv":["true"],"priority":99999999999999999999}
+            {"argv":["true"],"timeoutUSec":1e30}
+            {"argv":["true"],"maxAttempts":2.5}
+            {"argv":["true"],"after":[1e19]}
+
+            """)
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 64, "\(refused)")
+        let errors = refused.standardError
+        #expect(!errors.contains("not valid JSON"), "\(refused)")
+        #expect(!errors.contains("line 1:"), "1e3 is the whole number 1000: \(refused)")
+        #expect(errors.contains("line 2: field 'priority' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 3: field 'timeoutUSec' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 4: field 'maxAttempts' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 5: field 'after' must be a whole number"), "\(refused)")
+    }
+
     @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
     func retryCapBelowBase() throws {
         let daemon = try TestDaemon()
