@@ -138,4 +138,18 @@ struct ClientRobustnessTests {
         }
         #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
     }
+
+    @Test("an empty --socket or --state-dir is a usage error for orchd and orchctl, not the default path")
+    func emptyPathsAreUsageErrors() throws {
+        for arguments in [["--socket", ""], ["--state-dir", ""], ["--socket="], ["--config", ""]] {
+            let result = try TestDaemon.run(Binaries.orchd, arguments)
+            #expect(result.status == 64, "\(arguments): \(result)")
+            #expect(result.standardError.contains("the path is empty"), "\(arguments): \(result)")
+        }
+        for arguments in [["--socket", "", "status"], ["status", "--socket="]] {
+            let result = try TestDaemon.run(Binaries.orchctl, arguments)
+            #expect(result.status == 64, "\(arguments): \(result)")
+            #expect(result.standardError.contains("the path is empty"), "\(arguments): \(result)")
+        }
+    }
 }
