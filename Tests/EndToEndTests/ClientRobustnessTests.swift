@@ -152,4 +152,15 @@ struct ClientRobustnessTests {
             #expect(result.standardError.contains("the path is empty"), "\(arguments): \(result)")
         }
     }
+
+    @Test("a job database path that is a directory is reported as one")
+    func databaseIsADirectory() throws {
+        var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/state/orchd.db", withIntermediateDirectories: true)
+        let result = try TestDaemon.run(Binaries.orchd, ["--state-dir", directory + "/state", "--socket", directory + "/orchd.sock"])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.standardError.contains("\(directory)/state/orchd.db: it is a directory"), "\(result)")
+    }
 }
