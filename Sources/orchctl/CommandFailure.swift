@@ -15,6 +15,8 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// The Varlink error name when the daemon answered with an error (`io.orchd.Jobs.NoSuchJob`),
     /// `nil` for failures of the connection or of orchctl itself.
     var remoteErrorName: String?
+    /// The `id` parameter of the daemon's error (`NoSuchJob(id)`), when it has one.
+    var remoteJobID: JobID?
 
     /// Creates a failure.
     init(_ message: String, exitCode: ExitCode = .failure, remoteErrorName: String? = nil) {
@@ -58,6 +60,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             self.init("unexpected answer from orchd at \(socket): \(what)", exitCode: .failure)
         case .remote(let remote):
             self.init(remote.description, exitCode: Self.exitCode(for: remote), remoteErrorName: remote.name)
+            if case .number(let id)? = remote.parameters["id"], let raw = Int64(exactly: id) { remoteJobID = JobID(rawValue: raw) }
         }
     }
 

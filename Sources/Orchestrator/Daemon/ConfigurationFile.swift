@@ -50,28 +50,53 @@ public enum ConfigurationFile {
     /// - Parameters:
     ///   - text: the file's contents.
     ///   - path: the file's name, for error messages.
+    ///   Lines may end in LF or CRLF (a file written on Windows). A key given twice is refused,
+    ///   naming both lines: which one was meant is not for orchd to guess.
     /// - Throws: ``ConfigurationFileError`` naming the first bad line.
     public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> DaemonSettings {
         var settings = DaemonSettings()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        var seen: [String: Int] = [:]
+        // "\r\n" is one Character in Swift, so it is named as a separator of its own.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = index + 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
             let content = line.trimmingCharacters(in: .whitespaces)
             if content.isEmpty { continue }
             guard let equals = content.firstIndex(of: "=") else {
-                throw .invalidLine(path: path, line: number, reason: "expected 'key = value', got '\(content)'")
+                throw .invalidLine(path: path, line: number, reason: "expected 'key = value', got '\(visible(content))'")
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             guard let setting = DaemonSetting(rawValue: key) else {
                 let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .invalidLine(path: path, line: number, reason: "unknown key '\(key)' (known keys: \(known))")
+                throw .invalidLine(path: path, line: number, reason: "unknown key '\(visible(key))' (known keys: \(known))")
             }
+            if let first = seen[key] {
+                throw .invalidLine(path: path, line: number, reason: "'\(key)' is set again (first on line \(first)); give each key once")
+            }
+            seen[key] = number
             if let problem = setting.apply(value, to: &settings) {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value)' for '\(key)': \(problem)")
+                throw .invalidLine(path: path, line: number, reason: "invalid value '\(visible(value))' for '\(key)': \(problem)")
             }
         }
         return settings
+    }
+
+    /// `text` with control characters escaped (`\r`, `\t`, `\u{7F}`), so a message shows
+    /// what is in the file instead of moving the terminal's cursor.
+    static func visible(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\n": result += "\\n"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

@@ -85,7 +85,7 @@ public enum Daemon {
             // Not orchd's, not SQLite, or damaged: DatabaseIdentity's one line says which and what to do.
             return fail(error.message, errno: EIO)
         } catch {
-            return fail("cannot open the job database in \(configuration.stateDirectory): \(error)", errno: EIO)
+            return fail(DatabaseOpenFailure.message(path: databasePath, error: error), errno: EIO)
         }
 
         // 3. Containment: a cgroup per job where a cgroup2 subtree is writable.

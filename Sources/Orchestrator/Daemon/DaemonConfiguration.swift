@@ -157,12 +157,19 @@ public struct DaemonConfiguration: Sendable {
                 guard let next = remaining.popFirst() else { throw .missingValue(name) }
                 return next
             }
+            // An explicitly empty path is a mistake (an unset variable in a script, say), not
+            // a request for the default: the default socket may be the system daemon's.
+            func path() throws(DaemonConfigurationError) -> String {
+                let text = try value()
+                guard !text.isEmpty else { throw .invalidValue(name, text, "the path is empty; leave the option out for the default") }
+                return text
+            }
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
-            case "--state-dir": stateDirectory = try value()
-            case "--socket": socket = try value()
-            case "--config": configurationFile = try value()
+            case "--state-dir": stateDirectory = try path()
+            case "--socket": socket = try path()
+            case "--config": configurationFile = try path()
             case "--containment":
                 let text = try value()
                 guard let mode = Containment.Mode(rawValue: text) else {

@@ -6,8 +6,8 @@ public enum QueuesInterface {
     /// The errors a change of stored state may meet: nothing was changed.
     private static let storage = [JobsInterface.Errors.storageFailure, JobsInterface.Errors.storageFull, JobsInterface.Errors.databaseLocked]
 
-    /// `List() -> (queues)`.
-    public static let list = VarlinkMethod<VarlinkNoParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
+    /// `List(names) -> (queues)`.
+    public static let list = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
     public static let set = VarlinkMethod<SetParameters, QueueReply>("io.orchd.Queues.Set", errors: [Errors.invalidSetting] + storage)
     /// `WaitDrained(name) -> (queue)`.
@@ -53,7 +53,28 @@ public enum QueuesInterface {
         }
     }
 
-    /// `Pause(names) -> (queues)` and `Resume(names) -> (queues)`; no names: every queue.
+    /// The most bytes of one hook command. A hook is a command line run with `/bin/sh -c`;
+    /// longer scripts belong in a file the hook runs. The cap keeps a queue listing (every
+    /// queue with all its hooks, in one reply) far below the reply cap.
+    public static let maximumHookBytes = 4096
+
+    /// Why `hooks` cannot be set, or `nil` when every command is within ``maximumHookBytes``.
+    public static func hookProblem(_ hooks: [String: String]?) -> String? {
+        guard let (event, command) = hooks?.sorted(by: { $0.key < $1.key }).first(where: { $0.value.utf8.count > maximumHookBytes }) else { return nil }
+        return "the \(event) hook's command is \(command.utf8.count) bytes; a hook command may have at most \(maximumHookBytes) "
+            + "(put a longer script in a file and run that)"
+    }
+
+    /// Why a retry cap shorter than the retry base is refused, or `nil` when both are
+    /// fine (or either is not given).
+    public static func retryProblem(baseUSec: Int64?, capUSec: Int64?) -> String? {
+        guard let baseUSec, let capUSec, capUSec < baseUSec else { return nil }
+        return "the retry cap (\(TimeSpan.format(.microseconds(capUSec)))) is shorter than the retry base (\(TimeSpan.format(.microseconds(baseUSec)))); "
+            + "the cap is the longest wait between retries, so it must be at least the base"
+    }
+
+    /// `List(names)`, `Pause(names) -> (queues)` and `Resume(names) -> (queues)`; no names:
+    /// every queue. List leaves out names no queue has.
     public struct NamesParameters: Codable, Sendable {
         /// The queues; `nil` for every queue.
         public var names: [QueueName]?

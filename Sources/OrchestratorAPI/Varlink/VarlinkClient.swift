@@ -59,7 +59,7 @@ public final class VarlinkClient {
     ///   ``VarlinkMethod/errors`` or a protocol error), other cases when the connection fails
     ///   or the reply is not valid Varlink.
     public func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(VarlinkClientError) -> R {
-        try write(VarlinkCall(method: method.name, parameters: parameters))
+        try transmit(VarlinkCall(method: method.name, parameters: parameters), replyType: R.self)
         let reply: (parameters: R, continues: Bool) = try receive()
         return reply.parameters
     }
@@ -68,7 +68,7 @@ public final class VarlinkClient {
     /// (the one without `continues`), or until `body` returns `false`.
     /// - Throws: as ``call(_:_:)``, and whatever `body` throws.
     public func stream<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws -> Bool) throws -> Void {
-        try write(VarlinkCall(method: method.name, parameters: parameters, more: true))
+        try transmit(VarlinkCall(method: method.name, parameters: parameters, more: true), replyType: R.self)
         while true {
             let reply: (parameters: R, continues: Bool) = try receive()
             guard try body(reply.parameters), reply.continues else { return }
@@ -76,6 +76,23 @@ public final class VarlinkClient {
     }
 
     // MARK: - Wire
+
+    /// Writes `call`; when the server closes the connection while it is still being written
+    /// (it refuses a call over its message cap, say, and closes), reads the error reply the
+    /// server sent before closing, so the caller learns why instead of a bare broken pipe.
+    private func transmit<P: Codable & Sendable, R: Codable & Sendable>(_ call: VarlinkCall<P>, replyType: R.Type) throws(VarlinkClientError) {
+        do {
+            try write(call)
+        } catch {
+            guard case .connectionLost(let code) = error, code == EPIPE || code == ECONNRESET else { throw error }
+            do {
+                let _: (parameters: R, continues: Bool) = try receive()
+            } catch let reply {
+                if case .remote = reply { throw reply }
+            }
+            throw error
+        }
+    }
 
     private func write<P: Codable & Sendable>(_ call: VarlinkCall<P>) throws(VarlinkClientError) {
         var bytes: [UInt8]

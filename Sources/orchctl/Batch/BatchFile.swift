@@ -27,7 +27,13 @@ enum BatchFile {
     ///   - defaults: the spec the options describe; its command is replaced on every line.
     /// - Throws: ``BatchFileError`` listing every bad line; then no spec is returned.
     static func parse(_ text: String, defaults: JobSpec) throws(BatchFileError) -> [JobSpec] {
-        var specs: [JobSpec] = []
+        try parseNumbered(text, defaults: defaults).map(\.spec)
+    }
+
+    /// As ``parse(_:defaults:)``, with each spec's line number (from 1), so an error orchd
+    /// reports about a spec can name its line.
+    static func parseNumbered(_ text: String, defaults: JobSpec) throws(BatchFileError) -> [(line: Int, spec: JobSpec)] {
+        var specs: [(line: Int, spec: JobSpec)] = []
         var problems: [BatchFileError.Problem] = []
         var defaultsObject: [String: JSONValue]?
         let decoder = JSONDecoder()
@@ -52,7 +58,10 @@ enum BatchFile {
                 } catch {
                     throw BatchFileError.Problem(line: number, message: error.message)
                 }
-                specs.append(spec)
+                if let bytes = BatchSplitter.oversizedBytes(spec) {
+                    throw BatchFileError.Problem(line: number, message: BatchSplitter.oversizedMessage(bytes))
+                }
+                specs.append((number, spec))
             } catch {
                 problems.append(error)
             }
@@ -77,6 +86,14 @@ enum BatchFile {
         if given["argv"] == nil && given["shell"] == nil {
             throw .init(line: number, message: "give the command as \"argv\" or \"shell\"")
         }
+        for (field, value) in given where integerFields.contains(field) {
+            // Checked before decoding: an integer out of range would otherwise be reported as
+            // "not valid JSON", naming no field.
+            let numbers: [JSONValue] = if case .array(let items) = value { items } else { [value] }
+            for case .number(let value) in numbers where !isInteger(value) {
+                throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), not \(value)")
+            }
+        }
         let merged = defaults.merging(given) { _, new in new }
         do {
             return try decoder.decode(JobSpec.self, from: try encoder.encode(merged))
@@ -85,6 +102,16 @@ enum BatchFile {
         } catch {
             throw .init(line: number, message: "\(error)")
         }
+    }
+
+    /// The fields whose values are integers (`after` holds them): a JSON number there must be
+    /// a whole number a 64-bit integer holds. JSON does not tell `1000` from `1e3`, so both are
+    /// the integer 1000; `1.5` and `1e30` are refused, naming the field.
+    static let integerFields: Set<String> = ["priority", "timeoutUSec", "maxAttempts", "after"]
+
+    /// Whether `value` is a whole number within `Int64` (2^63 itself is not).
+    static func isInteger(_ value: Double) -> Bool {
+        value.isFinite && value == value.rounded() && value >= -9_223_372_036_854_775_808 && value < 9_223_372_036_854_775_808
     }
 
     /// The defaults as a JSON object without a command, to put a line's fields over.

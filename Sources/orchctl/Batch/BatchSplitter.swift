@@ -1,3 +1,4 @@
+import FoundationEssentials
 import OrchestratorAPI
 
 /// Splits a batch into `SubmitBatch` calls that stay well under orchd's message cap (1 MiB;
@@ -11,6 +12,24 @@ enum BatchSplitter {
     /// The most estimated JSON bytes in one call; half the cap leaves room for the envelope
     /// and for the estimate's own slack.
     static let maximumBytes = 512 * 1024
+
+    /// The most bytes one spec may encode to: orchd refuses a call over 1 MiB (and closes the
+    /// connection), and a call holds the spec plus its envelope, kept under 4 KiB.
+    static let maximumSpecBytes = (1 << 20) - 4096
+
+    /// The size of `spec`'s JSON when it is too large to send in any call, else `nil`.
+    /// Only a spec whose estimate passes the limit is encoded, so the common case costs nothing.
+    static func oversizedBytes(_ spec: JobSpec) -> Int? {
+        guard estimatedBytes(spec) > maximumSpecBytes else { return nil }
+        let bytes = (try? JSONEncoder().encode(spec).count) ?? estimatedBytes(spec)
+        return bytes > maximumSpecBytes ? bytes : nil
+    }
+
+    /// `the job spec is 2.0 MB; the limit is 1 MiB`.
+    static func oversizedMessage(_ bytes: Int) -> String {
+        let megabytes = (Double(bytes) / 100_000).rounded() / 10
+        return "the job spec is \(megabytes) MB; the limit is 1 MiB (orchd refuses larger calls)"
+    }
 
     /// Consecutive ranges of `specs`, in order, each within both limits (a single spec larger
     /// than `maximumBytes` gets a chunk of its own; the daemon then decides).

@@ -35,10 +35,11 @@ enum QueuePausing {
     static func run(_ invocation: Invocation, context: CommandContext, pause: Bool) throws -> ExitCode {
         let names = invocation.arguments.compactMap(QueueName.init(rawValue:))
         let connection = try context.connect(invocation)
-        // The queues before the change, so the output says what changed and what already was.
-        let before = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
-        let method = pause ? QueuesInterface.pause : QueuesInterface.resume
         let parameters = QueuesInterface.NamesParameters(names: names.isEmpty ? nil : names)
+        // The queues before the change, so the output says what changed and what already
+        // was: only those named.
+        let before = try connection.call(QueuesInterface.list, parameters).queues
+        let method = pause ? QueuesInterface.pause : QueuesInterface.resume
         let after = try connection.call(method, parameters).queues
         if invocation.global.json {
             context.console.write(try JSONOutput.text(after))

@@ -32,7 +32,7 @@ enum QueueSetCommand: OrchctlCommand {
         A hook is a command orchd runs with /bin/sh -c when a job of the queue has one of these events:
         \(HookEvent.helpLines.joined(separator: "\n"))
 
-        A hook gets the event's fields in its environment: ORCHD_EVENT (the hook's event), ORCHD_JOB_ID, ORCHD_QUEUE, ORCHD_RESULT (the job's result, e.g. timed_out), ORCHD_EXIT_CODE (only when the process exited: succeeded or failed), ORCHD_SIGNAL (only when signaled), ORCHD_ATTEMPT, ORCHD_JOB_NAME, ORCHD_COMMAND. Hooks run outside the scheduler, so a slow one delays no job, and one still running after 60s is stopped. '--on EVENT=' with nothing after the '=' removes that hook. For example:
+        A hook gets the event's fields in its environment: ORCHD_EVENT (the hook's event), ORCHD_JOB_ID, ORCHD_QUEUE, ORCHD_RESULT (the job's result, e.g. timed_out), ORCHD_EXIT_CODE (only when the process exited: succeeded or failed), ORCHD_SIGNAL (only when signaled), ORCHD_ATTEMPT, ORCHD_JOB_NAME, ORCHD_COMMAND. Hooks run outside the scheduler, so a slow one delays no job, and one still running after 60s is stopped. '--on EVENT=' with nothing after the '=' removes that hook. A hook command has at most 4096 bytes. For example:
 
         orchctl queue set builds --on failed='logger "job $ORCHD_JOB_ID $ORCHD_RESULT"'
         """
@@ -59,7 +59,7 @@ enum QueueSetCommand: OrchctlCommand {
         static let bindings: [OptionBinding<Options>] = [
             .value(\.concurrency, "concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
             .value(\.retryBaseUSec, "retry-base", "span", kind: .timeSpan, help: "Wait this long before a failed job's first retry, doubling for each further one, e.g. 10s."),
-            .value(\.retryCapUSec, "retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min."),
+            .value(\.retryCapUSec, "retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min; at least the retry base."),
             .keyValues(\.hooks, "on", "event=command", kind: .keyedValue(keys: hookEvents),
                        help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook."),
         ]
@@ -86,6 +86,12 @@ enum QueueSetCommand: OrchctlCommand {
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
             concurrency: options.concurrency, retryBaseUSec: options.retryBaseUSec, retryCapUSec: options.retryCapUSec,
             hooks: options.hooks.isEmpty ? nil : options.hooks)
+        if let problem = QueuesInterface.hookProblem(parameters.hooks) {
+            throw CommandLineError(.invalidValue, "invalid value for option '--on': \(problem)", command: spec.name)
+        }
+        if let problem = QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
+            throw CommandLineError(.conflictingOptions, problem, command: spec.name)
+        }
         guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
             || parameters.hooks != nil
         else {

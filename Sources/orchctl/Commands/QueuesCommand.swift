@@ -12,7 +12,7 @@ enum QueuesCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
-        let queues = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
+        let queues = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters()).queues
         if invocation.global.json {
             context.console.write(try JSONOutput.text(queues))
         } else {

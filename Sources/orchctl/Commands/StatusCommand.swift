@@ -102,7 +102,7 @@ enum StatusCommand: OrchctlCommand {
     /// (io.orchd.Manager.GetInfo).
     private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts {
         if let queue {
-            let queues = try connection.call(QueuesInterface.list, VarlinkNoParameters()).queues
+            let queues = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: [queue])).queues
             return queues.first { $0.name == queue }?.jobs ?? JobCounts()
         }
         return try connection.call(ManagerInterface.getInfo, VarlinkNoParameters()).jobs

@@ -97,12 +97,13 @@ enum SubmitCommand: OrchctlCommand {
     private static func runBatch(_ path: String, _ options: Options, _ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let template = try defaults(options, trailing: invocation.trailing, context: context, command: .shell("true"))
         let text = try BatchFile.read(path)
-        let specs: [JobSpec]
+        let numbered: [(line: Int, spec: JobSpec)]
         do {
-            specs = try BatchFile.parse(text, defaults: template)
+            numbered = try BatchFile.parseNumbered(text, defaults: template)
         } catch {
             throw CommandFailure(error.description, exitCode: .usage)
         }
+        let specs = numbered.map(\.spec)
         guard !specs.isEmpty else { return .success }
         let connection = try context.connect(invocation)
         let json = invocation.global.json
@@ -113,10 +114,15 @@ enum SubmitCommand: OrchctlCommand {
             // Chunks are sized by the trimmed specs: the shared environment goes once per call.
             for chunk in BatchSplitter.chunks(trimmed) {
                 // The job objects only when they are printed: IDs are much cheaper to send.
-                let reply = try connection.call(
-                    JobsInterface.submitBatch,
-                    JobsInterface.SubmitBatchParameters(
-                        specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil))
+                let reply: JobsInterface.SubmitBatchReply
+                do {
+                    reply = try connection.call(
+                        JobsInterface.submitBatch,
+                        JobsInterface.SubmitBatchParameters(
+                            specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil))
+                } catch {
+                    throw Self.namingLine(error, specs: numbered[chunk])
+                }
                 if !json {
                     context.console.write(reply.ids.map { $0.description + "\n" }.joined())
                 }
@@ -133,6 +139,20 @@ enum SubmitCommand: OrchctlCommand {
         }
         if json { context.console.write(try JSONOutput.text(submitted)) }
         return .success
+    }
+
+    /// `failure` with the batch line it is about when orchd refused a spec for depending on a
+    /// job that does not exist: orchd's error names the ID, not the spec, so the first line of
+    /// the chunk that depends on that ID is the one it met first.
+    static func namingLine(_ failure: CommandFailure, specs: ArraySlice<(line: Int, spec: JobSpec)>) -> CommandFailure {
+        guard failure.remoteErrorName == JobsInterface.Errors.invalidJobSpec,
+              failure.message.hasSuffix(" to depend on"),
+              let word = failure.message.split(separator: " ").dropLast(3).last, let id = Int64(word),
+              let line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
+        else { return failure }
+        var named = failure
+        named.message = "line \(line): \(failure.message)"
+        return named
     }
 
     /// The environment the batch's specs share, sent once per SubmitBatch call, and the specs
@@ -180,6 +200,9 @@ enum SubmitCommand: OrchctlCommand {
             try jobSpec.validate()
         } catch {
             throw CommandLineError(.invalidValue, error.message, command: spec.name)
+        }
+        if let bytes = BatchSplitter.oversizedBytes(jobSpec) {
+            throw CommandLineError(.invalidValue, BatchSplitter.oversizedMessage(bytes), command: spec.name)
         }
         return jobSpec
     }

@@ -7,7 +7,7 @@ enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "wait",
         abstract: "Wait until jobs finish or a queue drains.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: Options.specs)
@@ -89,7 +89,7 @@ enum WaitCommand: OrchctlCommand {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
             return .success
         }
-        let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, socket: socket, uid: uid) }
+        let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, socket: socket, uid: uid, prunedAreFinished: all) }
         let jobs: [Job]
         if let timeout = Options(decoding: invocation).timeout {
             guard let finished = try waitWithDeadline(timeout: timeout, waitForAll) else {
@@ -158,14 +158,29 @@ enum WaitCommand: OrchctlCommand {
 
     /// Calls `io.orchd.Jobs.Wait` on a new connection, in calls of at most ``idsPerCall`` IDs;
     /// it answers when all jobs have finished.
-    static func wait(ids: [JobID], socket: String, uid: UInt32) throws(CommandFailure) -> [Job] {
+    /// - Parameter prunedAreFinished: for `--all`, whose IDs were listed as unfinished: a job
+    ///   that is gone by the time of the `Wait` (`NoSuchJob`) has finished and was pruned by
+    ///   retention (pruning deletes finished jobs only), so the wait goes on without it. Its
+    ///   result is gone with it and does not count towards the exit status.
+    static func wait(ids: [JobID], socket: String, uid: UInt32, prunedAreFinished: Bool = false) throws(CommandFailure) -> [Job] {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         var jobs: [Job] = []
         for start in stride(from: 0, to: ids.count, by: idsPerCall) {
-            let chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
-            // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
-            try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunk)) { (reply) throws(CommandFailure) in
-                jobs += reply.jobs
+            var chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
+            while !chunk.isEmpty {
+                var pages: [Job] = []
+                do {
+                    // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
+                    try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunk)) { (reply) throws(CommandFailure) in
+                        pages += reply.jobs
+                    }
+                } catch where prunedAreFinished && error.remoteErrorName == JobsInterface.Errors.noSuchJob {
+                    guard let gone = error.remoteJobID, let index = chunk.firstIndex(of: gone) else { throw error }
+                    chunk.remove(at: index)
+                    continue
+                }
+                jobs += pages
+                break
             }
         }
         return jobs

@@ -212,6 +212,7 @@ struct ArgumentParser: Sendable {
     ) throws(CommandLineError) -> ParsedValue {
         let result: Result<ParsedValue, Problem> = switch kind {
         case .text: .success(.text(value))
+        case .path: value.isEmpty ? .failure(Problem("the path is empty; leave the option out for the default")) : .success(.text(value))
         case .integer: Int(value).map { .success(.integer($0)) } ?? .failure(Problem("'\(value)' is not an integer"))
         case .integerIn(let range):
             if let number = Int(value), range.contains(number) {

@@ -7,7 +7,7 @@ struct GlobalOptions: Hashable, Sendable {
 
     /// Their declarations, for the parser and for help.
     static let specs: [OptionSpec] = [
-        .value("socket", "path", help: "The orchd control socket. (default: $ORCHD_SOCKET, else the per-user or system socket)"),
+        .value("socket", "path", kind: .path, help: "The orchd control socket. (default: $ORCHD_SOCKET, else the per-user or system socket)"),
         .flag("json", help: "Print machine-readable JSON instead of text."),
     ]
 

@@ -3,6 +3,9 @@
 enum ValueKind: Hashable, Sendable {
     /// Any text.
     case text
+    /// A file system path: any text but the empty one, which is a mistake (an unset shell
+    /// variable), never a request for the default.
+    case path
     /// A whole number, possibly negative.
     case integer
     /// A whole number within a range (`--retries` 0...999, `--limit` 1 or more).

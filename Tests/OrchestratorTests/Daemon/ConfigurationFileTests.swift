@@ -11,6 +11,32 @@ struct ConfigurationFileTests {
         #expect(settings == DaemonSettings(concurrency: 4, teardownGrace: .seconds(90), logLevel: .debug))
     }
 
+    @Test("CRLF line ends are accepted like LF ones")
+    func acceptsCRLF() throws {
+        let settings = try ConfigurationFile.parse("# from Windows\r\nconcurrency = 4\r\nlog-level = debug\r\n", path: "f")
+        #expect(settings == DaemonSettings(concurrency: 4, logLevel: .debug))
+    }
+
+    @Test("a bad value's invisible characters are shown escaped, not printed raw")
+    func escapesInvisibleCharacters() {
+        do {
+            _ = try ConfigurationFile.parse("concurrency = 4\r\u{1B}[2J\n", path: "f")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description == "configuration file f, line 1: invalid value '4\\r\\u{1B}[2J' for 'concurrency': expected a whole number from 1 to 10000")
+        }
+    }
+
+    @Test("a key given twice is refused, naming both lines")
+    func refusesRepeatedKey() {
+        do {
+            _ = try ConfigurationFile.parse("concurrency = 4\n# later\nconcurrency = 8\n", path: "f")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description == "configuration file f, line 3: 'concurrency' is set again (first on line 1); give each key once")
+        }
+    }
+
     @Test("an unknown key or a bad value names the line")
     func errorsNameTheLine() {
         #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.parse("concurrency = 0\n", path: "f") }

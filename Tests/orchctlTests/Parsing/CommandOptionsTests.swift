@@ -8,6 +8,7 @@ struct CommandOptionsTests {
     private func sample(_ kind: ValueKind) -> String {
         switch kind {
         case .text: "x7"
+        case .path: "/x7"
         case .integer: "7"
         case .integerIn(let range): String(range.lowerBound + 1)
         case .keyValue: "K=V"

@@ -6,6 +6,16 @@ struct ListQueuesHandler: VarlinkMethodHandler {
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        Task { [scheduler] in responder.reply(QueuesInterface.QueuesReply(queues: await scheduler.queues)) }
+        do throws(VarlinkError) {
+            // `status --queue` and `pause Q` need their queues only, not every queue's hooks.
+            let names = try call.parameters(QueuesInterface.NamesParameters.self).names.map(Set.init)
+            Task { [scheduler] in
+                let queues = await scheduler.queues
+                let chosen = names.map { names in queues.filter { names.contains($0.name) } } ?? queues
+                responder.reply(QueuesInterface.QueuesReply(queues: chosen))
+            }
+        } catch {
+            responder.fail(error)
+        }
     }
 }

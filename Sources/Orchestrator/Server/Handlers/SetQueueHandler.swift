@@ -8,6 +8,11 @@ struct SetQueueHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.SetParameters.self)
+            // Checked here as well as in orchctl, so no client can store such a setting.
+            if let problem = QueuesInterface.hookProblem(parameters.hooks)
+                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
+                throw QueuesInterface.invalidSetting(problem)
+            }
             responder.complete({ [scheduler] () async throws(SchedulerError) in
                 try await scheduler.setQueue(
                     parameters.name, concurrency: parameters.concurrency,

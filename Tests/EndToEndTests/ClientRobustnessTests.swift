@@ -1,0 +1,166 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+/// Faults a hostile tester found in what orchctl sends and how it reads orchd's answers:
+/// oversized calls and settings, jobs pruned during a wait, batch lines an error must name,
+/// empty paths.
+@Suite("orchctl against hostile input, end to end")
+struct ClientRobustnessTests {
+    /// Writes `text` to a file in the daemon's directory and returns its path.
+    private func file(_ daemon: TestDaemon, _ name: String, _ text: String) throws -> String {
+        let path = daemon.directory + "/" + name
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("a hook command over 4 KiB is refused by orchctl and by orchd, so queue listings stay small")
+    func hookCommandCap() throws {
+        let daemon = try TestDaemon()
+        let long = String(repeating: "x", count: QueuesInterface.maximumHookBytes + 1)
+        let refused = try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + long])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("the failed hook's command is 4097 bytes; a hook command may have at most 4096"), "\(refused)")
+        // Another client, not orchctl: orchd checks too.
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        #expect(throws: VarlinkClientError.self) {
+            try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "big")!, hooks: ["failed": long]))
+        }
+        let fits = String(repeating: "x", count: QueuesInterface.maximumHookBytes)
+        #expect(try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + fits]).status == 0)
+        #expect(try daemon.orchctl(["queues", "--json"]).standardOutput.contains(fits))
+    }
+
+    @Test("pause Q, resume Q and status --queue Q list only that queue, not every queue's hooks")
+    func namedQueueListing() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "a", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "set", "b", "--concurrency", "1"]).status == 0)
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let listed = try client.call(QueuesInterface.list, .init(names: [QueueName(rawValue: "b")!, QueueName(rawValue: "nope")!]))
+        #expect(listed.queues.map(\.name.rawValue) == ["b"])
+        #expect(try client.call(QueuesInterface.list, .init()).queues.count >= 2)
+        let paused = try daemon.orchctl(["pause", "b"])
+        #expect(paused.standardOutput == "paused b\n", "\(paused)")
+        #expect(try daemon.orchctl(["pause", "b"]).standardOutput == "b was already paused\n")
+        #expect(try daemon.orchctl(["resume"]).standardOutput.contains("resumed b"))
+    }
+
+    @Test("wait --all succeeds when retention prunes jobs it listed as unfinished before it waits for them")
+    func waitAllOutlivesPruning() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-count", "10"])
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 1_200))
+        try #require(batch.status == 0, "\(batch)")
+        let waited = try daemon.orchctl(["wait", "--all"])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(waited.standardError.isEmpty, "\(waited)")
+    }
+
+    @Test("a call over orchd's 1 MiB cap gets orchd's MessageTooLarge error, not a broken pipe")
+    func oversizedCallReportsTheServersError() throws {
+        let daemon = try TestDaemon()
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let huge = JobSpec(command: .argv(["echo", String(repeating: "x", count: 2_000_000)]), cwd: "/", environment: [:])
+        do {
+            _ = try client.call(JobsInterface.submitBatch, .init(specs: [huge, huge, huge]))
+            Issue.record("a 6 MB call was accepted")
+        } catch .remote(let error) {
+            #expect(error.name == ManagerInterface.Errors.messageTooLarge, "\(error)")
+        } catch {
+            Issue.record("expected MessageTooLarge, got \(error)")
+        }
+    }
+
+    @Test("a batch line or a submit over the message cap is refused by orchctl, naming its line")
+    func oversizedSpecRefusedClientSide() throws {
+        let daemon = try TestDaemon()
+        let argv = "{\"argv\":[\"echo\",\"" + String(repeating: "x", count: 2_000_000) + "\"]}\n"
+        let batch = try file(daemon, "big.batch", "true\ntrue\n" + argv + argv)
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("Error: line 3: the job spec is 2.0 MB; the limit is 1 MiB"), "\(refused)")
+        #expect(refused.standardError.contains("line 4:"), "\(refused)")
+        #expect(try daemon.orchctl(["status"]).standardOutput.contains("No jobs"), "nothing was submitted")
+        // A plain submit with a large environment (ten variables: one may have 128 KiB at most).
+        var environment = ["PATH": "/usr/bin:/bin"]
+        for index in 0..<10 { environment["BIG\(index)"] = String(repeating: "y", count: 110_000) }
+        let submit = try TestDaemon.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "submit", "--", "true"], environment: environment)
+        #expect(submit.status == 64, "\(submit)")
+        #expect(submit.standardError.contains("the job spec is 1.1 MB; the limit is 1 MiB"), "\(submit)")
+    }
+
+    @Test("a batch line depending on a job that does not exist is named by its line")
+    func unknownDependencyNamesLine() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "dep.batch", "true\n# a comment\n{\"argv\":[\"true\"],\"after\":[999999]}\n")
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.contains("Error: line 3: invalid job: no job with ID 999999 to depend on"), "\(refused)")
+    }
+
+    @Test("an out-of-range or fractional number in a batch line names its field")
+    func outOfRangeNumbersNameTheField() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "numbers.batch", """
+            {"argv":["true"],"priority":1e3}
+            {"argv":["true"],"priority":99999999999999999999}
+            {"argv":["true"],"timeoutUSec":1e30}
+            {"argv":["true"],"maxAttempts":2.5}
+            {"argv":["true"],"after":[1e19]}
+
+            """)
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 64, "\(refused)")
+        let errors = refused.standardError
+        #expect(!errors.contains("not valid JSON"), "\(refused)")
+        #expect(!errors.contains("line 1:"), "1e3 is the whole number 1000: \(refused)")
+        #expect(errors.contains("line 2: field 'priority' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 3: field 'timeoutUSec' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 4: field 'maxAttempts' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 5: field 'after' must be a whole number"), "\(refused)")
+    }
+
+    @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
+    func retryCapBelowBase() throws {
+        let daemon = try TestDaemon()
+        let refused = try daemon.orchctl(["queue", "set", "Z", "--retry-base", "10min", "--retry-cap", "1s"])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(refused.standardError.contains("the retry cap (1s) is shorter than the retry base (10min)"), "\(refused)")
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        do {
+            _ = try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "Z")!, retryBaseUSec: 600_000_000, retryCapUSec: 1_000_000))
+            Issue.record("orchd stored a cap below the base")
+        } catch .remote(let error) {
+            #expect(error.name == QueuesInterface.Errors.invalidSetting, "\(error)")
+        } catch {
+            Issue.record("expected InvalidSetting, got \(error)")
+        }
+        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
+    }
+
+    @Test("an empty --socket or --state-dir is a usage error for orchd and orchctl, not the default path")
+    func emptyPathsAreUsageErrors() throws {
+        for arguments in [["--socket", ""], ["--state-dir", ""], ["--socket="], ["--config", ""]] {
+            let result = try TestDaemon.run(Binaries.orchd, arguments)
+            #expect(result.status == 64, "\(arguments): \(result)")
+            #expect(result.standardError.contains("the path is empty"), "\(arguments): \(result)")
+        }
+        for arguments in [["--socket", "", "status"], ["status", "--socket="]] {
+            let result = try TestDaemon.run(Binaries.orchctl, arguments)
+            #expect(result.status == 64, "\(arguments): \(result)")
+            #expect(result.standardError.contains("the path is empty"), "\(arguments): \(result)")
+        }
+    }
+
+    @Test("a job database path that is a directory is reported as one")
+    func databaseIsADirectory() throws {
+        var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/state/orchd.db", withIntermediateDirectories: true)
+        let result = try TestDaemon.run(Binaries.orchd, ["--state-dir", directory + "/state", "--socket", directory + "/orchd.sock"])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.standardError.contains("\(directory)/state/orchd.db: it is a directory"), "\(result)")
+    }
+}
