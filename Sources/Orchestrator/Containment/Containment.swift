@@ -60,7 +60,7 @@ public final class Containment: Sendable {
         self.delegated = delegated
     }
 
-    /// Process-group containment only, e.g. for hooks and unit tests.
+    /// Process-group containment only, e.g. for unit tests.
     /// - Parameter stateDirectory: the daemon's state directory.
     public static func processGroupOnly(stateDirectory: String, reason: String = "as configured") -> Containment {
         Containment(subtree: nil, watcher: nil, summary: "process-group (\(reason))", stateDirectory: stateDirectory, delegated: false)
