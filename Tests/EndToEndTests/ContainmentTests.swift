@@ -7,6 +7,7 @@ import Testing
 /// Nothing a job starts escapes its teardown, not even processes that leave its process group
 /// with setsid(2): under cancel, --timeout, daemon stop and kill -9 + restart, in both
 /// containments (a cgroup per job, and the process-group fallback with its ORCHD_JOB_ID scan).
+/// The same holds for hooks (a cgroup per hook run, or the ORCHD_HOOK_ID scan).
 @Suite("Containment end to end")
 struct ContainmentTests {
     /// One test daemon in one containment mode, with the checks the scenarios share.
@@ -53,6 +54,11 @@ struct ContainmentTests {
         /// The job processes still alive.
         var leftovers: [Int32] {
             CgroupSupport.liveJobProcesses(stateDirectory: daemon.stateDirectory)
+        }
+
+        /// The hook cgroups in the daemon's subtree.
+        var hookCgroups: [String] {
+            cgroup.map { Cgroup(path: $0).children().filter { $0.hasPrefix("hook-") } } ?? []
         }
 
         /// The job cgroups in the daemon's subtree.
@@ -150,7 +156,79 @@ struct ContainmentTests {
         #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
     }
 
+    // MARK: - Hook scenarios
+
+    /// A hook that starts a setsid'ed child and exits: the child is torn down at the hook's end.
+    private func hookLeftoverIsTornDown(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        // The hook exits only once the child has written its pid (a gate, a named pipe).
+        try #require(mkfifo(marker.path + ".go", 0o600) == 0)
+        let hook = fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; echo hi")
+        try #require(fixture.daemon.orchctl(["queue", "set", "default", "--on", "started=\(hook)"]).status == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--", "true"]).line
+        _ = try fixture.daemon.orchctl(["wait", id])
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        let gate = open(marker.path + ".go", O_WRONLY)
+        _ = write(gate, "x\n", 2)
+        close(gate)
+        // An event-driven wait (pidfd) for the teardown the hook's exit starts.
+        #expect(ProcessGroup(id: escaped).waitUntilGone(timeout: .seconds(30)), "the hook's setsid'ed child was torn down at its end")
+        #expect(fixture.leftovers.isEmpty, "no job or hook process is left: \(fixture.leftovers)")
+    }
+
+    /// A running hook (a child in its process group and a setsid'ed one) is torn down when
+    /// orchd stops, before it exits.
+    private func stopTearsDownRunningHook(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let escapedMarker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let childMarker = try ReadyMarker(path: fixture.daemon.directory + "/child")
+        let hook = fixture.escapingScript(marker: escapedMarker.path, then: "sh -c 'echo $$ > \(childMarker.path); exec sleep 950'")
+        try #require(fixture.daemon.orchctl(["queue", "set", "default", "--on", "started=\(hook)"]).status == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--", "true"]).line
+        _ = try fixture.daemon.orchctl(["wait", id])
+        let escaped = try #require(escapedMarker.read().flatMap { Int32($0) })
+        let child = try #require(childMarker.read().flatMap { Int32($0) })
+        #expect(fixture.mode != "cgroup" || fixture.hookCgroups.count == 1, "the hook runs in a cgroup of its own: \(fixture.hookCgroups)")
+        #expect(fixture.daemon.stop() == 0)
+        #expect(fixture.isGone(escaped), "the hook's setsid'ed child was torn down before orchd exited")
+        #expect(fixture.isGone(child), "the hook's child was torn down before orchd exited")
+        #expect(fixture.leftovers.isEmpty, "no job or hook process is left: \(fixture.leftovers)")
+        if let cgroup = fixture.cgroup {
+            #expect(!Cgroup(path: cgroup).exists, "orchd removed its cgroup subtree at a clean exit")
+        }
+    }
+
+    /// A hook left running by a killed orchd is killed by the next one's recovery.
+    private func recoveryKillsLeftoverHook(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let hook = fixture.escapingScript(marker: marker.path, then: "sleep 950")
+        try #require(fixture.daemon.orchctl(["queue", "set", "default", "--on", "started=\(hook)"]).status == 0)
+        let id = try fixture.daemon.orchctl(["submit", "--", "true"]).line
+        _ = try fixture.daemon.orchctl(["wait", id])
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        fixture.daemon.crash()
+        #expect(!fixture.isGone(escaped), "kill -9 of orchd leaves the hook's processes running")
+        try fixture.daemon.start()
+        #expect(fixture.isGone(escaped), "recovery killed the hook's setsid'ed child")
+        #expect(fixture.leftovers.isEmpty, "no job or hook process is left: \(fixture.leftovers)")
+        #expect(fixture.hookCgroups.isEmpty, "recovery removed the hook's cgroup: \(fixture.hookCgroups)")
+    }
+
     // MARK: - cgroup
+
+    @Test("cgroup: a hook's setsid'ed child is torn down when the hook exits",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupHookLeftover() throws { try hookLeftoverIsTornDown(mode: "cgroup") }
+
+    @Test("cgroup: stopping orchd (SIGTERM) tears down a running hook and its setsid'ed child",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupHookStop() throws { try stopTearsDownRunningHook(mode: "cgroup") }
+
+    @Test("cgroup: after kill -9, the restarted orchd kills the hook cgroups left running",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupHookRecovery() throws { try recoveryKillsLeftoverHook(mode: "cgroup") }
 
     @Test("cgroup: cancel tears down a process that escaped the job's process group with setsid",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
@@ -196,6 +274,15 @@ struct ContainmentTests {
     }
 
     // MARK: - process-group fallback
+
+    @Test("process-group: a hook's setsid'ed child, found by its ORCHD_HOOK_ID, is torn down when the hook exits")
+    func fallbackHookLeftover() throws { try hookLeftoverIsTornDown(mode: "process-group") }
+
+    @Test("process-group: stopping orchd (SIGTERM) tears down a running hook and its setsid'ed child")
+    func fallbackHookStop() throws { try stopTearsDownRunningHook(mode: "process-group") }
+
+    @Test("process-group: after kill -9, the restarted orchd kills the hook processes left running")
+    func fallbackHookRecovery() throws { try recoveryKillsLeftoverHook(mode: "process-group") }
 
     @Test("process-group: cancel tears down a setsid'ed process found by its ORCHD_JOB_ID")
     func fallbackCancel() throws { try cancelTearsDownEscapedProcess(mode: "process-group") }

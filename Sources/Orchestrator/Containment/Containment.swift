@@ -16,6 +16,9 @@ import OrchestratorAPI
 /// - **process-group** (the fallback where no cgroup2 subtree is writable): a teardown
 ///   signals the job's process group and every process group holding a process whose
 ///   environment carries the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR` (``ProcessIdentity``).
+///
+/// Hooks are contained the same way: each run in its own cgroup `hook-<n>` beside the job
+/// groups, or (fallback) found by its `ORCHD_HOOK_ID` and `ORCHD_STATE_DIR`.
 public final class Containment: Sendable {
     /// What the operator asked for (`orchd --containment`).
     public enum Mode: String, Sendable, CaseIterable {
@@ -57,7 +60,7 @@ public final class Containment: Sendable {
         self.delegated = delegated
     }
 
-    /// Process-group containment only, e.g. for hooks and unit tests.
+    /// Process-group containment only, e.g. for unit tests.
     /// - Parameter stateDirectory: the daemon's state directory.
     public static func processGroupOnly(stateDirectory: String, reason: String = "as configured") -> Containment {
         Containment(subtree: nil, watcher: nil, summary: "process-group (\(reason))", stateDirectory: stateDirectory, delegated: false)
@@ -172,11 +175,35 @@ public final class Containment: Sendable {
         subtree == nil ? ProcessIdentity.Job(id: id.rawValue, stateDirectory: stateDirectory) : nil
     }
 
+    // MARK: - Hook groups
+
+    /// The cgroup name of one hook run: `hook-<n>`, beside the job groups.
+    public static func groupName(hook number: Int64) -> String {
+        "hook-\(number)"
+    }
+
+    /// The cgroup of one hook run, or `nil` in process-group mode.
+    public func cgroup(forHook number: Int64) -> Cgroup? {
+        subtree?.child(Self.groupName(hook: number))
+    }
+
+    /// Every hook cgroup in the subtree (`hook-*`), e.g. those a killed daemon left behind.
+    public func hookGroups() -> [Cgroup] {
+        guard let subtree else { return [] }
+        return subtree.children().filter { $0.hasPrefix("hook-") }.map { subtree.child($0) }
+    }
+
+    /// The identity (`ORCHD_HOOK_ID`) a process-group teardown of a hook run scans for; `nil`
+    /// in cgroup mode.
+    func identity(ofHook number: Int64) -> ProcessIdentity.Job? {
+        subtree == nil ? ProcessIdentity.Job(id: number, stateDirectory: stateDirectory, isHook: true) : nil
+    }
+
     /// Removes the daemon's own subtree at a clean exit, when it is empty (not a delegated
     /// service cgroup: systemd owns that, and orchd itself is in it).
     public func removeSubtree() {
         guard let subtree, !delegated else { return }
-        for group in jobGroups() { group.remove() }
+        for group in jobGroups() + hookGroups() { group.remove() }
         subtree.remove()
     }
 

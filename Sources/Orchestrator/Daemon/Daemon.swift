@@ -113,7 +113,7 @@ public enum Daemon {
         // Built-in observers, added before the scheduler starts so they see every event.
         let statusReporter = StatusReporter(scheduler: scheduler, notifier: notifier)
         let journal = JournalObserver()
-        let hooks = HookRunner(scheduler: scheduler)
+        let hooks = HookRunner(scheduler: scheduler, containment: containment)
         scheduler.observers.add(statusReporter)
         scheduler.observers.add(journal)
         scheduler.observers.add(hooks)
@@ -175,6 +175,9 @@ public enum Daemon {
         let services = ServiceGroup([
             .init(name: "containment", stop: { containment.removeSubtree() }),
             .init(name: "orphan reaper", stop: { orphanReaper?.stop() }),
+            // Stopped after the scheduler, whose last events may start hooks: running hooks
+            // are torn down, not orphaned, and before the subtree holding their cgroups goes.
+            .init(name: "hooks", stop: { hooks.stop() }),
             .init(
                 name: "scheduler",
                 start: {

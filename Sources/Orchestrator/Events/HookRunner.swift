@@ -1,27 +1,47 @@
 import Dispatch
 import Foundation
 import OrchestratorAPI
+import Synchronization
 
 /// Runs the per-queue hook commands (`orchctl queue set Q --on failed='...'`) when their
 /// events are recorded.
 ///
 /// Called on the control queue, it only looks up the hooks and hands each command to its own
 /// `OperationQueue`, so a slow hook never delays the scheduler. A hook runs with `/bin/sh -c`,
-/// in `/`, with the event's fields in `ORCHD_*` variables and its output discarded; one that
-/// runs longer than ``timeout`` is torn down like a job. Hooks are processes, so a hook that
-/// crashes harms nothing but itself; its failure is logged.
+/// in `/`, with the event's fields in `ORCHD_*` variables and its output discarded. Hooks are
+/// processes, so a hook that crashes harms nothing but itself; its failure is logged.
+///
+/// Each hook run is contained like a job (docs/ARCHITECTURE.md, Containment): it starts in its
+/// own cgroup `hook-<n>` beside the job groups, or in the process-group fallback its processes
+/// carry `ORCHD_HOOK_ID=<n>` and `ORCHD_STATE_DIR`. Whatever it starts is torn down (SIGTERM,
+/// the grace, then `cgroup.kill` or SIGKILL) when it runs longer than its time limit, when its
+/// main process exits leaving members behind, and at ``stop()``.
 final class HookRunner: JobObserver {
-    /// The longest a hook may run.
-    static let timeout: Duration = .seconds(60)
+    /// The longest a hook may run, unless the initializer says otherwise.
+    static let defaultTimeout: Duration = .seconds(60)
+    /// How long a hook's processes get between SIGTERM and the kill.
+    static let teardownGrace: Duration = .seconds(5)
 
     private unowned let scheduler: Scheduler
+    private let containment: Containment
+    private let timeout: Duration
     private let hooks = OperationQueue()
     private let launcher = ProcessLauncher()
     private let reaper = ChildReaper()
     private let callbacks = DispatchQueue(label: "orchd.hooks")
+    /// The hook runs not yet finished, by number; the next number; whether ``stop()`` ran.
+    private let runs = Mutex<(running: [Int64: JobOperation], lastNumber: Int64, stopped: Bool)>(([:], 0, false))
 
-    init(scheduler: Scheduler) {
+    /// Creates the hook runner of a daemon.
+    /// - Parameters:
+    ///   - scheduler: looks up the hooks of a queue and the job of an event.
+    ///   - containment: the daemon's containment, in which each hook run gets its own cgroup
+    ///     or identity.
+    ///   - timeout: the longest a hook may run before it is torn down (60 s in orchd).
+    init(scheduler: Scheduler, containment: Containment, timeout: Duration = HookRunner.defaultTimeout) {
         self.scheduler = scheduler
+        self.containment = containment
+        self.timeout = timeout
         hooks.name = "orchd.hooks"
         hooks.maxConcurrentOperationCount = 4
     }
@@ -40,7 +60,8 @@ final class HookRunner: JobObserver {
         let job = event.jobId.flatMap { id in scheduler.assumeIsolated { $0.storedJob(id) } }
         for hookEvent in fired {
             guard let command = configured[hookEvent] else { continue }
-            run(command, environment: Self.environment(for: event, hookEvent: hookEvent, queue: queue, job: job), for: event)
+            let label = "hook '\(command)' for event \(event.seq) (\(EventDescription.message(event)))"
+            run(command, environment: Self.environment(for: event, hookEvent: hookEvent, queue: queue, job: job), label: label)
         }
     }
 
@@ -69,21 +90,61 @@ final class HookRunner: JobObserver {
         return environment
     }
 
-    private func run(_ command: String, environment: [String: String], for event: Event) {
+    /// Starts one hook run: `/bin/sh -c command`, contained in its own cgroup (or identity),
+    /// torn down after the time limit. Nothing starts after ``stop()``.
+    /// - Parameters:
+    ///   - command: the shell command.
+    ///   - environment: its environment; `ORCHD_HOOK_ID` and `ORCHD_STATE_DIR` are added.
+    ///   - label: names the hook in log messages.
+    ///   - onFinished: called with the run's result once its processes are all gone (tests).
+    func run(
+        _ command: String, environment: [String: String], label: String,
+        onFinished: (@Sendable (JobResult) -> Void)? = nil
+    ) {
+        let number: Int64? = runs.withLock { runs in
+            guard !runs.stopped else { return nil }
+            runs.lastNumber += 1
+            return runs.lastNumber
+        }
+        guard let number else { return }
+        var environment = environment
+        environment[ProcessIdentity.hookVariable] = String(number)
+        environment[ProcessIdentity.stateDirectoryVariable] = containment.stateDirectory
         let request = LaunchRequest(
             arguments: ["/bin/sh", "-c", command], workingDirectory: "/", environment: environment,
-            standardOutputPath: "/dev/null", standardErrorPath: "/dev/null")
-        let label = "hook '\(command)' for event \(event.seq) (\(EventDescription.message(event)))"
+            standardOutputPath: "/dev/null", standardErrorPath: "/dev/null",
+            cgroup: containment.cgroup(forHook: number))
+        let jobID = environment[ProcessIdentity.jobVariable].flatMap(Int64.init).map(JobID.init(rawValue:)) ?? JobID(rawValue: 0)
         let operation = JobOperation(
-            jobID: event.jobId ?? JobID(rawValue: 0), request: request, launcher: launcher, reaper: reaper,
-            teardown: .standard(grace: .seconds(5)), callbackQueue: callbacks,
+            jobID: jobID, request: request, launcher: launcher, reaper: reaper,
+            teardown: .standard(grace: Self.teardownGrace), containment: containment, hook: number, callbackQueue: callbacks,
             onStarted: { _ in },
-            onFinished: { result in
+            onFinished: { [weak self] result in
+                _ = self?.runs.withLock { $0.running.removeValue(forKey: number) }
                 if result != .succeeded { DaemonLog.warning("\(label) ended \(result.name)") }
+                onFinished?(result)
             })
-        callbacks.asyncAfter(deadline: .now() + Self.timeout.dispatchInterval) { [weak operation] in
+        let stoppedMeanwhile = runs.withLock { runs in
+            runs.running[number] = operation
+            return runs.stopped
+        }
+        // stop() ran between numbering and now: the operation finishes without spawning.
+        if stoppedMeanwhile { operation.stop(reason: .shutdown) }
+        callbacks.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak operation] in
             operation?.stop(reason: .timedOut)
         }
         hooks.addOperation(operation)
+    }
+
+    /// Stops the hook runner at the daemon's stop: no hook starts any more, and every running
+    /// hook is torn down; returns when all their processes are gone (at most the grace, then
+    /// the kill).
+    func stop() {
+        let running = runs.withLock { runs in
+            runs.stopped = true
+            return Array(runs.running.values)
+        }
+        for operation in running { operation.stop(reason: .shutdown) }
+        hooks.waitUntilAllOperationsAreFinished()
     }
 }

@@ -33,6 +33,9 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     private let reaper: ChildReaper
     private let teardownPlan: Teardown
     private let containment: Containment?
+    /// The hook run this operation is, whose processes the fallback finds by `ORCHD_HOOK_ID`
+    /// rather than by the job's identity; `nil` for a job.
+    private let hook: Int64?
     private let callbackQueue: DispatchQueue
     private let onStarted: @Sendable (Result<LaunchedProcess, LaunchError>) -> Void
     private let onFinished: @Sendable (JobResult) -> Void
@@ -48,7 +51,9 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     ///   - reaper: reaps it (shared by all jobs).
     ///   - teardown: how ``stop(reason:)`` stops a running process group.
     ///   - containment: the daemon's containment: its cgroup watcher, or the identity scan of
-    ///     the process-group fallback; `nil` for the process group alone (hooks).
+    ///     the process-group fallback; `nil` for the process group alone.
+    ///   - hook: the number of the hook run this operation is (``ProcessIdentity``), or `nil`
+    ///     for a job's attempt.
     ///   - callbackQueue: a serial queue for the callbacks, e.g. the control queue.
     ///   - onStarted: the spawn's outcome; not called when the operation is cancelled before
     ///     it starts.
@@ -60,6 +65,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         reaper: ChildReaper,
         teardown: Teardown,
         containment: Containment? = nil,
+        hook: Int64? = nil,
         callbackQueue: DispatchQueue,
         onStarted: @escaping @Sendable (Result<LaunchedProcess, LaunchError>) -> Void,
         onFinished: @escaping @Sendable (JobResult) -> Void
@@ -70,10 +76,11 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         self.reaper = reaper
         self.teardownPlan = teardown
         self.containment = containment
+        self.hook = hook
         self.callbackQueue = callbackQueue
         self.onStarted = onStarted
         self.onFinished = onFinished
-        self.eventQueue = DispatchQueue(label: "orchd.job.\(jobID.rawValue)")
+        self.eventQueue = DispatchQueue(label: hook.map { "orchd.hook.\($0)" } ?? "orchd.job.\(jobID.rawValue)")
         super.init()
     }
 
@@ -172,7 +179,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     /// process-group containment) every process carrying the job's identity.
     /// - Parameter process: the main process.
     private func beginTeardown(of process: LaunchedProcess) {
-        let identity = process.cgroup == nil ? containment?.identity(ofJob: jobID) : nil
+        let identity = process.cgroup == nil ? fallbackIdentity : nil
         let target = TeardownTarget(group: process.processGroup, cgroup: process.cgroup, identity: identity)
         let run = TeardownRun(teardown: teardownPlan, target: target, queue: eventQueue)
         state.withLock { $0.teardown = run }
@@ -216,13 +223,19 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
     private func hasLeftovers(_ process: LaunchedProcess, cgroupEmpty: Bool) -> Bool {
         guard let cgroup = process.cgroup else {
             if !process.processGroup.isGone { return true }
-            return containment?.identity(ofJob: jobID).map { !ProcessIdentity.processes(of: $0).isEmpty } ?? false
+            return fallbackIdentity.map { !ProcessIdentity.processes(of: $0).isEmpty } ?? false
         }
         if cgroupEmpty { return false }
         if cgroup.isPopulated { return true }
         // Empty already; the watcher's word may still be on its way.
         state.withLock { $0.cgroupEmpty = true }
         return false
+    }
+
+    /// The identity the process-group fallback scans for: the hook run's, or the job's.
+    private var fallbackIdentity: ProcessIdentity.Job? {
+        if let hook { return containment?.identity(ofHook: hook) }
+        return containment?.identity(ofJob: jobID)
     }
 
     /// The job's cgroup has no live process left (on eventQueue).

@@ -12,10 +12,13 @@ extension Scheduler {
     /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`. With
     /// cgroup containment, every job cgroup the previous daemon left is killed first
     /// (`cgroup.kill`) and waited for until `populated 0`, then removed: whatever escaped the
-    /// process groups is down before anything is retried.
+    /// process groups is down before anything is retried. Hooks the previous daemon left
+    /// running are killed too: their cgroups (`hook-*`), or (process-group containment) every
+    /// group with a process carrying an `ORCHD_HOOK_ID` and this `ORCHD_STATE_DIR`.
     /// - Returns: how many jobs were recovered.
     func recoverInterruptedJobs() throws -> Int {
         killLeftoverCgroups()
+        killLeftoverHookGroups()
         let records = try store.runningJobs()
         for record in records {
             let job = record.job
@@ -40,11 +43,21 @@ extension Scheduler {
         return records.count
     }
 
-    /// Kills and removes every job cgroup of this daemon's subtree. At start-up none belongs to
+    /// Kills the process groups of hooks a previous daemon left running (found by their
+    /// `ORCHD_HOOK_ID`; in cgroup containment their cgroups are already killed).
+    private func killLeftoverHookGroups() {
+        for group in ProcessIdentity.processGroupsOfHooks(stateDirectory: configuration.stateDirectory).map({ ProcessGroup(id: $0) }) {
+            group.signal(SIGKILL)
+            group.waitUntilGone(timeout: .seconds(5))
+            DaemonLog.warning("killed process group \(group.id) of a hook left by the previous daemon")
+        }
+    }
+
+    /// Kills and removes every job and hook cgroup of this daemon's subtree. At start-up none belongs to
     /// a live job of ours (the state directory lock rules out a second daemon), so each is a
     /// previous incarnation's.
     private func killLeftoverCgroups() {
-        let groups = containment.jobGroups()
+        let groups = containment.jobGroups() + containment.hookGroups()
         let populated = groups.filter(\.isPopulated)
         for group in populated {
             let code = group.kill()

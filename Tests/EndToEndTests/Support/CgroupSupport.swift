@@ -55,7 +55,7 @@ enum CgroupSupport {
         for pid in liveJobProcesses(stateDirectory: stateDirectory) { kill(pid, SIGKILL) }
         guard let cgroup else { return }
         let subtree = Cgroup(path: cgroup)
-        for name in subtree.children() where name.hasPrefix("job-") {
+        for name in subtree.children() where name.hasPrefix("job-") || name.hasPrefix("hook-") {
             let group = subtree.child(name)
             group.kill()
             group.waitUntilEmpty(timeout: .seconds(10))
