@@ -32,6 +32,8 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         public var retentionCount: Int?
         /// How many of the newest events the event log keeps.
         public var eventRetention: Int
+        /// When replies that report a change go out: after the fsync, or once committed.
+        public var sync: SyncPolicy = .always
 
         /// Creates a value with every field given.
         public init(
@@ -105,7 +107,7 @@ public final class Scheduler: @unchecked Sendable {  // mutable state is confine
         self.store = store
         self.configuration = configuration
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
-        self.groupCommit = GroupCommit(database: store.database, queue: controlQueue)
+        self.groupCommit = GroupCommit(database: store.database, queue: controlQueue, policy: configuration.sync)
         self.eventLog = EventLog(database: store.database)
         // Weak: a barrier in flight may finish after the scheduler is gone.
         groupCommit.afterBarrier = { [weak self] in
