@@ -4,7 +4,7 @@ import OrchestratorAPI
 enum InfoCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "info",
-        abstract: "Show orchd's version, paths, job counts, containment, sync.",
+        abstract: "Show orchd's version, paths, jobs, containment, sync.",
         usage: "info",
         arguments: [],
         options: [])
