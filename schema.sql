@@ -73,6 +73,28 @@ CREATE TABLE job_dependencies (
 ) WITHOUT ROWID;
 CREATE INDEX job_dependencies_by_dependency ON job_dependencies (depends_on, job_id);
 
+-- How many jobs each queue has in each state (v5-job-counts), kept by the triggers below in
+-- the transaction of every change, so counting never scans the jobs. Rows at 0 stay.
+CREATE TABLE job_counts (
+    queue TEXT NOT NULL,                   -- QueueName
+    state TEXT NOT NULL,                   -- waiting, queued, running or finished
+    count INTEGER NOT NULL CHECK (count >= 0),  -- jobs of the queue in the state
+    PRIMARY KEY (queue, state)
+) WITHOUT ROWID;
+CREATE TRIGGER jobs_counted_insert AFTER INSERT ON jobs BEGIN
+    INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER jobs_counted_delete AFTER DELETE ON jobs BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+END;
+CREATE TRIGGER jobs_counted_update AFTER UPDATE OF queue, state ON jobs
+    WHEN NEW.state <> OLD.state OR NEW.queue <> OLD.queue BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+    INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+END;
+
 -- One row per ended attempt of a job that started.
 CREATE TABLE job_attempts (
     job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,

@@ -274,7 +274,8 @@ public final class JobStore: @unchecked Sendable { // confined to the control qu
     /// - Throws: ``DatabaseError``.
     public func counts() throws -> ManagerInterface.JobCounts {
         try database.read { db in
-            let statement = try db.cachedStatement("SELECT state, count(*) FROM jobs GROUP BY state")
+            // Kept by triggers (job_counts): a few rows, however many jobs there are.
+            let statement = try db.cachedStatement("SELECT state, sum(count) FROM job_counts GROUP BY state")
             defer { statement.reset() }
             var counts = ManagerInterface.JobCounts()
             while try statement.step() {
