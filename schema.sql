@@ -13,8 +13,17 @@ CREATE TABLE schema_migrations (
     applied_at INTEGER NOT NULL      -- µs since the Unix epoch (UTC)
 );
 
--- v1-jobs
-CREATE TABLE jobs (
+-- Environments, each stored once (v4-environments): content-addressed by a hash of the JSON,
+-- referenced by jobs.environment_id; pruning deletes the ones no job refers to any more.
+CREATE TABLE environments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, so a decoded copy stays right
+    hash INTEGER NOT NULL,                 -- FNV-1a 64 of json (JobStore.contentHash)
+    json TEXT NOT NULL CHECK (json_type(json) = 'object')  -- JSON object of strings, keys sorted
+);
+CREATE INDEX environments_by_hash ON environments (hash);
+
+-- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON)
+CREATE TABLE "jobs" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
     name TEXT,                             -- optional display name
     queue TEXT NOT NULL,                   -- QueueName
@@ -22,7 +31,7 @@ CREATE TABLE jobs (
     argv TEXT,                             -- JSON array of strings, executed without a shell
     shell TEXT,                            -- string run by /bin/sh -c
     cwd TEXT NOT NULL,                     -- absolute working directory
-    environment TEXT NOT NULL,             -- JSON object of strings, keys sorted
+    environment_id INTEGER NOT NULL REFERENCES environments (id),  -- the job's environment
     labels TEXT NOT NULL DEFAULT '{}',     -- JSON object of strings, keys sorted
     state TEXT NOT NULL CHECK (state IN ('waiting', 'queued', 'running', 'finished')),
     result TEXT,                           -- JobResult.name, set exactly when finished
@@ -44,7 +53,7 @@ CREATE TABLE jobs (
     unique_key TEXT,                       -- at most one job per key that is not finished
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
-    CHECK (json_type(environment) = 'object' AND json_type(labels) = 'object'),
+    CHECK (json_type(labels) = 'object'),
     CHECK ((state = 'finished') = (result IS NOT NULL))
 );
 CREATE INDEX jobs_runnable ON jobs (queue, priority DESC, id) WHERE state = 'queued';
@@ -53,6 +62,7 @@ CREATE INDEX jobs_by_queue ON jobs (queue, id);
 CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
 CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
+CREATE INDEX jobs_by_environment ON jobs (environment_id);
 
 -- Dependencies: job_id starts only after every depends_on succeeded. A row outlives a pruned
 -- dependency (v2), so a retry can tell that the dependency is gone.
@@ -62,6 +72,28 @@ CREATE TABLE job_dependencies (
     PRIMARY KEY (job_id, depends_on)
 ) WITHOUT ROWID;
 CREATE INDEX job_dependencies_by_dependency ON job_dependencies (depends_on, job_id);
+
+-- How many jobs each queue has in each state (v5-job-counts), kept by the triggers below in
+-- the transaction of every change, so counting never scans the jobs. Rows at 0 stay.
+CREATE TABLE job_counts (
+    queue TEXT NOT NULL,                   -- QueueName
+    state TEXT NOT NULL,                   -- waiting, queued, running or finished
+    count INTEGER NOT NULL CHECK (count >= 0),  -- jobs of the queue in the state
+    PRIMARY KEY (queue, state)
+) WITHOUT ROWID;
+CREATE TRIGGER jobs_counted_insert AFTER INSERT ON jobs BEGIN
+    INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER jobs_counted_delete AFTER DELETE ON jobs BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+END;
+CREATE TRIGGER jobs_counted_update AFTER UPDATE OF queue, state ON jobs
+    WHEN NEW.state <> OLD.state OR NEW.queue <> OLD.queue BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+    INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+END;
 
 -- One row per ended attempt of a job that started.
 CREATE TABLE job_attempts (

@@ -103,11 +103,12 @@ public enum Daemon {
         }
 
         // 4. The scheduler, after recovering what a previous daemon left running.
-        let scheduler = Scheduler(store: store, configuration: .init(
+        var schedulerConfiguration = Scheduler.Configuration(
             concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory,
             teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
-            retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention),
-            containment: containment)
+            retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention)
+        schedulerConfiguration.sync = configuration.sync
+        let scheduler = Scheduler(store: store, configuration: schedulerConfiguration, containment: containment)
         // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
         let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
         // Built-in observers, added before the scheduler starts so they see every event.

@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable {
     public var retentionCount: Int? = nil
     /// How many events the event log keeps.
     public var eventRetention = DaemonSettings.defaultEventRetention
+    /// When replies that report a change go out (`--sync`, `--sync-interval`; start-up only).
+    public var sync: SyncPolicy = .always
     /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
     public var configurationFile: String? = nil
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
@@ -52,6 +54,7 @@ public struct DaemonConfiguration: Sendable {
         result.retentionAge = settings.retentionAge.flatMap { $0 > .zero ? $0 : nil }
         result.retentionCount = settings.retentionCount.flatMap { $0 > 0 ? $0 : nil }
         result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
+        result.sync = settings.sync == "interval" ? .interval(settings.syncInterval ?? SyncPolicy.defaultInterval) : .always
         return result
     }
 
@@ -78,7 +81,7 @@ public struct DaemonConfiguration: Sendable {
 
         USAGE: orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N]
                      [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N]
-                     [--event-retention N] [--log-level LEVEL]
+                     [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
@@ -109,6 +112,12 @@ public struct DaemonConfiguration: Sendable {
                                finish. (default: 0, no limit)
           --event-retention N  Events kept for 'orchctl events --since'; the log may run 1%
                                over before it is trimmed. (default: 100000)
+          --sync MODE          When a reply that reports a change goes out: always (once it
+                               is on disk: survives a power loss) or interval (once it is
+                               committed: survives a crash of orchd; on disk within
+                               --sync-interval). Start-up only. (default: always)
+          --sync-interval SPAN With --sync interval, the longest a committed change waits for
+                               its fsync. (default: 100ms)
           --log-level LEVEL    debug, info, warning or error. (default: info)
           -h, --help           Show this help.
           --version            Show the version.
@@ -119,7 +128,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// The one-line usage printed after a command-line error.
     public static let shortUsage =
-        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--log-level LEVEL]"
+        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {

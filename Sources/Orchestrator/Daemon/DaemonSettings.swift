@@ -18,12 +18,19 @@ public struct DaemonSettings: Sendable, Equatable {
     public var retentionCount: Int?
     /// How many of the newest events the event log keeps.
     public var eventRetention: Int?
+    /// `always` or `interval` (`--sync`); read at start-up only.
+    public var sync: String?
+    /// The barrier interval of `--sync interval` (`--sync-interval`); read at start-up only.
+    public var syncInterval: Duration?
 
     /// Creates a value with every field given.
     public init(
         concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil,
-        drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil
+        drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil,
+        sync: String? = nil, syncInterval: Duration? = nil
     ) {
+        self.sync = sync
+        self.syncInterval = syncInterval
         self.concurrency = concurrency
         self.teardownGrace = teardownGrace
         self.logLevel = logLevel
@@ -42,7 +49,8 @@ public struct DaemonSettings: Sendable, Equatable {
             drainTimeout: drainTimeout ?? other.drainTimeout,
             retentionAge: retentionAge ?? other.retentionAge,
             retentionCount: retentionCount ?? other.retentionCount,
-            eventRetention: eventRetention ?? other.eventRetention)
+            eventRetention: eventRetention ?? other.eventRetention,
+            sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval)
     }
 
     /// Default concurrency: the number of online CPUs.
@@ -67,6 +75,8 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     case retentionAge = "retention-age"
     case retentionCount = "retention-count"
     case eventRetention = "event-retention"
+    case sync = "sync"
+    case syncInterval = "sync-interval"
 
     /// The command-line flag, `--` and the key.
     public var flag: String { "--" + rawValue }
@@ -80,6 +90,8 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .drainTimeout, .retentionAge: "a time span such as 0, 30s or 7d"
         case .retentionCount: "a whole number, 0 for no limit"
         case .eventRetention: "a whole number from 1000"
+        case .sync: "always or interval"
+        case .syncInterval: "a time span from 1ms to 1h, such as 100ms"
         }
     }
 
@@ -116,6 +128,16 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .eventRetention:
             guard let number = Int(text), number >= 1000 else { return expectation }
             settings.eventRetention = number
+        case .sync:
+            guard text == "always" || text == "interval" else { return expectation }
+            settings.sync = text
+        case .syncInterval:
+            switch Self.span(text) {
+            case .success(let span):
+                guard span >= .milliseconds(1), span <= .seconds(3600) else { return expectation }
+                settings.syncInterval = span
+            case .failure(let problem): return problem.message
+            }
         }
         return nil
     }

@@ -33,6 +33,8 @@ public actor Scheduler {
         public var retentionCount: Int?
         /// How many of the newest events the event log keeps.
         public var eventRetention: Int
+        /// When replies that report a change go out: after the fsync, or once committed.
+        public var sync: SyncPolicy = .always
 
         /// Creates a value with every field given.
         public init(
@@ -121,7 +123,7 @@ public actor Scheduler {
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
         let executor = ControlQueueExecutor(label: "orchd.control")
         self.executor = executor
-        self.groupCommit = GroupCommit(database: store.database, queue: executor.queue)
+        self.groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
         self.eventLog = EventLog(database: store.database)
         self.logDirectory = configuration.logDirectory
     }

@@ -16,6 +16,10 @@ import Foundation
 /// owning queue, and at most one is in flight. Acknowledgements that promise durability (a
 /// submit's reply) run once a barrier that started after them has finished.
 ///
+/// Under ``SyncPolicy/interval(_:)`` they run once committed, in the next turn of the owning
+/// queue (events first, as after a barrier), and a timer starts a barrier at most the
+/// interval after the first change it covers.
+///
 /// Confined to the queue given at creation.
 final class GroupCommit: @unchecked Sendable {  // all state is touched only on `queue`
     private let database: Database
@@ -24,6 +28,13 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     /// then barriers run on `queue` through `database`.
     private let syncConnection: Database?
     private let syncQueue = DispatchQueue(label: "orchd.group-commit")
+    /// When acknowledgements may go out: after a barrier, or once committed.
+    let policy: SyncPolicy
+    /// Under ``SyncPolicy/interval(_:)``: a barrier timer is armed.
+    private var timerArmed = false
+    /// Under ``SyncPolicy/interval(_:)``: acknowledgements of committed changes, sent in the
+    /// next turn of the owning queue.
+    private var committed: [@Sendable () -> Void] = []
     /// A barrier is scheduled or in flight.
     private var barrierScheduled = false
     /// Changes committed since the last barrier started.
@@ -36,9 +47,10 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits and opens the
     /// barrier's connection. Should either fail, every commit stays `FULL` or barriers run on
     /// the owning queue: slower, never less durable.
-    init(database: Database, queue: DispatchQueue) {
+    init(database: Database, queue: DispatchQueue, policy: SyncPolicy = .always) {
         self.database = database
         self.queue = queue
+        self.policy = policy
         self.syncConnection = try? Database(path: database.path)
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
@@ -46,20 +58,47 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     /// Notes a committed change that must become durable soon.
     func changed() {
         dirty = true
-        scheduleBarrier()
+        barrierNeeded()
     }
 
-    /// Runs `work` once every change committed so far is durable.
+    /// Runs `work` once every change committed so far is durable: after the next barrier,
+    /// or under ``SyncPolicy/interval(_:)`` in the next turn of the owning queue (the change
+    /// is committed already; the timer's barrier makes it durable).
     func afterDurable(_ work: @escaping @Sendable () -> Void) {
-        waiting.append(work)
         dirty = true
-        scheduleBarrier()
+        guard case .interval = policy else {
+            waiting.append(work)
+            scheduleBarrier()
+            return
+        }
+        committed.append(work)
+        barrierNeeded()
+        guard committed.count == 1 else { return }
+        queue.async { [self] in
+            let batch = committed
+            committed.removeAll()
+            finish(batch)
+        }
+    }
+
+    /// Starts a barrier soon: now, or under ``SyncPolicy/interval(_:)`` when the interval
+    /// since the first change not yet covered has passed.
+    private func barrierNeeded() {
+        guard case .interval(let interval) = policy else { return scheduleBarrier() }
+        guard !timerArmed else { return }
+        timerArmed = true
+        queue.asyncAfter(deadline: .now() + interval.dispatchInterval) { [self] in
+            timerArmed = false
+            if dirty { scheduleBarrier() }
+        }
     }
 
     /// Makes every commit so far durable now (at shutdown), on the calling (owning) queue.
     func flush() {
+        let batch = committed
+        committed.removeAll()
         syncHere()
-        finish(takeWaiting())
+        finish(takeWaiting() + batch)
     }
 
     private func scheduleBarrier() {
@@ -94,7 +133,7 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
             queue.async { [self] in
                 barrierScheduled = false
                 finish(batch)
-                if dirty { scheduleBarrier() }
+                if dirty { barrierNeeded() }
             }
         }
     }

@@ -54,7 +54,8 @@ extension JobStore {
         }
     }
 
-    /// Deletes finished jobs with their attempts, in one transaction. The rows naming them as
+    /// Deletes finished jobs with their attempts, and the environments no job refers to any
+    /// more, in one transaction. The rows naming them as
     /// a dependency stay, so a dependent still knows what it waited for (and `retry` can
     /// tell that a dependency was pruned).
     /// - Parameter ids: the jobs (``JobStateMachine`` decided); one not finished, or one a
@@ -66,14 +67,19 @@ extension JobStore {
         return try database.write { db in
             let statement = try db.cachedStatement("""
                 DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'finished' \
-                AND NOT \(Self.hasLiveDependentsSQL) RETURNING id, queue
+                AND NOT \(Self.hasLiveDependentsSQL) RETURNING id, queue, environment_id
                 """)
             defer { statement.reset() }
             try statement.bind([.text(Self.jsonArray(ids))])
             var deleted: [(id: JobID, queue: QueueName)] = []
+            var environments: Set<Int64> = []
             while try statement.step() {
                 deleted.append((JobID(rawValue: statement.int64(at: 0)), QueueName(rawValue: statement.string(at: 1) ?? "") ?? .default))
+                environments.insert(statement.int64(at: 2))
             }
+            statement.reset()
+            // Their environments go with the last job that refers to them.
+            try deleteUnreferencedEnvironments(environments, in: db)
             return deleted
         }
     }

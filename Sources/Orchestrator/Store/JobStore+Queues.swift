@@ -43,10 +43,11 @@ extension JobStore {
         }
     }
 
-    /// How many jobs of each queue are in each state: one pass over the table, at start-up.
+    /// How many jobs of each queue are in each state, from `job_counts` (kept by triggers):
+    /// a few rows, however many jobs there are.
     public func countsByQueue() throws -> [QueueName: JobCounts] {
         try database.read { db in
-            let statement = try db.cachedStatement("SELECT queue, state, count(*) FROM jobs GROUP BY queue, state")
+            let statement = try db.cachedStatement("SELECT queue, state, count FROM job_counts WHERE count > 0")
             defer { statement.reset() }
             var counts: [QueueName: JobCounts] = [:]
             while try statement.step() {

@@ -18,10 +18,11 @@ public final class JobStore {
     /// The connection the store works through.
     public let database: Database
     private let encoder: JSONEncoder
-    private let decoder = JSONDecoder()
-    /// The last environment decoded, by its JSON text: most jobs share one, and decoding it
-    /// for every row read was a large part of a job's cost.
-    private var lastEnvironment: (json: String, value: [String: String])?
+    let decoder = JSONDecoder()
+    /// Environments decoded so far, by their row ID in `environments`. A row is never
+    /// changed and its ID never reused (AUTOINCREMENT), so an entry stays right; most jobs
+    /// share a few environments, so each is decoded about once.
+    var decodedEnvironments: [Int64: [String: String]] = [:]
 
     /// Opens the store, bringing the schema up to date with ``Migrations/migrator``.
     /// - Parameter database: the connection to use from now on.
@@ -39,16 +40,17 @@ public final class JobStore {
 
     // MARK: - SQL
 
-    /// The columns every job query selects, in the order ``decodeJob(_:)`` reads them.
+    /// The columns every job query selects; ``decodeJob(_:environment:)`` reads them by name,
+    /// so their order does not matter.
     static let columns = """
-        id, name, queue, priority, argv, shell, cwd, environment, labels, state, result, exit_code, \
+        id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code, \
         signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
         started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, \
-        (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id)
+        (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies
         """
 
     static let insertSQL = """
-        INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment, labels, state, result, \
+        INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, \
         failed_dependency, finished_at, attempt, max_attempts, submitter_uid, submitted_at, not_before, \
         timeout_usec, unique_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
         """
@@ -132,9 +134,9 @@ public final class JobStore {
             let queueRow = try db.cachedStatement("INSERT OR IGNORE INTO queues (name) VALUES (?)")
             defer { queueRow.reset() }
             var queues: Set<QueueName> = []
-            // The jobs of a batch usually share one environment: encode it once.
+            // The jobs of a batch usually share one environment: encode and store it once.
             var lastEnvironment: [String: String]?
-            var lastEnvironmentJSON = ""
+            var lastEnvironmentID: Int64 = 0
             var jobs: [Job] = []
             jobs.reserveCapacity(specs.count)
             for (spec, state) in specs {
@@ -145,16 +147,16 @@ public final class JobStore {
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
                 let result = state.result
-                func environmentJSON() throws -> String {
-                    if spec.environment != lastEnvironment {
+                func environmentID() throws -> Int64 {
+                    if spec.environment != lastEnvironment || lastEnvironmentID == 0 {
+                        lastEnvironmentID = try storeEnvironment(spec.environment, in: db)
                         lastEnvironment = spec.environment
-                        lastEnvironmentJSON = try json(spec.environment)
                     }
-                    return lastEnvironmentJSON
+                    return lastEnvironmentID
                 }
                 try statement.bind([
                     .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
-                    .text(spec.cwd), .text(try environmentJSON()), .text(spec.labels.isEmpty ? "{}" : try json(spec.labels)),
+                    .text(spec.cwd), .integer(try environmentID()), .text(spec.labels.isEmpty ? "{}" : try json(spec.labels)),
                     .text(state.name), .init(result?.name), .init(result?.failedDependency?.rawValue),
                     result == nil ? .null : .integer(microseconds),
                     .integer(Int64(spec.maxAttempts)), .integer(Int64(submitterUid)), .integer(microseconds),
@@ -190,7 +192,8 @@ public final class JobStore {
         try select("SELECT \(Self.columns) FROM jobs WHERE id = ?", [.integer(id.rawValue)]).first?.job
     }
 
-    /// Jobs matching every filter given, in ID (submission) order.
+    /// Jobs matching every filter given, in ID (submission) order, for listing: their
+    /// environment is not read (``JobSpec/environment`` is empty; it is not part of a listing).
     /// - Parameters:
     ///   - ids: only these jobs; `nil` for any.
     ///   - queue: only jobs of this queue; `nil` for any.
@@ -220,11 +223,11 @@ public final class JobStore {
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         guard let limit else {
             // At most 8 distinct texts per ordering, so caching by text stays small.
-            return try select(sql + " ORDER BY id", values).map(\.job)
+            return try select(sql + " ORDER BY id", values, environment: false).map(\.job)
         }
         // The newest `limit`, read backwards along an index, then put in ID order.
         values.append(.integer(Int64(max(limit, 0))))
-        return try select(sql + " ORDER BY id DESC LIMIT ?", values).map(\.job).reversed()
+        return try select(sql + " ORDER BY id DESC LIMIT ?", values, environment: false).map(\.job).reversed()
     }
 
     /// The next queued jobs of `queue` in the order they should start: highest priority
@@ -271,7 +274,8 @@ public final class JobStore {
     /// - Throws: ``DatabaseError``.
     public func counts() throws -> ManagerInterface.JobCounts {
         try database.read { db in
-            let statement = try db.cachedStatement("SELECT state, count(*) FROM jobs GROUP BY state")
+            // Kept by triggers (job_counts): a few rows, however many jobs there are.
+            let statement = try db.cachedStatement("SELECT state, sum(count) FROM job_counts GROUP BY state")
             defer { statement.reset() }
             var counts = ManagerInterface.JobCounts()
             while try statement.step() {
@@ -314,7 +318,8 @@ public final class JobStore {
     @discardableResult
     public func recordProcess(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws -> Job {
         try transition(id, to: "running", sql: """
-            UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'             RETURNING \(Self.columns)
+            UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running' \
+            RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
     }
 
@@ -323,7 +328,8 @@ public final class JobStore {
     @discardableResult
     public func releaseClaim(_ id: JobID) throws -> Job {
         try transition(id, to: "queued", sql: """
-            UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL             WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
+            UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL \
+            WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue)])
     }
 
@@ -379,113 +385,17 @@ public final class JobStore {
 
     /// Runs a query selecting ``columns`` and decodes every row, in one read transaction (or
     /// inside the caller's).
-    func select(_ sql: String, _ values: [DatabaseValue]) throws -> [RunningJobRecord] {
+    /// - Parameter environment: whether to read each job's environment (to launch it);
+    ///   without, ``JobSpec/environment`` is empty.
+    func select(_ sql: String, _ values: [DatabaseValue], environment: Bool = true) throws -> [RunningJobRecord] {
         try database.read { db in
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
             try statement.bind(values)
             var records: [RunningJobRecord] = []
-            while try statement.step() { records.append(try decodeJob(statement)) }
+            while try statement.step() { records.append(try decodeJob(statement.row, environment: environment)) }
             return records
         }
-    }
-
-    /// Builds a job from a row of ``columns``, checking every value instead of trusting it.
-    /// - Throws: ``JobStoreError/invalidRow(id:column:detail:)`` naming the first bad column.
-    func decodeJob(_ row: Statement) throws(JobStoreError) -> RunningJobRecord {
-        let id = row.int64(at: 0)
-        func bad(_ column: String, _ detail: String) -> JobStoreError {
-            .invalidRow(id: id, column: column, detail: detail)
-        }
-        func integer(_ index: Int, _ column: String) throws(JobStoreError) -> Int64? {
-            switch row.storageClass(at: index) {
-            case .null: return nil
-            case .integer: return row.int64(at: index)
-            default: throw bad(column, "not an integer")
-            }
-        }
-        func required<T>(_ value: T?, _ column: String) throws(JobStoreError) -> T {
-            guard let value else { throw bad(column, "NULL") }
-            return value
-        }
-        func int32(_ index: Int, _ column: String) throws(JobStoreError) -> Int32? {
-            guard let value = try integer(index, column) else { return nil }
-            guard let narrow = Int32(exactly: value) else { throw bad(column, "\(value) is out of range") }
-            return narrow
-        }
-        func text(_ index: Int, _ column: String) throws(JobStoreError) -> String? {
-            switch row.storageClass(at: index) {
-            case .null: return nil
-            case .text: return row.string(at: index)
-            default: throw bad(column, "not text")
-            }
-        }
-        func decoded<T: Decodable>(_ type: T.Type, _ index: Int, _ column: String) throws(JobStoreError) -> T {
-            let json = try required(text(index, column), column)
-            do {
-                return try decoder.decode(type, from: Data(json.utf8))
-            } catch {
-                throw bad(column, "not valid JSON of the expected shape")
-            }
-        }
-
-        guard row.storageClass(at: 0) == .integer, id > 0 else { throw bad("id", "not a positive integer") }
-        let queueText = try required(text(2, "queue"), "queue")
-        guard let queue = QueueName(rawValue: queueText) else { throw bad("queue", "'\(queueText)' is not a queue name") }
-        let command: JobCommand
-        switch (row.isNull(at: 4), row.isNull(at: 5)) {
-        case (false, true): command = .argv(try decoded([String].self, 4, "argv"))
-        case (true, false): command = .shell(try required(text(5, "shell"), "shell"))
-        default: throw bad("argv", "exactly one of argv and shell must be set")
-        }
-        var spec = JobSpec(
-            command: command, cwd: try required(text(6, "cwd"), "cwd"), environment: [:], queue: queue,
-            priority: Int(try required(integer(3, "priority"), "priority")), name: try text(1, "name"),
-            labels: try decoded([String: String].self, 8, "labels"),
-            after: try decoded([Int64].self, 27, "dependencies").map(JobID.init(rawValue:)),
-            notBefore: try integer(24, "not_before").map(Timestamp.date(microseconds:)),
-            timeoutUSec: try integer(25, "timeout_usec"),
-            maxAttempts: Int(try required(integer(16, "max_attempts"), "max_attempts")),
-            uniqueKey: try text(26, "unique_key"))
-        // Assigned directly: the initializer would filter it, and what was stored is what ran.
-        let environmentJSON = try required(text(7, "environment"), "environment")
-        if let cached = lastEnvironment, cached.json == environmentJSON {
-            spec.environment = cached.value
-        } else {
-            spec.environment = try decoded([String: String].self, 7, "environment")
-            lastEnvironment = (environmentJSON, spec.environment)
-        }
-
-        let stateName = try required(text(9, "state"), "state")
-        let state: JobState
-        switch stateName {
-        case "waiting": state = .waiting
-        case "queued": state = .queued
-        case "running": state = .running
-        case "finished":
-            let resultName = try required(text(10, "result"), "result")
-            guard let result = JobResult(
-                name: resultName, exitCode: try int32(11, "exit_code"), signal: try int32(12, "signal"),
-                reason: try text(13, "reason"),
-                failedDependency: try integer(14, "failed_dependency").map(JobID.init(rawValue:)))
-            else { throw bad("result", "'\(resultName)' with its payload is not a job result") }
-            state = .finished(result)
-        default:
-            throw bad("state", "'\(stateName)' is not a job state")
-        }
-
-        let uid = try required(integer(17, "submitter_uid"), "submitter_uid")
-        guard let submitterUid = UInt32(exactly: uid) else { throw bad("submitter_uid", "\(uid) is out of range") }
-        let job = Job(
-            id: JobID(rawValue: id), spec: spec, state: state,
-            attempt: Int(try required(integer(15, "attempt"), "attempt")),
-            submittedAt: Timestamp.date(microseconds: try required(integer(18, "submitted_at"), "submitted_at")),
-            startedAt: try integer(19, "started_at").map(Timestamp.date(microseconds:)),
-            finishedAt: try integer(20, "finished_at").map(Timestamp.date(microseconds:)),
-            submitterUid: submitterUid, pid: try int32(21, "pid"))
-        return RunningJobRecord(
-            job: job, processStartTicks: try integer(22, "process_start_ticks").map(UInt64.init(bitPattern:)),
-            bootID: try text(23, "boot_id"))
     }
 
     // MARK: - JSON

@@ -18,8 +18,151 @@ public enum Migrations {
         migrator.registerMigration("v3-application-id") { db in
             try db.execute("PRAGMA application_id = \(DatabaseIdentity.applicationID)")
         }
+        // Environments stored once, referenced by job rows (see v4EnvironmentsSQL).
+        migrator.registerMigration("v4-environments") { db in
+            try migrateToEnvironmentTable(db)
+        }
+        migrator.registerMigration("v5-job-counts") { db in
+            try db.execute(v5JobCountsSQL)
+        }
         return migrator
     }()
+
+    /// v5: how many jobs each queue has in each state, kept by triggers in the transaction
+    /// of every change, so that start-up and `orchctl info` read a few rows instead of
+    /// counting every job (a `GROUP BY` over a million jobs took most of a second). Rows
+    /// whose count fell to 0 stay.
+    static let v5JobCountsSQL = """
+        CREATE TABLE job_counts (
+            queue TEXT NOT NULL,                   -- QueueName
+            state TEXT NOT NULL,                   -- waiting, queued, running or finished
+            count INTEGER NOT NULL CHECK (count >= 0),  -- jobs of the queue in the state
+            PRIMARY KEY (queue, state)
+        ) WITHOUT ROWID;
+        INSERT INTO job_counts (queue, state, count) SELECT queue, state, count(*) FROM jobs GROUP BY queue, state;
+        CREATE TRIGGER jobs_counted_insert AFTER INSERT ON jobs BEGIN
+            INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+                ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+        END;
+        CREATE TRIGGER jobs_counted_delete AFTER DELETE ON jobs BEGIN
+            UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+        END;
+        CREATE TRIGGER jobs_counted_update AFTER UPDATE OF queue, state ON jobs
+            WHEN NEW.state <> OLD.state OR NEW.queue <> OLD.queue BEGIN
+            UPDATE job_counts SET count = count - 1 WHERE queue = OLD.queue AND state = OLD.state;
+            INSERT INTO job_counts (queue, state, count) VALUES (NEW.queue, NEW.state, 1)
+                ON CONFLICT (queue, state) DO UPDATE SET count = count + 1;
+        END;
+        """
+
+    /// v4: each distinct environment once, in `environments`, content-addressed by a hash of
+    /// its JSON; `jobs.environment` becomes `jobs.environment_id`. A few KiB of environment
+    /// in every job row made a million queued jobs take gigabytes, and every read and write
+    /// of a job carry them. SQLite cannot drop a column named in a CHECK constraint, so
+    /// `jobs` is rebuilt (<https://www.sqlite.org/lang_altertable.html#otheralter>), with
+    /// foreign keys off meanwhile (``Migrator`` does that) so that dropping the old table
+    /// cascades to nothing; its indexes and triggers are made again, unchanged.
+    static func migrateToEnvironmentTable(_ db: Database) throws {
+        try db.execute("""
+            CREATE TABLE environments (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, so a decoded copy stays right
+                hash INTEGER NOT NULL,                 -- FNV-1a 64 of json (JobStore.contentHash)
+                json TEXT NOT NULL CHECK (json_type(json) = 'object')  -- JSON object of strings, keys sorted
+            );
+            CREATE INDEX environments_by_hash ON environments (hash);
+            """)
+        // The hash is computed here, not in SQL: the same function as at insert.
+        let distinct = try db.makeStatement("SELECT DISTINCT environment FROM jobs")
+        let add = try db.makeStatement("INSERT INTO environments (hash, json) VALUES (?1, ?2)")
+        while try distinct.step() {
+            let text = distinct.string(at: 0) ?? "{}"
+            add.reset()
+            try add.bind([.integer(JobStore.contentHash(text)), .text(text)])
+            try add.step()
+        }
+        // Keep the largest job ID ever used: dropping the table drops its sqlite_sequence row.
+        let sequence = try db.makeStatement("SELECT seq FROM sqlite_sequence WHERE name = 'jobs'")
+        let lastID = try sequence.step() ? sequence.int64(at: 0) : 0
+        // A statement still open on a table keeps it from being dropped.
+        for statement in [distinct, add, sequence] { statement.reset() }
+        try db.execute(v4EnvironmentsSQL)
+        try db.execute("DELETE FROM sqlite_sequence WHERE name = 'jobs'")
+        try db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', max(\(lastID), coalesce((SELECT max(id) FROM jobs), 0)))")
+    }
+
+    /// v4's rebuild of `jobs`, after `environments` is filled.
+    static let v4EnvironmentsSQL = """
+        CREATE TABLE jobs_v4 (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
+            name TEXT,                             -- optional display name
+            queue TEXT NOT NULL,                   -- QueueName
+            priority INTEGER NOT NULL DEFAULT 0,   -- higher runs first; FIFO (by id) among equals
+            argv TEXT,                             -- JSON array of strings, executed without a shell
+            shell TEXT,                            -- string run by /bin/sh -c
+            cwd TEXT NOT NULL,                     -- absolute working directory
+            environment_id INTEGER NOT NULL REFERENCES environments (id),  -- the job's environment
+            labels TEXT NOT NULL DEFAULT '{}',     -- JSON object of strings, keys sorted
+            state TEXT NOT NULL CHECK (state IN ('waiting', 'queued', 'running', 'finished')),
+            result TEXT,                           -- JobResult.name, set exactly when finished
+            exit_code INTEGER,                     -- exit status 0-255, for succeeded and failed
+            signal INTEGER,                        -- signal number, for signaled
+            reason TEXT,                           -- why the spawn failed, for spawn_failed
+            failed_dependency INTEGER,             -- JobID, for dependency_failed
+            attempt INTEGER NOT NULL DEFAULT 0,    -- attempts started, from 1; 0 before the first
+            max_attempts INTEGER NOT NULL DEFAULT 1, -- attempts allowed in all; 1 = no retry
+            submitter_uid INTEGER NOT NULL,        -- Unix uid of the submitting client (SO_PEERCRED)
+            submitted_at INTEGER NOT NULL,         -- µs since the Unix epoch (UTC)
+            started_at INTEGER,                    -- µs since the Unix epoch, start of the last attempt
+            finished_at INTEGER,                   -- µs since the Unix epoch
+            pid INTEGER,                           -- main process (and process group) ID while running
+            process_start_ticks INTEGER,           -- its start time, clock ticks after boot (/proc/PID/stat field 22)
+            boot_id TEXT,                          -- /proc/sys/kernel/random/boot_id of the boot it ran in
+            not_before INTEGER,                    -- µs since the Unix epoch: earliest start (delay, --at, retry backoff)
+            timeout_usec INTEGER,                  -- run time limit of one attempt, in µs from its start
+            unique_key TEXT,                       -- at most one job per key that is not finished
+            CHECK ((argv IS NULL) <> (shell IS NULL)),
+            CHECK (argv IS NULL OR json_type(argv) = 'array'),
+            CHECK (json_type(labels) = 'object'),
+            CHECK ((state = 'finished') = (result IS NOT NULL))
+        );
+        INSERT INTO jobs_v4 (id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code,
+            signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, started_at, finished_at,
+            pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key)
+        SELECT j.id, j.name, j.queue, j.priority, j.argv, j.shell, j.cwd, e.id, j.labels, j.state, j.result, j.exit_code,
+            j.signal, j.reason, j.failed_dependency, j.attempt, j.max_attempts, j.submitter_uid, j.submitted_at, j.started_at,
+            j.finished_at, j.pid, j.process_start_ticks, j.boot_id, j.not_before, j.timeout_usec, j.unique_key
+        FROM jobs j JOIN environments e ON e.json = j.environment;
+        DROP TABLE jobs;
+        ALTER TABLE jobs_v4 RENAME TO jobs;
+        CREATE INDEX jobs_runnable ON jobs (queue, priority DESC, id) WHERE state = 'queued';
+        CREATE INDEX jobs_by_state ON jobs (state, id);
+        CREATE INDEX jobs_by_queue ON jobs (queue, id);
+        CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
+        CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
+        CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
+        CREATE INDEX jobs_by_environment ON jobs (environment_id);
+        CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, result, attempt)
+            VALUES (NEW.submitted_at, 'submitted', NEW.id, NEW.queue, NEW.state, NEW.result, NEW.attempt);
+        END;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                CASE
+                    WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN OLD.state = 'finished' THEN 'requeued'
+                    WHEN NEW.state = 'waiting' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a
+                ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        """
 
     /// v1: the `jobs` table with its indexes, dependencies, attempts and queue settings, as first released (v2 changes the state trigger and `job_dependencies`).
     ///

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import OrchestratorAPI
 
@@ -59,9 +60,23 @@ public struct Migrator: Sendable {
         let unknown = applied.filter { !known.contains($0) }
         guard unknown.isEmpty else { throw JobStoreError.unknownMigrations(unknown) }
         let done = Set(applied)
-        for migration in migrations where !done.contains(migration.name) {
+        let pending = migrations.filter { !done.contains($0.name) }
+        guard !pending.isEmpty else { return }
+        // A migration may rebuild a table others refer to (create, copy, drop, rename): with
+        // foreign keys on, the drop would cascade into them. The pragma has no effect inside
+        // a transaction, so it is set around them, and each migration checks the references
+        // itself before it commits (https://www.sqlite.org/lang_altertable.html#otheralter).
+        try db.execute("PRAGMA foreign_keys = OFF")
+        defer { try? db.execute("PRAGMA foreign_keys = ON") }
+        for migration in pending {
             try db.write { db in
                 try migration.body(db)
+                let check = try db.makeStatement("PRAGMA foreign_key_check")
+                if try check.step() {
+                    throw DatabaseError(
+                        code: SQLITE_CONSTRAINT,
+                        message: "migration \(migration.name) left a reference to a missing row in \(check.string(at: 0) ?? "?")")
+                }
                 let record = try db.cachedStatement("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)")
                 try record.bind([.text(migration.name), .integer(Timestamp.microseconds(Date()))])
                 try record.step()

@@ -160,6 +160,23 @@ public final class Statement: @unchecked Sendable { // confined to the control q
     /// The number of columns in a result row.
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
+    /// Each result column's index by its name (`sqlite3_column_name`: the alias given with
+    /// `AS`, else the column's own name), computed once per prepared statement, so a row is
+    /// read by name at the cost of a reading by position. When two columns share a name, the
+    /// first one counts.
+    public private(set) lazy var columnIndexes: [String: Int] = {
+        var indexes: [String: Int] = [:]
+        for index in 0..<columnCount {
+            guard let name = sqlite3_column_name(handle, Int32(index)) else { continue }
+            let key = String(cString: name)
+            if indexes[key] == nil { indexes[key] = index }
+        }
+        return indexes
+    }()
+
+    /// The current row, read by column name.
+    public var row: Row { Row(statement: self) }
+
     /// The storage class of column `index` (from 0) of the current row.
     public func storageClass(at index: Int) -> StorageClass {
         switch sqlite3_column_type(handle, Int32(index)) {

@@ -49,11 +49,18 @@ public enum ManagerInterface {
         public var containment: String
         /// With cgroup containment, the cgroup holding the job groups.
         public var cgroup: String?
+        /// When a reply that reports a change goes out: `always` (once on disk) or `interval`
+        /// (once committed; on disk within ``syncIntervalUSec``).
+        public var sync: String
+        /// With `interval`, the longest a committed change waits for its fsync, in microseconds.
+        public var syncIntervalUSec: Int64?
         /// Creates a value with every field given.
         public init(
             version: String, pid: Int32, uptimeUSec: Int64, stateDirectory: String, socket: String, concurrency: Int, jobs: JobCounts,
-            containment: String, cgroup: String?
+            containment: String, cgroup: String?, sync: String = "always", syncIntervalUSec: Int64? = nil
         ) {
+            self.sync = sync
+            self.syncIntervalUSec = syncIntervalUSec
             self.containment = containment
             self.cgroup = cgroup
             self.version = version

@@ -1,10 +1,10 @@
 import OrchestratorAPI
 
-/// `orchctl info`: the daemon's version, uptime, paths, job counts and containment.
+/// `orchctl info`: the daemon's version, uptime, paths, job counts, containment and sync.
 enum InfoCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "info",
-        abstract: "Show orchd's version, paths, job counts, containment.",
+        abstract: "Show orchd's version, paths, jobs, containment, sync.",
         usage: "info",
         arguments: [],
         options: [])
@@ -33,6 +33,7 @@ enum InfoCommand: OrchctlCommand {
             ("concurrency", String(info.concurrency)),
             ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
             ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
+            ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(.microseconds($0)))" } ?? info.sync),
         ])
     }
 }

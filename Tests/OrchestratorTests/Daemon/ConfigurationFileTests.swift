@@ -44,7 +44,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")
@@ -70,6 +70,22 @@ struct ConfigurationFileTests {
         #expect(applied.concurrency == 2)
         #expect(applied.teardownGrace == .seconds(1))
         #expect(applied.logLevel == .info)
+    }
+
+    @Test("sync: always by default; interval with its interval (default 100ms) from a flag or the file; flags win")
+    func syncPolicy() throws {
+        guard case .run(let plain) = try DaemonConfiguration.parse([], environment: [:], uid: 0)
+        else { Issue.record("expected run"); return }
+        #expect(plain.sync == .always)
+        #expect(plain.applying(file: try ConfigurationFile.parse("sync = interval\n", path: "f")).sync == .interval(.milliseconds(100)))
+        #expect(plain.applying(file: try ConfigurationFile.parse("sync = interval\nsync-interval = 2s\n", path: "f")).sync == .interval(.seconds(2)))
+        guard case .run(let flags) = try DaemonConfiguration.parse(["--sync", "always", "--sync-interval", "5ms"], environment: [:], uid: 0)
+        else { Issue.record("expected run"); return }
+        #expect(flags.applying(file: DaemonSettings(sync: "interval")).sync == .always)
+        #expect(SyncPolicy.interval(.seconds(2)).intervalUSec == 2_000_000 && SyncPolicy.always.intervalUSec == nil)
+        for bad in ["sync = never\n", "sync-interval = 0\n", "sync-interval = 61min\n", "sync-interval = -1s\n"] {
+            #expect(throws: ConfigurationFileError.self, "\(bad)") { try ConfigurationFile.parse(bad, path: "f") }
+        }
     }
 
     @Test("the default configuration file: /etc for root, XDG_CONFIG_HOME or ~/.config for others")

@@ -199,7 +199,7 @@ struct JobStoreTests {
         let damages = [
             ("queue", "UPDATE jobs SET queue = '.bad queue'"),
             ("argv", "UPDATE jobs SET argv = '[1, 2]'"),
-            ("environment", "UPDATE jobs SET environment = '{\"A\": {\"nested\": 1}}'"),
+            ("environment", "UPDATE environments SET json = '{\"A\": {\"nested\": 1}}'"),
             ("result", "UPDATE jobs SET state = 'finished', result = 'exploded'"),
             ("result", "UPDATE jobs SET state = 'finished', result = 'failed', exit_code = NULL"),
             ("exit_code", "UPDATE jobs SET state = 'finished', result = 'failed', exit_code = 'three'"),

@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import OrchestratorAPI
 
-/// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths, job counts and containment.
+/// `io.orchd.Manager.GetInfo`: version, pid, uptime, paths, job counts, containment and sync.
 struct GetInfoHandler: VarlinkMethodHandler {
     static let method = ManagerInterface.getInfo
     let scheduler: Scheduler
@@ -25,7 +25,8 @@ struct GetInfoHandler: VarlinkMethodHandler {
                 concurrency: concurrency(),
                 jobs: counts,
                 containment: scheduler.containment.name,
-                cgroup: scheduler.containment.subtree?.path))
+                cgroup: scheduler.containment.subtree?.path,
+                sync: configuration.sync.name, syncIntervalUSec: configuration.sync.intervalUSec))
         }
     }
 }
