@@ -129,7 +129,8 @@ extension JobStore {
     }
 
     /// Puts a finished job back for one more attempt (`orchctl retry`): same ID, the attempt
-    /// count goes on, one more attempt is allowed, and its start time is kept.
+    /// count goes on, at least one more attempt is allowed (attempts it still had, say when it
+    /// was cancelled during a retry backoff, are kept), and its start time is kept.
     /// - Parameters:
     ///   - id: the job; it must be finished.
     ///   - state: `queued`, or `waiting` for its dependencies or start time
@@ -141,7 +142,7 @@ extension JobStore {
         precondition(state == .queued || state == .waiting, "a retried job is queued or waiting")
         return try transition(id, to: state.name, sql: """
             UPDATE jobs SET state = ?2, result = NULL, exit_code = NULL, signal = NULL, reason = NULL, \
-            failed_dependency = NULL, finished_at = NULL, max_attempts = attempt + 1 \
+            failed_dependency = NULL, finished_at = NULL, max_attempts = max(max_attempts, attempt + 1) \
             WHERE id = ?1 AND state = 'finished' RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue), .text(state.name)])
     }

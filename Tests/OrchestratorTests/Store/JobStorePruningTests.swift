@@ -75,6 +75,23 @@ struct JobStorePruningTests {
         #expect(events.last?.result == nil, "a requeue carries no attempt result")
     }
 
+    @Test("a retry keeps the attempts a job still had, and allows one more to a job that used them all")
+    func requeueKeepsAttemptsLeft() throws {
+        var retried = spec()
+        retried.maxAttempts = 4
+        let job = try store.insert(retried, submitterUid: 0, at: now)
+        _ = try store.claim(job.id, at: now)
+        _ = try store.markRetrying(job.id, result: .failed(exitCode: 1), retryAt: now.addingTimeInterval(60), at: now)
+        try store.markFinished(job.id, result: .cancelled, at: now)  // cancelled during the backoff
+        let again = try store.markRequeued(job.id)
+        #expect(again.attempt == 1 && again.maxAttempts == 4)
+
+        let once = try store.insert(spec(), submitterUid: 0, at: now)
+        _ = try store.claim(once.id, at: now)
+        try store.markFinished(once.id, result: .failed(exitCode: 1), at: now)
+        #expect(try store.markRequeued(once.id).maxAttempts == 2)
+    }
+
     @Test("a version 1 database keeps its dependencies through the migration")
     func migrationKeepsDependencies() throws {
         let other = try TemporaryDirectory()
