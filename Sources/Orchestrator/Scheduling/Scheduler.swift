@@ -187,7 +187,7 @@ public actor Scheduler {
             wakeUpTimer?.cancel()
             ageRetentionTimer?.cancel()
             if drainTimeout > .zero && !operations.isEmpty {
-                DaemonLog.info("draining: \(operations.count) running jobs may finish for up to \(TimeSpan.format(drainTimeout))")
+                DaemonLog.info("draining: \(operations.count) running job\(operations.count == 1 ? "" : "s") may finish for up to \(TimeSpan.format(drainTimeout))")
                 let timer = makeTimer { $0.tearDownRunningJobs() }
                 timer.schedule(deadline: .now() + drainTimeout.dispatchInterval)
                 drainTimer = timer

@@ -55,7 +55,7 @@ enum SubmitCommand: OrchctlCommand {
             .keyValues(\.labels, "label", "key=value", help: "A label to attach to the job."),
             .value(\.cwd, "cwd", "dir", help: "The directory the job starts in.", default: "the current directory"),
             .keyValues(\.environment, "env", "key=value", help: "Set a variable in the job's environment, over your own."),
-            .flag(\.wait, "wait", help: "Wait for the job to finish and exit with its status (128+SIGNAL when signaled)."),
+            .flag(\.wait, "wait", help: "Print the ID, wait for the job to finish and exit with its status (128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled)."),
         ]
     }
 
