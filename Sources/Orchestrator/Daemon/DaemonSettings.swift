@@ -144,6 +144,6 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
 
     /// A span setting's value, or why it is not one.
     private static func span(_ text: String) -> Result<Duration, TimeSpan.Invalid> {
-        Result { () throws(TimeSpan.Invalid) in .microseconds(try TimeSpan.parseMicroseconds(text)) }
+        Result { () throws(TimeSpan.Invalid) in Duration(microseconds: try TimeSpan.parseMicroseconds(text)) }
     }
 }

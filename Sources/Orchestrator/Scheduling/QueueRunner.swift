@@ -40,8 +40,8 @@ final class QueueRunner {
     /// The retry backoff of this queue.
     func retryPolicy(default standard: RetryPolicy) -> RetryPolicy {
         RetryPolicy(
-            base: settings.retryBaseUSec.map { .microseconds($0) } ?? standard.base,
-            cap: settings.retryCapUSec.map { .microseconds($0) } ?? standard.cap)
+            base: settings.retryBaseUSec.map(Duration.init(microseconds:)) ?? standard.base,
+            cap: settings.retryCapUSec.map(Duration.init(microseconds:)) ?? standard.cap)
     }
 
     /// The queue as `orchctl queues` shows it.
@@ -49,11 +49,7 @@ final class QueueRunner {
         let policy = retryPolicy(default: standard)
         return QueueInfo(
             name: name, concurrency: concurrency, paused: settings.paused,
-            retryBaseUSec: Self.microseconds(policy.base), retryCapUSec: Self.microseconds(policy.cap), jobs: counts,
+            retryBaseUSec: policy.base.microseconds, retryCapUSec: policy.cap.microseconds, jobs: counts,
             hooks: settings.hooks)
-    }
-
-    private static func microseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
     }
 }

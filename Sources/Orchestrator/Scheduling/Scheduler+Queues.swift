@@ -42,8 +42,8 @@ extension Scheduler {
             settings.hooks[event] = command.isEmpty ? nil : command
         }
         if let concurrency { settings.concurrency = concurrency }
-        if let retryBase { settings.retryBaseUSec = Int64(retryBase.timeInterval * 1_000_000) }
-        if let retryCap { settings.retryCapUSec = Int64(retryCap.timeInterval * 1_000_000) }
+        if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
+        if let retryCap { settings.retryCapUSec = retryCap.microseconds }
         try storeCall { try store.save(settings) }
         runner.settings = settings
         runner.concurrency = settings.concurrency ?? configuration.concurrency

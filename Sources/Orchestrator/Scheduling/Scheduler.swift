@@ -327,7 +327,7 @@ public actor Scheduler {
             runningJobs[id]?.pid = process.pid
             startedJobs.insert(id)
             if let timeout = runningJobs[id]?.spec.timeoutUSec {
-                armTimeout(for: id, after: .microseconds(timeout))
+                armTimeout(for: id, after: Duration(microseconds: timeout))
             }
         } catch {
             DaemonLog.error("cannot record the start of job \(id): \(error)")
@@ -512,12 +512,5 @@ public actor Scheduler {
         wakeUpTimer = timer
         wakeUpAt = next
         timer.activate()
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as `TimeInterval`.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

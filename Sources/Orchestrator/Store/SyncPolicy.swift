@@ -24,7 +24,7 @@ public enum SyncPolicy: Sendable, Equatable {
     /// The interval of ``interval(_:)``, in microseconds; `nil` for ``always``.
     public var intervalUSec: Int64? {
         guard case .interval(let span) = self else { return nil }
-        return span.components.seconds * 1_000_000 + span.components.attoseconds / 1_000_000_000_000
+        return span.microseconds
     }
 
     /// The default `--sync-interval`: 100 ms.

@@ -21,8 +21,7 @@ final class StopTimeoutExtender: Sendable {
 
     /// Sends the first extension and starts the timer.
     func start() {
-        let microseconds = window.components.seconds * 1_000_000 + window.components.attoseconds / 1_000_000_000_000
-        let message = "EXTEND_TIMEOUT_USEC=\(microseconds)"
+        let message = "EXTEND_TIMEOUT_USEC=\(window.microseconds)"
         notifier.send(message)
         let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.stop-timeout"))
         source.schedule(deadline: .now() + (window / 2).dispatchInterval, repeating: (window / 2).dispatchInterval)

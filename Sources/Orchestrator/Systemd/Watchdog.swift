@@ -40,7 +40,7 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
     init?(scheduler: Scheduler, notifier: SystemdNotifier) {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
-        tickInterval = .microseconds(Int64(clamping: microseconds / 2))
+        tickInterval = Duration(microseconds: Int64(clamping: microseconds / 2))
         self.scheduler = scheduler
         self.notifier = notifier
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.watchdog"))

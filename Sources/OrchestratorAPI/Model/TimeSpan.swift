@@ -94,7 +94,7 @@ public enum TimeSpan {
 
     /// Parses a span as a `Duration`; `nil` when invalid (``parseMicroseconds(_:)`` says why).
     public static func parse(_ text: String) -> Duration? {
-        microseconds(text).map { .microseconds($0) }
+        microseconds(text).map(Duration.init(microseconds:))
     }
 
     /// `30` rather than `30.0` in messages.

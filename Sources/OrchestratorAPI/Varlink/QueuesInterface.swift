@@ -69,7 +69,7 @@ public enum QueuesInterface {
     /// fine (or either is not given).
     public static func retryProblem(baseUSec: Int64?, capUSec: Int64?) -> String? {
         guard let baseUSec, let capUSec, capUSec < baseUSec else { return nil }
-        return "the retry cap (\(TimeSpan.format(.microseconds(capUSec)))) is shorter than the retry base (\(TimeSpan.format(.microseconds(baseUSec)))); "
+        return "the retry cap (\(TimeSpan.format(Duration(microseconds: capUSec)))) is shorter than the retry base (\(TimeSpan.format(Duration(microseconds: baseUSec)))); "
             + "the cap is the longest wait between retries, so it must be at least the base"
     }
 

@@ -27,13 +27,13 @@ enum InfoCommand: OrchctlCommand {
             ("version", info.version),
             ("orchctl version", OrchdVersion.string),
             ("pid", String(info.pid)),
-            ("uptime", TimeSpan.format(.microseconds(info.uptimeUSec))),
+            ("uptime", TimeSpan.format(Duration(microseconds: info.uptimeUSec))),
             ("state directory", info.stateDirectory),
             ("socket", info.socket),
             ("concurrency", String(info.concurrency)),
             ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
             ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
-            ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(.microseconds($0)))" } ?? info.sync),
+            ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(Duration(microseconds: $0)))" } ?? info.sync),
         ])
     }
 }

@@ -49,7 +49,7 @@ enum ShowCommand: OrchctlCommand {
             ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
             ("max attempts", String(job.maxAttempts)),
             ("not before", job.spec.notBefore.map(time.dateTime) ?? "-"),
-            ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(.microseconds($0)) } ?? "-"),
+            ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
             ("unique key", job.spec.uniqueKey ?? "-"),
             ("submitted", time.dateTime(job.submittedAt)),
             ("started", job.startedAt.map(time.dateTime) ?? "-"),

@@ -231,7 +231,7 @@ enum SubmitCommand: OrchctlCommand {
         case (_?, _?):
             throw CommandLineError(.conflictingOptions, "give either --delay or --at, not both", command: spec.name)
         case (let delay?, nil):
-            notBefore = now.addingTimeInterval(Double(delay) / 1_000_000)
+            notBefore = now.addingTimeInterval(Duration(microseconds: delay).timeInterval)
         case (nil, let start?):
             notBefore = start.resolve(now: now, zone: zone)
         case (nil, nil):

@@ -35,7 +35,7 @@ enum JobText {
         let end = job.finishedAt ?? (job.state == .running ? now : nil)
         guard let end else { return nil }
         let microseconds = Int64(((end.timeIntervalSince1970 - started.timeIntervalSince1970) * 1_000_000).rounded())
-        return .microseconds(max(0, microseconds))
+        return Duration(microseconds: max(0, microseconds))
     }
 
     /// The command on one line: control characters made visible so a table row stays a row.

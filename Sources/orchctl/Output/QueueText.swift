@@ -50,7 +50,7 @@ enum QueueText {
 
     /// A span in microseconds, as `TimeSpan.format` writes it.
     static func span(_ microseconds: Int64) -> String {
-        TimeSpan.format(.microseconds(microseconds))
+        TimeSpan.format(Duration(microseconds: microseconds))
     }
 }
 

@@ -77,6 +77,6 @@ extension Duration: OptionValue {
     /// A time span.
     init?(parsed: ParsedValue) {
         guard case .timeSpan(let microseconds) = parsed else { return nil }
-        self = .microseconds(microseconds)
+        self = Duration(microseconds: microseconds)
     }
 }

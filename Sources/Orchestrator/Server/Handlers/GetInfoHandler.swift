@@ -19,7 +19,7 @@ struct GetInfoHandler: VarlinkMethodHandler {
             responder.reply(ManagerInterface.InfoReply(
                 version: OrchdVersion.string,
                 pid: getpid(),
-                uptimeUSec: uptime.components.seconds * 1_000_000 + uptime.components.attoseconds / 1_000_000_000_000,
+                uptimeUSec: uptime.microseconds,
                 stateDirectory: configuration.stateDirectory,
                 socket: configuration.socketPath,
                 concurrency: concurrency(),

@@ -9,7 +9,7 @@ struct PruneHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.PruneParameters.self)
             if let age = parameters.olderThanUSec, age < 0 { throw VarlinkError.invalidParameter("olderThanUSec") }
-            let age = parameters.olderThanUSec.map { Duration.microseconds($0) }
+            let age = parameters.olderThanUSec.map(Duration.init(microseconds:))
             responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.prune(olderThan: age) }) {
                 JobsInterface.PruneReply(pruned: $0)
             }

@@ -16,8 +16,8 @@ struct SetQueueHandler: VarlinkMethodHandler {
             responder.complete({ [scheduler] () async throws(SchedulerError) in
                 try await scheduler.setQueue(
                     parameters.name, concurrency: parameters.concurrency,
-                    retryBase: parameters.retryBaseUSec.map { .microseconds($0) },
-                    retryCap: parameters.retryCapUSec.map { .microseconds($0) }, hooks: parameters.hooks)
+                    retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
+                    retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks)
             }) { QueuesInterface.QueueReply(queue: $0) }
         } catch {
             responder.fail(error)
