@@ -205,7 +205,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         if stopStarting { return }
         if waitForTeardown {
             // The group may already be gone: end the grace period early.
-            teardown?.mainProcessExited()
+            teardown?.assumeIsolated { $0.mainProcessExited() }
             return
         }
         if teardown == nil, let process, hasLeftovers(process, cgroupEmpty: cgroupEmpty) {
@@ -244,7 +244,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
             state.cgroupEmpty = true
             return state.teardownDone ? nil : state.teardown
         }
-        teardown?.targetEmptied()
+        teardown?.assumeIsolated { $0.targetEmptied() }
         report()
     }
 
