@@ -149,6 +149,7 @@ public actor Scheduler {
     /// - Throws: the store error that stopped start-up.
     public func start() throws -> Int {
         // Weak: a barrier in flight may finish after the scheduler is gone.
+        groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
         groupCommit.afterBarrier = { [weak self] in
             self?.assumeIsolated { $0.deliverEvents() }
             MemoryTrimmer.shared.trimSoon()

@@ -13,7 +13,7 @@ import Dispatch
 /// }
 /// ```
 /// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`): use it from one serial queue.
-public final class Database: @unchecked Sendable { // confined to the control queue
+public final class Database {
     /// The path of the database file.
     public let path: String
     let handle: OpaquePointer

@@ -11,7 +11,7 @@ import CSQLite
 /// while try statement.step() { ids.append(statement.int64(at: 0)) }
 /// ```
 /// Not thread-safe: it belongs to its ``Database`` and to the queue that owns that.
-public final class Statement: @unchecked Sendable { // confined to the control queue, with its Database
+public final class Statement {
     /// The SQL text the statement was prepared from.
     public let sql: String
     let handle: OpaquePointer
