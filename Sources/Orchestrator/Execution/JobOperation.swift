@@ -25,7 +25,7 @@ import Synchronization
 /// announced with `willChangeValue`/`didChangeValue(forKey:)` (outside any lock) or the queue
 /// never starts the next operation; `start()` is still called for an operation cancelled
 /// while queued; `cancel()` only sets a flag, so ``stop(reason:)`` tears the group down itself.
-public final class JobOperation: Operation, @unchecked Sendable { // safe: all mutable state is in `state` (a Mutex); the rest is immutable
+public final class JobOperation: Operation, @unchecked Sendable { // safe: a subclass of Operation cannot be checked; all mutable state is in `state` (a Mutex), the rest is immutable and Sendable
     /// The job this operation runs.
     public let jobID: JobID
     private let request: LaunchRequest
