@@ -12,7 +12,8 @@ import Dispatch
 ///     try db.execute("UPDATE jobs SET priority = 1 WHERE id = 7")
 /// }
 /// ```
-/// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`): use it from one serial queue.
+/// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`), so not `Sendable`: it has one owner at a
+/// time (the ``Scheduler`` actor), which the compiler checks.
 public final class Database {
     /// The path of the database file.
     public let path: String
