@@ -123,9 +123,12 @@ public actor Scheduler {
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
         let executor = DispatchQueueExecutor(label: "orchd.control")
         self.executor = executor
-        self.groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
+        let groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
+        self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
         self.logDirectory = configuration.logDirectory
+        // Weak: a barrier in flight may finish after the scheduler is gone.
+        groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
     }
 
     /// Runs `body` isolated to the scheduler in a later turn of the control queue, unless the
@@ -149,7 +152,6 @@ public actor Scheduler {
     /// - Throws: the store error that stopped start-up.
     public func start() throws -> Int {
         // Weak: a barrier in flight may finish after the scheduler is gone.
-        groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
         groupCommit.afterBarrier = { [weak self] in
             self?.assumeIsolated { $0.deliverEvents() }
             MemoryTrimmer.shared.trimSoon()
