@@ -2,6 +2,7 @@ import CPosix
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// Tells when cgroups become empty, with one inotify(7) fd for the whole daemon.
 ///
@@ -9,31 +10,32 @@ import Glibc
 /// cgroup-v2.rst, "populated"); one dispatch read source on the inotify fd reads them, and each
 /// watched cgroup is re-checked (``Cgroup/isPopulated``) only when its own file changed. No
 /// polling.
-public final class CgroupWatcher: @unchecked Sendable { // safe: `watches` is touched only on `queue`; the rest is immutable
-    private struct Watch {
+public final class CgroupWatcher: Sendable {
+    private struct Watch: Sendable {
         let cgroup: Cgroup
         var handlers: [(queue: DispatchQueue, onEmpty: @Sendable () -> Void)]
     }
 
     private let fd: Int32
     private let queue = DispatchQueue(label: "orchd.cgroup-events")
-    private let source: any DispatchSourceRead
-    /// By inotify watch descriptor.
-    private var watches: [Int32: Watch] = [:]
+    private let source: RetainedSource<any DispatchSourceRead>
+    /// By inotify watch descriptor. Used on `queue` only; the lock makes that checkable.
+    private let watches = Mutex<[Int32: Watch]>([:])
 
     /// Opens the inotify fd and starts reading it.
     /// - Throws: ``Containment/SetupError`` when inotify_init1(2) fails (e.g. `EMFILE`).
     public init() throws(Containment.SetupError) {
         fd = cposix_inotify_init()
         guard fd >= 0 else { throw Containment.SetupError("cannot watch cgroups: inotify_init1: \(LaunchError.describe(errno))") }
-        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        self.source = RetainedSource(source: source)
         source.setEventHandler { [weak self] in self?.readEvents() }
         source.setCancelHandler { [fd] in close(fd) }
         source.activate()
     }
 
     deinit {
-        source.cancel()
+        source.source.cancel()
     }
 
     /// Calls `onEmpty` once, on `queue`, as soon as `cgroup` has no live process (at once when
@@ -54,7 +56,7 @@ public final class CgroupWatcher: @unchecked Sendable { // safe: `watches` is to
                 queue.async(execute: onEmpty)
                 return
             }
-            watches[wd, default: Watch(cgroup: cgroup, handlers: [])].handlers.append((queue, onEmpty))
+            watches.withLock { $0[wd, default: Watch(cgroup: cgroup, handlers: [])].handlers.append((queue, onEmpty)) }
             // Checked after the watch exists, so an emptying in between is never missed.
             check(wd)
         }
@@ -65,14 +67,15 @@ public final class CgroupWatcher: @unchecked Sendable { // safe: `watches` is to
         let count = Int(cposix_inotify_read_wds(fd, &wds, Int32(wds.count)))
         guard count > 0 else { return }
         // More events than room for their wds: check every watch rather than miss one.
-        let changed = count > wds.count ? Array(watches.keys) : Array(Set(wds[0..<count]))
+        let changed = count > wds.count ? watches.withLock { Array($0.keys) } : Array(Set(wds[0..<count]))
         for wd in changed { check(wd) }
     }
 
     /// Delivers and forgets the watch when its cgroup is empty.
     private func check(_ wd: Int32) {
-        guard let watch = watches[wd], !watch.cgroup.isPopulated else { return }
-        watches[wd] = nil
+        guard let watch = watches.withLock({ $0[wd] }), !watch.cgroup.isPopulated else { return }
+        // Only `queue` removes watches, so the one just checked is still there.
+        watches.withLock { $0[wd] = nil }
         _ = cposix_inotify_remove(fd, wd)
         for handler in watch.handlers { handler.queue.async(execute: handler.onEmpty) }
     }

@@ -87,6 +87,9 @@ public enum Daemon {
         } catch {
             return fail(DatabaseOpenFailure.message(path: databasePath, error: error), errno: EIO)
         }
+        // A copy: the variable is the verify closure's, which the store (the scheduler's from
+        // step 4 on) keeps.
+        let checkedAll = checkedCompletely
 
         // 3. Containment: a cgroup per job where a cgroup2 subtree is writable.
         let containment: Containment
@@ -208,7 +211,7 @@ public enum Daemon {
                     notifier.ready(status: await scheduler.statusLine)
                     await scheduler.recordDaemonEvent(.daemonReady)
                 }
-                if !checkedCompletely {
+                if !checkedAll {
                     Self.checkInBackground(databasePath)
                 }
             }),

@@ -25,7 +25,7 @@ import Synchronization
 /// announced with `willChangeValue`/`didChangeValue(forKey:)` (outside any lock) or the queue
 /// never starts the next operation; `start()` is still called for an operation cancelled
 /// while queued; `cancel()` only sets a flag, so ``stop(reason:)`` tears the group down itself.
-public final class JobOperation: Operation, @unchecked Sendable { // safe: all mutable state is in `state` (a Mutex); the rest is immutable
+public final class JobOperation: Operation, @unchecked Sendable { // safe: a subclass of Operation cannot be checked; all mutable state is in `state` (a Mutex), the rest is immutable and Sendable
     /// The job this operation runs.
     public let jobID: JobID
     private let request: LaunchRequest
@@ -205,7 +205,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
         if stopStarting { return }
         if waitForTeardown {
             // The group may already be gone: end the grace period early.
-            teardown?.mainProcessExited()
+            teardown?.assumeIsolated { $0.mainProcessExited() }
             return
         }
         if teardown == nil, let process, hasLeftovers(process, cgroupEmpty: cgroupEmpty) {
@@ -244,7 +244,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: all m
             state.cgroupEmpty = true
             return state.teardownDone ? nil : state.teardown
         }
-        teardown?.targetEmptied()
+        teardown?.assumeIsolated { $0.targetEmptied() }
         report()
     }
 

@@ -9,10 +9,15 @@ import Foundation
 /// ends the run. A `.wait` arms a `DispatchSourceTimer`; ``mainProcessExited()`` and
 /// ``targetEmptied()`` (the cgroup's `populated 0`) end the run at once, so a job that exits on
 /// `SIGTERM` does not wait out the grace. No thread sleeps.
-final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched only on `queue`
+///
+/// An actor on the job's event queue (``DispatchQueueExecutor``): its timers and pidfd sources
+/// fire there, and the job's callbacks enter it with `assumeIsolated`.
+actor TeardownRun {
     private let steps: [TeardownStep]
     private let target: TeardownTarget
-    private let queue: DispatchQueue
+    private let executor: DispatchQueueExecutor
+    private var queue: DispatchQueue { executor.queue }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private var nextStep = 0
     private var timer: (any DispatchSourceTimer)?
     private var completion: (@Sendable () -> Void)?
@@ -31,22 +36,23 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
     init(teardown: Teardown, target: TeardownTarget, queue: DispatchQueue) {
         self.steps = teardown.steps
         self.target = target
-        self.queue = queue
+        self.executor = DispatchQueueExecutor(queue: queue)
     }
 
     /// Starts the steps; `completion` runs once on the queue when the target is gone or the
     /// last step has run and its members exited (or ``exitWaitLimit`` passed).
-    func start(completion: @escaping @Sendable () -> Void) {
-        queue.async {
-            self.completion = completion
-            self.advance()
+    nonisolated func start(completion: @escaping @Sendable () -> Void) {
+        executor.queue.async {
+            self.assumeIsolated { run in
+                run.completion = completion
+                run.advance()
+            }
         }
     }
 
-    /// Tells the run the group's leader has exited; must be called on the queue. Ends the
-    /// run now if nothing of the group is left.
+    /// Tells the run the group's leader has exited (call on the queue, with `assumeIsolated`).
+    /// Ends the run now if nothing of the group is left.
     func mainProcessExited() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard completion != nil else { return }
         if target.isGone { return finish() }
         // Members signalled with the leader may still be dying: watch them by pidfd and end
@@ -55,9 +61,9 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
         if target.cgroup == nil && exitSources.isEmpty { awaitMembersExit() }
     }
 
-    /// Tells the run the job's cgroup is empty (`populated 0`); must be called on the queue.
+    /// Tells the run the job's cgroup is empty (`populated 0`) (call on the queue, with
+    /// `assumeIsolated`).
     func targetEmptied() {
-        dispatchPrecondition(condition: .onQueue(queue))
         finish()
     }
 
@@ -75,7 +81,7 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
             case .wait(let duration):
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + duration.dispatchInterval)
-                timer.setEventHandler { [weak self] in self?.advance() }
+                timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.advance() } }
                 self.timer = timer
                 timer.activate()
                 return
@@ -92,7 +98,7 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
         if timer == nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + Self.exitWaitLimit.dispatchInterval)
-            timer.setEventHandler { [weak self] in self?.finish() }
+            timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.finish() } }
             self.timer = timer
             timer.activate()
         }
@@ -103,9 +109,11 @@ final class TeardownRun: @unchecked Sendable { // safe: mutable state is touched
             guard pidfd >= 0 else { continue }  // already gone
             let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
             source.setEventHandler { [weak self] in
-                guard let self, let source = self.exitSources.removeValue(forKey: pidfd) else { return }
-                source.cancel()
-                if self.exitSources.isEmpty && self.completion != nil { self.awaitMembersExit() }
+                self?.assumeIsolated { run in
+                    guard let source = run.exitSources.removeValue(forKey: pidfd) else { return }
+                    source.cancel()
+                    if run.exitSources.isEmpty && run.completion != nil { run.awaitMembersExit() }
+                }
             }
             source.setCancelHandler { close(pidfd) }
             exitSources[pidfd] = source

@@ -6,7 +6,7 @@ import OrchestratorAPI
 /// Decides which job runs when, and records every change.
 ///
 /// An actor: all mutable state is isolated to it, and its executor is one serial queue, the
-/// control queue (``ControlQueueExecutor``, docs/ARCHITECTURE.md, Concurrency). Callers
+/// control queue (``DispatchQueueExecutor``, docs/ARCHITECTURE.md, Concurrency). Callers
 /// `await` its methods; its timers and its operations' callbacks fire on the control queue
 /// and enter the actor with `assumeIsolated`, which the runtime checks. Nothing ever blocks
 /// the control queue on an operation, whose completions must run on it. Each state change is
@@ -54,7 +54,7 @@ public actor Scheduler {
     }
 
     /// The actor's executor, over the control queue.
-    nonisolated let executor: ControlQueueExecutor
+    nonisolated let executor: DispatchQueueExecutor
     /// The serial queue the actor runs on; its dispatch sources fire here.
     nonisolated var controlQueue: DispatchQueue { executor.queue }
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -121,11 +121,14 @@ public actor Scheduler {
         self.store = store
         self.configuration = configuration
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
-        let executor = ControlQueueExecutor(label: "orchd.control")
+        let executor = DispatchQueueExecutor(label: "orchd.control")
         self.executor = executor
-        self.groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
+        let groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
+        self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
         self.logDirectory = configuration.logDirectory
+        // Weak: a barrier in flight may finish after the scheduler is gone.
+        groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
     }
 
     /// Runs `body` isolated to the scheduler in a later turn of the control queue, unless the

@@ -19,10 +19,15 @@ import Synchronization
 /// replies only once the outbox has drained below ``lowWaterBytes``. So a client that reads
 /// gets a stream of any length in bounded daemon memory, and only a client that stops reading
 /// ever reaches the cap.
-final class VarlinkConnection: @unchecked Sendable {  // mutable state confined to `queue`
+///
+/// An actor on the connection's queue (``DispatchQueueExecutor``): its sources fire there and
+/// replies hop there, entering the actor with `assumeIsolated`.
+actor VarlinkConnection {
     private let fd: Int32
     private let peer: PeerCredentials
-    private let queue: DispatchQueue
+    private let executor: DispatchQueueExecutor
+    private nonisolated var queue: DispatchQueue { executor.queue }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let service: VarlinkService
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
@@ -72,23 +77,27 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
         self.peer = peer
         self.service = service
         self.frames = VarlinkFrameDecoder(maximumMessageBytes: maximumMessageBytes)
-        self.queue = DispatchQueue(label: "orchd.connection.\(fd)")
+        self.executor = DispatchQueueExecutor(label: "orchd.connection.\(fd)")
         self.onClose = onClose
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
 
     /// Starts reading calls.
-    func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.readAvailable() }
-        readSource = source
-        source.resume()
+    nonisolated func start() {
+        queue.async {
+            self.assumeIsolated { connection in
+                let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: connection.queue)
+                source.setEventHandler { [weak connection] in connection?.assumeIsolated { $0.readAvailable() } }
+                connection.readSource = source
+                source.resume()
+            }
+        }
     }
 
     /// Closes the connection from outside (daemon shutdown).
-    func close() {
-        queue.async { self.shutdown() }
+    nonisolated func close() {
+        queue.async { self.assumeIsolated { $0.shutdown() } }
     }
 
     // MARK: - Reading
@@ -154,7 +163,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
                 }
                 self.queue.async {
                     self.queuedReplies.wrappingSubtract(1, ordering: .relaxed)
-                    self.deliver(encode, isFinal: isFinal, oneway: call.oneway)
+                    self.assumeIsolated { $0.deliver(encode, isFinal: isFinal, oneway: call.oneway) }
                 }
             },
             isConnected: { [weak self] in self?.open.load(ordering: .relaxed) ?? false },
@@ -166,7 +175,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
             whenReady: { [weak self] body in
                 guard let self else { return body() }
                 // Queued behind the replies already handed over, so they count as sent.
-                self.queue.async { self.whenRoom(body) }
+                self.queue.async { self.assumeIsolated { $0.whenRoom(body) } }
             },
             more: call.more, oneway: call.oneway)
         service.handle(call, responder: responder)
@@ -277,7 +286,7 @@ final class VarlinkConnection: @unchecked Sendable {  // mutable state confined 
     private func awaitWritable() {
         if writeSource == nil {
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.flush() }
+            source.setEventHandler { [weak self] in self?.assumeIsolated { $0.flush() } }
             writeSource = source
             writeSource?.resume()
             writeSourceRunning = true

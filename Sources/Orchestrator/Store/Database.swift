@@ -12,8 +12,9 @@ import Dispatch
 ///     try db.execute("UPDATE jobs SET priority = 1 WHERE id = 7")
 /// }
 /// ```
-/// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`): use it from one serial queue.
-public final class Database: @unchecked Sendable { // confined to the control queue
+/// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`), so not `Sendable`: it has one owner at a
+/// time (the ``Scheduler`` actor), which the compiler checks.
+public final class Database {
     /// The path of the database file.
     public let path: String
     let handle: OpaquePointer

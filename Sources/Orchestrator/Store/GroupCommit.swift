@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Foundation
+import Synchronization
 
 /// Group commit: many state changes, one `fsync`.
 ///
@@ -20,13 +21,17 @@ import Foundation
 /// queue (events first, as after a barrier), and a timer starts a barrier at most the
 /// interval after the first change it covers.
 ///
-/// Confined to the queue given at creation.
-final class GroupCommit: @unchecked Sendable {  // all state is touched only on `queue`
+/// Not `Sendable`: owned by an actor on the owning queue (the ``Scheduler``), which calls it
+/// there; its own later turns re-enter it through ``reenter``, i.e. through that actor.
+final class GroupCommit {
+    /// Runs `work` with this group commit, isolated to its owner; called on the owning queue.
+    typealias Reenter = @Sendable (_ work: @escaping @Sendable (GroupCommit) -> Void) -> Void
+
     private let database: Database
     private let queue: DispatchQueue
-    /// The barrier's own connection to the same file; `nil` when it could not be opened, and
-    /// then barriers run on `queue` through `database`.
-    private let syncConnection: Database?
+    /// The barrier's own connection to the same file, used on `syncQueue` only; `nil` when it
+    /// could not be opened, and then barriers run on `queue` through `database`.
+    private let syncConnection: SyncConnection?
     private let syncQueue = DispatchQueue(label: "orchd.group-commit")
     /// When acknowledgements may go out: after a barrier, or once committed.
     let policy: SyncPolicy
@@ -43,6 +48,9 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     /// Runs after each barrier, before the acknowledgements (the scheduler delivers the new
     /// events from the log here).
     var afterBarrier: (() -> Void)?
+    /// How the group commit's later turns on the owning queue get back to it; set by the
+    /// owner before the first change.
+    var reenter: Reenter?
 
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits and opens the
     /// barrier's connection. Should either fail, every commit stays `FULL` or barriers run on
@@ -51,7 +59,11 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
         self.database = database
         self.queue = queue
         self.policy = policy
-        self.syncConnection = try? Database(path: database.path)
+        if let connection = try? Database(path: database.path) {
+            self.syncConnection = SyncConnection(connection)
+        } else {
+            self.syncConnection = nil
+        }
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -74,10 +86,10 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
         committed.append(work)
         barrierNeeded()
         guard committed.count == 1 else { return }
-        queue.async { [self] in
-            let batch = committed
-            committed.removeAll()
-            finish(batch)
+        later { commit in
+            let batch = commit.committed
+            commit.committed.removeAll()
+            commit.finish(batch)
         }
     }
 
@@ -87,9 +99,9 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
         guard case .interval(let interval) = policy else { return scheduleBarrier() }
         guard !timerArmed else { return }
         timerArmed = true
-        queue.asyncAfter(deadline: .now() + interval.dispatchInterval) { [self] in
-            timerArmed = false
-            if dirty { scheduleBarrier() }
+        later(after: interval) { commit in
+            commit.timerArmed = false
+            if commit.dirty { commit.scheduleBarrier() }
         }
     }
 
@@ -104,7 +116,17 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     private func scheduleBarrier() {
         guard !barrierScheduled else { return }
         barrierScheduled = true
-        queue.async { [self] in startBarrier() }
+        later { $0.startBarrier() }
+    }
+
+    /// Runs `work` in a later turn of the owning queue (after `delay`), isolated to the owner.
+    private func later(after delay: Duration? = nil, _ work: @escaping @Sendable (GroupCommit) -> Void) {
+        guard let reenter else { preconditionFailure("GroupCommit used before its owner set reenter") }
+        if let delay {
+            queue.asyncAfter(deadline: .now() + delay.dispatchInterval) { reenter(work) }
+        } else {
+            queue.async { reenter(work) }
+        }
     }
 
     private func takeWaiting() -> [@Sendable () -> Void] {
@@ -122,18 +144,23 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
             finish(batch)
             return
         }
-        syncQueue.async { [self] in
+        let path = database.path
+        syncQueue.async { [reenter, queue] in
             do {
-                try syncConnection.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
+                try syncConnection.connection.withLock { db in
+                    try db.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
+                }
             } catch {
                 // The changes are committed and survive a daemon crash; only the barrier's own
                 // write failed (a full disk). Sync the WAL that holds them without writing.
-                Self.syncWithoutWriting(database.path, after: error)
+                GroupCommit.syncWithoutWriting(path, after: error)
             }
-            queue.async { [self] in
-                barrierScheduled = false
-                finish(batch)
-                if dirty { barrierNeeded() }
+            queue.async {
+                reenter? { commit in
+                    commit.barrierScheduled = false
+                    commit.finish(batch)
+                    if commit.dirty { commit.barrierNeeded() }
+                }
             }
         }
     }
@@ -167,5 +194,15 @@ final class GroupCommit: @unchecked Sendable {  // all state is touched only on 
     private func finish(_ batch: [@Sendable () -> Void]) {
         afterBarrier?()
         for item in batch { item() }
+    }
+
+    /// The barrier's connection, reachable only under its lock, so the compiler checks it is
+    /// never used by two queues at once (only `syncQueue` takes it; the lock is uncontended).
+    private final class SyncConnection: Sendable {
+        let connection: Mutex<Database>
+
+        init(_ database: sending Database) {
+            connection = Mutex(database)
+        }
     }
 }

@@ -10,8 +10,8 @@ import CSQLite
 /// try statement.bind(["default"])
 /// while try statement.step() { ids.append(statement.int64(at: 0)) }
 /// ```
-/// Not thread-safe: it belongs to its ``Database`` and to the queue that owns that.
-public final class Statement: @unchecked Sendable { // confined to the control queue, with its Database
+/// Not thread-safe, so not `Sendable`: it belongs to its ``Database`` and that one's owner.
+public final class Statement {
     /// The SQL text the statement was prepared from.
     public let sql: String
     let handle: OpaquePointer

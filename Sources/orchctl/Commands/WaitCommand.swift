@@ -1,5 +1,6 @@
 import Dispatch
 import OrchestratorAPI
+import Synchronization
 
 /// `orchctl wait (ID... | --all | --queue Q --drained) [--timeout SPAN]`: blocks until jobs
 /// finish, or until a queue has nothing left to run.
@@ -195,13 +196,14 @@ enum WaitCommand: OrchctlCommand {
     ) throws(CommandFailure) -> Value? {
         let outcome = WaitOutcome<Value>()
         DispatchQueue.global().async {
-            outcome.result = Result { () throws(CommandFailure) -> Value in try body() }
+            let result = Result { () throws(CommandFailure) -> Value in try body() }
+            outcome.result.withLock { $0 = result }
             outcome.done.signal()
         }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = min(seconds, Int64(Int.max / 1_000_000_000 - 1)) * 1_000_000_000 + attoseconds / 1_000_000_000
         guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
-        return try outcome.result?.get()
+        return try outcome.result.withLock { $0 }?.get()
     }
 
     private static func describe(_ ids: [JobID]) -> String {
@@ -211,7 +213,9 @@ enum WaitCommand: OrchctlCommand {
 }
 
 /// The result of a wait running on another thread.
-private final class WaitOutcome<Value: Sendable>: @unchecked Sendable { // `result` is written before `done` is signalled and read only after waiting on it.
+private final class WaitOutcome<Value: Sendable>: Sendable {
     let done = DispatchSemaphore(value: 0)
-    var result: Result<Value, CommandFailure>?
+    /// Written before `done` is signalled, read after waiting on it; the lock lets the
+    /// compiler check that.
+    let result = Mutex<Result<Value, CommandFailure>?>(nil)
 }

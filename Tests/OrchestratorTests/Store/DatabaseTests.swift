@@ -129,10 +129,12 @@ struct DatabaseTests {
         let started = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, DatabaseError>?>(nil)
+        // Handed over to the writing thread: a connection is used by one thread at a time.
+        let handOver = Mutex<Database?>(writer)
         DispatchQueue.global().async {
             started.signal()
             let result = Result { () throws(DatabaseError) in
-                do { try writer.write { db in try db.execute("INSERT INTO t VALUES (2)") } }
+                do { try handOver.withLock { writer in try writer?.write { db in try db.execute("INSERT INTO t VALUES (2)") } } }
                 catch let error as DatabaseError { throw error }
                 catch { throw DatabaseError(code: SQLITE_ERROR, message: "\(error)") }
             }

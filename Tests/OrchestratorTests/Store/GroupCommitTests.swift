@@ -6,66 +6,88 @@ import Testing
 
 @Suite("Group commit")
 struct GroupCommitTests {
-    /// The barriers committed so far, read on `queue` through the store's connection.
-    static func barriers(_ db: Database, on queue: DispatchQueue) -> String? {
-        queue.sync { try? scalar(db, "SELECT commits FROM durability_barrier") }
+    /// Owns a store's connection and its group commit on one queue, as the scheduler does.
+    actor Owner {
+        private let executor = DispatchQueueExecutor(label: "test.control")
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        let database: Database
+        let commit: GroupCommit
+
+        init(path: String, policy: SyncPolicy) throws {
+            let database = try JobStore(database: Database(path: path)).database
+            self.database = database
+            commit = GroupCommit(database: database, queue: executor.queue, policy: policy)
+        }
+
+        /// Connects the group commit's later turns to this owner; first thing after init.
+        func attach() {
+            commit.reenter = { [weak self] work in self?.assumeIsolated { work($0.commit) } }
+        }
+
+        /// The barriers committed so far, read through the store's connection.
+        func barriers() -> String? {
+            try? scalar(database, "SELECT commits FROM durability_barrier")
+        }
+
+        func afterDurable(_ work: @escaping @Sendable () -> Void) {
+            commit.afterDurable(work)
+        }
+
+        func setAfterBarrier(_ work: @escaping @Sendable () -> Void) {
+            commit.afterBarrier = work
+        }
+
+        func flush() {
+            commit.flush()
+        }
     }
 
     @Test("--sync always: an acknowledgement runs only after a barrier that covers it")
-    func always() throws {
+    func always() async throws {
         let directory = try TemporaryDirectory()
-        let database = try JobStore(database: Database(path: directory.file("orchd.sqlite3"))).database
-        let queue = DispatchQueue(label: "test.control")
-        let commit = queue.sync { GroupCommit(database: database, queue: queue, policy: .always) }
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
+        await owner.attach()
         let acknowledged = DispatchSemaphore(value: 0)
         let seen = LockedBox<String?>(nil)
-        queue.async {
-            commit.afterDurable {
-                seen.value = try? scalar(database, "SELECT commits FROM durability_barrier")
-                acknowledged.signal()
-            }
+        await owner.afterDurable {
+            seen.value = owner.assumeIsolated { $0.barriers() }
+            acknowledged.signal()
         }
         #expect(acknowledged.wait(timeout: .now() + 30) == .success)
         #expect(seen.value == "1")
     }
 
     @Test("--sync interval: an acknowledgement runs once committed, before any barrier; the timer's barrier follows")
-    func interval() throws {
+    func interval() async throws {
         let directory = try TemporaryDirectory()
-        let database = try JobStore(database: Database(path: directory.file("orchd.sqlite3"))).database
-        let queue = DispatchQueue(label: "test.control")
-        let commit = queue.sync { GroupCommit(database: database, queue: queue, policy: .interval(.milliseconds(1))) }
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .interval(.milliseconds(1)))
+        await owner.attach()
         let acknowledged = DispatchSemaphore(value: 0)
         let barrier = DispatchSemaphore(value: 0)
         let seen = LockedBox<String?>(nil)
-        queue.async {
-            commit.afterBarrier = {
-                if (try? scalar(database, "SELECT commits FROM durability_barrier")) == "1" { barrier.signal() }
-            }
-            commit.afterDurable {
-                seen.value = try? scalar(database, "SELECT commits FROM durability_barrier")
-                acknowledged.signal()
-            }
+        await owner.setAfterBarrier {
+            if owner.assumeIsolated({ $0.barriers() }) == "1" { barrier.signal() }
+        }
+        await owner.afterDurable {
+            seen.value = owner.assumeIsolated { $0.barriers() }
+            acknowledged.signal()
         }
         #expect(acknowledged.wait(timeout: .now() + 30) == .success)
         // The acknowledgement was queued before the timer fired: no barrier had run yet.
         #expect(seen.value == "0")
         #expect(barrier.wait(timeout: .now() + 30) == .success, "the timer started a barrier")
-        #expect(Self.barriers(database, on: queue) == "1")
+        #expect(await owner.barriers() == "1")
     }
 
     @Test("--sync interval: flush at shutdown runs the acknowledgements still waiting after one barrier")
-    func flushInterval() throws {
+    func flushInterval() async throws {
         let directory = try TemporaryDirectory()
-        let database = try JobStore(database: Database(path: directory.file("orchd.sqlite3"))).database
-        let queue = DispatchQueue(label: "test.control")
-        let commit = queue.sync { GroupCommit(database: database, queue: queue, policy: .interval(.seconds(3600))) }
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .interval(.seconds(3600)))
+        await owner.attach()
         let ran = LockedBox(0)
-        queue.sync {
-            commit.afterDurable { ran.value += 1 }
-            commit.flush()
-        }
+        await owner.afterDurable { ran.value += 1 }
+        await owner.flush()
         #expect(ran.value == 1)
-        #expect(Self.barriers(database, on: queue) == "1")
+        #expect(await owner.barriers() == "1")
     }
 }

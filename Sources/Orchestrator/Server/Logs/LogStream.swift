@@ -18,8 +18,13 @@ import OrchestratorAPI
 /// `IN_MOVED_TO`) instead; the stream does not create the file itself, so reading a log never
 /// changes the state directory. A follower whose client left releases its watch at the next
 /// chunk it would send (a silent job's follower notices at the job's next write or its end).
-final class LogStream: @unchecked Sendable {  // mutable state confined to `queue`
-    private let queue = DispatchQueue(label: "orchd.logs", target: .global(qos: .utility))
+///
+/// An actor on its own queue (``DispatchQueueExecutor``): the read source fires there and the
+/// pacer's steps hop there, entering the actor with `assumeIsolated`.
+actor LogStream {
+    private let executor = DispatchQueueExecutor(queue: DispatchQueue(label: "orchd.logs", target: .global(qos: .utility)))
+    private nonisolated var queue: DispatchQueue { executor.queue }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let responder: VarlinkResponder
     private let start: LogStart
     private let directory: String
@@ -54,28 +59,32 @@ final class LogStream: @unchecked Sendable {  // mutable state confined to `queu
     /// - Parameters:
     ///   - id: the job to follow, or `nil` to send what the file holds now and end.
     ///   - scheduler: tells when the followed job finishes.
-    func run(following id: JobID?, scheduler: Scheduler) {
+    nonisolated func run(following id: JobID?, scheduler: Scheduler) {
         let pacer = ReplyPacer(
             responder: responder,
-            step: { [self] done in queue.async { done(self.sendNextChunk()) } },
-            disconnected: { [self] in queue.async { self.stop() } })
+            step: { [self] done in queue.async { done(self.assumeIsolated { $0.sendNextChunk() }) } },
+            disconnected: { [self] in queue.async { self.assumeIsolated { $0.stop() } } })
         queue.async { [self] in
-            self.pacer = pacer
-            isFollowing = id != nil
-            guard begin() else { return }
-            if let id {
-                Task {
-                    // Whether it finished or vanished (pruned), nothing more will be written.
-                    _ = try? await scheduler.wait(for: [id])
-                    self.queue.async {
-                        self.jobFinished = true
-                        self.pacer?.wake()
+            assumeIsolated { stream in
+                stream.pacer = pacer
+                stream.isFollowing = id != nil
+                guard stream.begin() else { return }
+                if let id {
+                    Task {
+                        // Whether it finished or vanished (pruned), nothing more will be written.
+                        _ = try? await scheduler.wait(for: [id])
+                        self.queue.async {
+                            self.assumeIsolated { stream in
+                                stream.jobFinished = true
+                                stream.pacer?.wake()
+                            }
+                        }
                     }
+                } else {
+                    stream.jobFinished = true
                 }
-            } else {
-                jobFinished = true
+                pacer.start()
             }
-            pacer.start()
         }
     }
 
@@ -103,7 +112,7 @@ final class LogStream: @unchecked Sendable {  // mutable state confined to `queu
             try cursor.seek(to: start)
             let source = DispatchSource.makeReadSource(fileDescriptor: inotifyFD, queue: queue)
             let fd = inotifyFD
-            source.setEventHandler { [self] in changed() }
+            source.setEventHandler { [self] in assumeIsolated { $0.changed() } }
             // libdispatch requires the fd to stay open until the cancel handler runs.
             source.setCancelHandler { Glibc.close(fd) }
             self.source = source

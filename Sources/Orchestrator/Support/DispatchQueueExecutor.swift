@@ -1,0 +1,41 @@
+import Dispatch
+
+/// A serial executor that runs an actor's jobs on one serial DispatchQueue, in the order they
+/// were enqueued.
+///
+/// A queue rather than the default actor executor, because the actor's dispatch sources
+/// (timers, file descriptors) and callbacks fire on a queue: on this one they already run
+/// isolated to the actor, and enter it with `assumeIsolated`, which ``checkIsolated()``
+/// lets the runtime verify (the pattern of GRDB's `DispatchQueueActor`). ``Scheduler`` runs
+/// on the control queue this way; smaller actors on their own queues.
+final class DispatchQueueExecutor: SerialExecutor {
+    /// The queue the actor runs on.
+    let queue: DispatchQueue
+
+    /// Creates the executor and its queue.
+    /// - Parameter label: the queue's label, shown by debuggers.
+    convenience init(label: String) {
+        self.init(queue: DispatchQueue(label: label))
+    }
+
+    /// Creates the executor over an existing serial queue.
+    /// - Parameter queue: a serial queue; whatever else runs on it runs isolated to the actor.
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Traps unless called on the queue: what `assumeIsolated` relies on.
+    func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+}
