@@ -158,6 +158,53 @@ struct StorageFaultTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test("a stray -wal from another program never reaches orchd's database: orchd refuses, naming the -wal, and every byte and job stays")
+    func foreignWAL() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(daemon.stop() == 0)
+        let path = daemon.stateDirectory + "/orchd.db"
+        // Every page into the file, the -wal gone: what was committed is all in orchd.db.
+        try Database(path: path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        // Another program's WAL database, its -wal taken before its close checkpoints it.
+        let foreign = daemon.directory + "/foreign.db"
+        do {
+            let db = try Database(path: foreign)
+            try db.execute("PRAGMA wal_autocheckpoint = 0; CREATE TABLE secrets (value TEXT); INSERT INTO secrets VALUES ('hunter2')")
+            try FileManager.default.copyItem(atPath: foreign + "-wal", toPath: path + "-wal")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try refusedStart(daemon.stateDirectory, socket: daemon.socketPath)
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("orchd: error: \(path)-wal is not the write-ahead log of \(path) ("), "\(result)")
+        #expect(result.standardError.contains("move \(path)-wal (and \(path)-shm) away"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        // Moved away as the message says: orchd starts with its job.
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try daemon.start()
+        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("succeeded"))
+    }
+
+    @Test("a -wal without its database is refused and kept; no database is created")
+    func walWithoutDatabase() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["submit", "--", "true"]).status == 0)
+        daemon.crash()  // its -wal holds what was committed
+        let other = daemon.directory + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let path = other + "/orchd.db"
+        try FileManager.default.copyItem(atPath: daemon.stateDirectory + "/orchd.db-wal", toPath: path + "-wal")
+        let wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        let result = try refusedStart(other, socket: daemon.directory + "/other.sock")
+        #expect(result.status == 1, "\(result)")
+        #expect(result.standardError.contains("orchd: error: \(path)-wal exists without its database \(path) (missing)"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")) == wal)
+    }
+
     @Test("orchd refuses a damaged database of its own with the way to recover it")
     func damagedDatabase() throws {
         let daemon = try TestDaemon()

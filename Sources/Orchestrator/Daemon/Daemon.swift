@@ -78,6 +78,8 @@ public enum Daemon {
         let databasePath = configuration.stateDirectory + "/orchd.db"
         var checkedCompletely = true  // set by the verify closure, on this thread, before it is read
         do {
+            // Before SQLite opens anything: it would replay a stray -wal into the file.
+            try DatabaseIdentity.checkFiles(atPath: databasePath)
             store = try JobStore(database: try Database(path: databasePath) { db throws(DatabaseError) in
                 checkedCompletely = try DatabaseIdentity.verify(db, checkBudget: DatabaseIdentity.startupCheckBudget)
             })

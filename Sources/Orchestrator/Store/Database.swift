@@ -53,7 +53,13 @@ public final class Database {
         sqlite3_extended_result_codes(connection, 1)
         let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(connection, Int32(clamping: milliseconds))
-        try verify?(self)
+        if let verify {
+            // A refused file must not be written: without this, the close after a refusal
+            // checkpoints whatever SQLite replayed from the -wal into the file.
+            orchd_sqlite3_set_no_checkpoint_on_close(connection, 1)
+            try verify(self)
+            orchd_sqlite3_set_no_checkpoint_on_close(connection, 0)
+        }
         try configure()
     }
 

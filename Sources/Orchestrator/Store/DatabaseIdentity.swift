@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// Recognizes orchd's own database file, and a damaged one, before anything is written to it.
 ///
@@ -12,6 +13,11 @@ import CSQLite
 /// - no mark (0) but orchd's tables and `schema_migrations` with orchd's first migration:
 ///   orchd's from before the mark, adopted (the migration sets the mark);
 /// - anything else: not orchd's, refused with one line saying what the file is.
+///
+/// ``checkFiles(atPath:)`` runs first, before SQLite opens the file at all, with plain reads:
+/// SQLite replays an `-wal` file on the first read whatever database it came from (nothing in
+/// a WAL names its database), and the checkpoint when the connection closes writes it into
+/// the database file; with no database file, it deletes the `-wal`.
 public enum DatabaseIdentity {
     /// `PRAGMA application_id` of an orchd database: 0x4F524344, "ORCD" in ASCII
     /// (1330791236). Also documented in `schema.sql` and README.
@@ -75,6 +81,93 @@ public enum DatabaseIdentity {
         throw DatabaseError(
             code: SQLITE_NOTADB,
             message: "\(path) is an SQLite database of another program (tables: \(shown)), not orchd's, so orchd leaves it alone; move it away, or give orchd another --state-dir")
+    }
+
+    /// Checks the database file at `path` and its `-wal` with plain reads, before SQLite opens
+    /// either (SQLite's first read would replay the `-wal`, and its close would checkpoint it
+    /// into the file). Writes nothing.
+    ///
+    /// Refuses:
+    /// - a `-wal` without the database (missing or empty): another program's, or left from a
+    ///   damaged install; SQLite would delete it;
+    /// - a file without the SQLite header string, or with another program's `application_id`
+    ///   (the big-endian 32-bit integer at byte 68 of the header);
+    /// - a `-wal` whose committed frames SQLite would replay but that is not this database's:
+    ///   another page size, a page 1 without orchd's `application_id` (or, for a database from
+    ///   before the mark, with a different one), or a database smaller than the file (orchd
+    ///   never shrinks its file: no `VACUUM`, no `auto_vacuum`). A `-wal` with nothing SQLite
+    ///   would replay (no valid header or no commit frame) changes nothing and is left to SQLite.
+    ///
+    /// File format: <https://www.sqlite.org/fileformat2.html>.
+    /// - Throws: ``DatabaseError``: `SQLITE_NOTADB` with one line naming the file and what to
+    ///   do; `SQLITE_CANTOPEN` when a file cannot be read.
+    public static func checkFiles(atPath path: String) throws(DatabaseError) {
+        let walPath = path + "-wal"
+        let fileSize = size(path)
+        let walSize = size(walPath)
+        guard let fileSize, fileSize > 0 else {
+            if walSize != nil {
+                throw DatabaseError(
+                    code: SQLITE_NOTADB,
+                    message: "\(walPath) exists without its database \(path) (\(fileSize == nil ? "missing" : "empty")): a write-ahead log without its database is another program's or left from a damaged install, so orchd leaves it alone and creates no database; put the database back beside it, or move \(walPath) (and \(path)-shm) away, or give orchd another --state-dir")
+            }
+            return  // a new database
+        }
+        let header: [UInt8]
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            header = [UInt8](try handle.read(upToCount: 100) ?? Data())
+        } catch {
+            throw DatabaseError(code: SQLITE_CANTOPEN, message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        guard header.count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
+            throw DatabaseError(
+                code: SQLITE_NOTADB,
+                message: "\(path) is not an SQLite database (it holds other data), so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        }
+        let id = Int32(bitPattern: WriteAheadLog.bigEndian(header, 68))
+        if id != 0 && id != applicationID {
+            throw DatabaseError(
+                code: SQLITE_NOTADB,
+                message: "\(path) is the SQLite database of another program (application_id \(hex(Int64(id))), orchd's is \(hex(Int64(applicationID)))), so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        }
+        guard walSize != nil else { return }
+        let wal: WriteAheadLog?
+        do {
+            wal = try WriteAheadLog.read(path: walPath)
+        } catch {
+            throw DatabaseError(code: SQLITE_CANTOPEN, message: "cannot read \(walPath): \(error.localizedDescription)")
+        }
+        guard let wal, wal.committedFrames > 0 else { return }  // SQLite replays nothing from it
+        let rawPageSize = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        var reason: String?
+        if wal.pageSize != pageSize {
+            reason = "its pages are \(wal.pageSize) bytes, the database's \(pageSize)"
+        } else if let pageOne = wal.pageOneHeader {
+            let walID = Int32(bitPattern: WriteAheadLog.bigEndian(pageOne, 68))
+            if !pageOne.starts(with: Array("SQLite format 3\0".utf8)) {
+                reason = "its page 1 is not an SQLite database header"
+            } else if walID != applicationID && !(walID == 0 && id == 0) {
+                reason = "it would make the database one with application_id \(hex(Int64(walID))), orchd's is \(hex(Int64(applicationID)))"
+            }
+        }
+        if reason == nil, wal.databasePages < fileSize / Int64(pageSize) {
+            reason = "it describes a database of \(wal.databasePages) pages, smaller than the \(fileSize / Int64(pageSize)) pages of \(path)"
+        }
+        if let reason {
+            throw DatabaseError(
+                code: SQLITE_NOTADB,
+                message: "\(walPath) is not the write-ahead log of \(path) (\(reason)); SQLite would write it into the database, so orchd leaves both alone; if it is another program's, move \(walPath) (and \(path)-shm) away, or give orchd another --state-dir")
+        }
+    }
+
+    /// The size in bytes of the file at `path`; `nil` when there is none.
+    private static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
     }
 
     /// `PRAGMA quick_check` (<https://www.sqlite.org/pragma.html#pragma_quick_check>): the

@@ -11,11 +11,116 @@ struct DatabaseIdentityTests {
         try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
-    /// Opens `path` the way orchd does, and returns the refusal.
+    /// Opens `path` the way orchd does (the files first, then SQLite), and returns the refusal.
     private func refusal(_ path: String) -> DatabaseError? {
         #expect(throws: DatabaseError.self) {
+            try DatabaseIdentity.checkFiles(atPath: path)
             _ = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
         }
+    }
+
+    /// Writes to `destination` the `-wal` of another program's WAL database, taken while its
+    /// connection is open so that it is not checkpointed: `rowsOnly` commits only an `INSERT`
+    /// into a table checkpointed before, otherwise the table is created in the WAL too.
+    private func foreignWAL(to destination: String, in directory: TemporaryDirectory, rowsOnly: Bool) throws {
+        let path = directory.file("foreign.db")
+        var handle: OpaquePointer?
+        try #require(sqlite3_open(path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        try #require(sqlite3_exec(handle, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0", nil, nil, nil) == SQLITE_OK)
+        if rowsOnly {
+            try #require(sqlite3_exec(handle, "CREATE TABLE secrets (value TEXT); PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK)
+        }
+        let sql = (rowsOnly ? "" : "CREATE TABLE secrets (value TEXT);") + "INSERT INTO secrets VALUES ('hunter2');"
+        try #require(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: destination)
+        #expect(try bytes(destination).count > 32, "committed frames in it")
+    }
+
+    /// An orchd database with `jobs` jobs, closed cleanly (no `-wal` left).
+    private func orchdDatabase(_ path: String, jobs: Int) throws {
+        let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+        for _ in 0..<jobs {
+            _ = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+        }
+    }
+
+    @Test("another program's -wal beside orchd's database is refused, naming the -wal, and neither file changes", arguments: [false, true])
+    func foreignWALBesideDatabase(rowsOnly: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        try orchdDatabase(path, jobs: 50)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        try foreignWAL(to: path + "-wal", in: directory, rowsOnly: rowsOnly)
+        let before = try bytes(path)
+        let walBefore = try bytes(path + "-wal")
+        let error = try #require(refusal(path))
+        #expect(error.primaryCode == SQLITE_NOTADB)
+        #expect(error.message.hasPrefix("\(path)-wal is not the write-ahead log of \(path) ("))
+        #expect(error.message.contains("move \(path)-wal (and \(path)-shm) away"))
+        #expect(!error.message.contains("\n"), "one line")
+        #expect(try bytes(path) == before)
+        #expect(try bytes(path + "-wal") == walBefore)
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"), "SQLite never opened it")
+        // Moved away as the message says, orchd's database opens with every job.
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try DatabaseIdentity.checkFiles(atPath: path)
+        let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+        #expect(try scalar(store.database, "SELECT count(*) FROM jobs") == "50")
+    }
+
+    @Test("a refusal after SQLite replayed a stray -wal does not checkpoint it into the file")
+    func refusalDoesNotCheckpoint() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        try orchdDatabase(path, jobs: 5)
+        try foreignWAL(to: path + "-wal", in: directory, rowsOnly: false)
+        let before = try bytes(path)
+        // Past the file check (as if it had been fooled): SQLite replays the -wal and the
+        // identity check sees the other program's tables.
+        let error = try #require(#expect(throws: DatabaseError.self) {
+            _ = try Database(path: path, verify: DatabaseIdentity.verify)
+        })
+        #expect(error.message.contains("tables: secrets"))
+        #expect(try bytes(path) == before)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("a -wal without its database is refused and kept, and no database is created", arguments: ["missing", "empty"])
+    func walWithoutDatabase(database: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        if database == "empty" { try Data().write(to: URL(fileURLWithPath: path)) }
+        try foreignWAL(to: path + "-wal", in: directory, rowsOnly: false)
+        let walBefore = try bytes(path + "-wal")
+        let error = try #require(refusal(path))
+        #expect(error.primaryCode == SQLITE_NOTADB)
+        #expect(error.message == "\(path)-wal exists without its database \(path) (\(database)): a write-ahead log without its database is another program's or left from a damaged install, so orchd leaves it alone and creates no database; put the database back beside it, or move \(path)-wal (and \(path)-shm) away, or give orchd another --state-dir")
+        #expect(try bytes(path + "-wal") == walBefore)
+        #expect(FileManager.default.fileExists(atPath: path) == (database == "empty"))
+        if database == "empty" { #expect(try bytes(path).isEmpty) }
+    }
+
+    @Test("orchd's own -wal left by a crash, with committed transactions not yet checkpointed, is recovered")
+    func ownWALRecovered() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        let crashed = directory.file("crashed.db")
+        do {
+            let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
+            try store.database.execute("PRAGMA wal_autocheckpoint = 0")
+            for _ in 0..<20 {
+                _ = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/", environment: [:]), submitterUid: 0, at: Date())
+            }
+            // What kill -9 leaves: the file and its -wal as they are now, never checkpointed.
+            try FileManager.default.copyItem(atPath: path, toPath: crashed)
+            try FileManager.default.copyItem(atPath: path + "-wal", toPath: crashed + "-wal")
+        }
+        let walRead = try #require(try WriteAheadLog.read(path: crashed + "-wal"))
+        #expect(walRead.committedFrames > 0, "the jobs are only in the -wal")
+        try DatabaseIdentity.checkFiles(atPath: crashed)
+        let store = try JobStore(database: Database(path: crashed, verify: DatabaseIdentity.verify))
+        #expect(try scalar(store.database, "SELECT count(*) FROM jobs") == "20")
     }
 
     /// Makes an SQLite database of another program with the sqlite3 C API.
