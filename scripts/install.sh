@@ -2,38 +2,56 @@
 # Builds orchd and orchctl and installs them as a system service, on Debian 12 or newer with
 # the Swift toolchain on PATH. Run as root from the repository: scripts/install.sh
 #
-# Installs: /usr/local/bin/{orchd,orchctl}, /etc/systemd/system/orchd.{service,socket},
+# Installs: $PREFIX/bin/{orchd,orchctl} (PREFIX=/usr/local), /etc/systemd/system/orchd.{service,socket},
 # /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), and a commented
 # /etc/orchd/orchd.conf unless one exists.
 # Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
 # queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
 # `systemctl enable --now orchd.socket` adds it (systemd then holds the socket, and clients
 # wait instead of failing while orchd restarts). Elsewhere (a container) orchd is started in
-# the background with the same paths systemd would give it.
+# the background with the same paths systemd would give it, in its own session, its output to
+# its log and its input from /dev/null (so `install.sh | tee install.log` ends), and stopped
+# with `orchctl shutdown`.
+#
+# Without arguments it installs into the system as above. For a test or a staged install, these
+# environment variables change where things go (each defaults to the system path):
+#   DESTDIR        prefix of every installed path (binaries, units, configuration)
+#   PREFIX         where bin/ goes (default /usr/local)
+#   ORCHD_BIN_DIR  already-built orchd and orchctl to install: skips apt-get and the build
+#   ORCHD_NO_SYSTEMD=1  start orchd in the background even where systemd runs
+#   ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG  the started orchd's state directory, socket and
+#                  log file (default /var/lib/orchd, /run/orchd/orchd.sock, /var/log/orchd.log)
+#   ORCHD_ALLOW_NON_ROOT=1  skip the root check (with a DESTDIR the user can write)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -ne 0 ]; then
+DESTDIR=${DESTDIR:-}
+PREFIX=${PREFIX:-/usr/local}
+if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
     echo "Error: run as root (sudo $0)" >&2
     exit 1
 fi
 
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq libsqlite3-dev libsystemd-dev pkg-config >/dev/null
+if [ -n "${ORCHD_BIN_DIR:-}" ]; then
+    bin=$ORCHD_BIN_DIR
+else
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq libsqlite3-dev libsystemd-dev pkg-config >/dev/null
 
-# Static Swift runtime: the binaries start faster and need nothing beside them.
-swift build -c release --static-swift-stdlib --disable-local-rpath --product orchd
-swift build -c release --static-swift-stdlib --disable-local-rpath --product orchctl
-bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
-install -m 0755 "$bin/orchd" "$bin/orchctl" /usr/local/bin/
-install -m 0644 systemd/orchd.service systemd/orchd.socket /etc/systemd/system/
-install -d -m 0755 /etc/systemd/user
-install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket /etc/systemd/user/
-install -d -m 0755 /etc/orchd
-[ -e /etc/orchd/orchd.conf ] || install -m 0644 systemd/orchd.conf /etc/orchd/orchd.conf
+    # Static Swift runtime: the binaries start faster and need nothing beside them.
+    swift build -c release --static-swift-stdlib --disable-local-rpath --product orchd
+    swift build -c release --static-swift-stdlib --disable-local-rpath --product orchctl
+    bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
+fi
+bindir=$DESTDIR$PREFIX/bin
+install -d -m 0755 "$bindir" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/systemd/user" "$DESTDIR/etc/orchd"
+install -m 0755 "$bin/orchd" "$bin/orchctl" "$bindir/"
+install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd/system/"
+install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
+[ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
 
-if [ -d /run/systemd/system ]; then
+if [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl daemon-reload
     systemctl enable orchd.service
     # When orchd.socket is active, systemd hands its socket to the restarted service.
@@ -42,17 +60,40 @@ if [ -d /run/systemd/system ]; then
     echo "optional: systemctl enable --now orchd.socket (systemd holds the control socket)"
 else
     # No systemd here: run it as the service would, with the same state and socket paths.
-    # Restart only the orchd that serves the default socket: its pid comes from the daemon
-    # itself, so another user's or a test's orchd is never touched.
-    if pid=$(orchctl --json info 2>/dev/null | sed -n 's/^ *"pid" *: *\([0-9]*\).*/\1/p') && [ -n "$pid" ]; then
-        echo "orchd (pid $pid) is already running; restarting it with the new binary"
-        kill -TERM "$pid"
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    # Only the orchd that serves this socket is restarted, so another user's or a test's
+    # orchd is never touched.
+    orchctl=("$bindir/orchctl")
+    orchd=("$bindir/orchd")
+    if [ -n "${ORCHD_SOCKET:-}" ]; then
+        orchctl+=(--socket "$ORCHD_SOCKET")
+        orchd+=(--socket "$ORCHD_SOCKET")
     fi
-    mkdir -p /var/log
-    # From /, so the daemon does not keep the clone it was installed from busy.
-    (cd / && nohup /usr/local/bin/orchd >>/var/log/orchd.log 2>&1 &)
-    for _ in $(seq 1 100); do orchctl ping >/dev/null 2>&1 && break; sleep 0.1; done
-    orchctl ping >/dev/null || { echo "Error: orchd did not start; see /var/log/orchd.log" >&2; exit 1; }
-    echo "orchd is running (no systemd here; log: /var/log/orchd.log)"
+    [ -z "${ORCHD_STATE_DIR:-}" ] || orchd+=(--state-dir "$ORCHD_STATE_DIR")
+    [ -z "$DESTDIR" ] || orchd+=(--config "$DESTDIR/etc/orchd/orchd.conf")
+    log=${ORCHD_LOG:-/var/log/orchd.log}
+    if "${orchctl[@]}" ping >/dev/null 2>&1; then
+        echo "orchd is already running; restarting it with the new binary"
+        if ! "${orchctl[@]}" shutdown --wait >/dev/null; then
+            # An orchd older than `orchctl shutdown`: stop it by its pid, which it reports.
+            pid=$("${orchctl[@]}" --json info | sed -n 's/^ *"pid" *: *\([0-9]*\).*/\1/p')
+            kill -TERM "$pid"
+            while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+        fi
+    fi
+    mkdir -p "$(dirname "$log")"
+    # Its own session (no terminal, no signals from this shell's job control), its output to
+    # the log and its input from /dev/null: nothing of the caller's stays open, so a pipe
+    # from this script ends. From /, so it does not keep the clone it was installed from busy.
+    # Descriptors above 2 that this script inherited (a caller's pipe or socket) are closed too.
+    (
+        cd /
+        for fd in /proc/$BASHPID/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+        done
+        exec setsid "${orchd[@]}" </dev/null >>"$log" 2>&1
+    ) &
+    for _ in $(seq 1 100); do "${orchctl[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    "${orchctl[@]}" ping >/dev/null || { echo "Error: orchd did not start; see $log" >&2; exit 1; }
+    echo "orchd is running (no systemd here; log: $log; stop it with: orchctl shutdown)"
 fi

@@ -41,9 +41,8 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
                 "permission denied on orchd's socket \(socket) (\(Self.errnoText(code))). Ask an administrator for access, or use --socket to reach your own orchd.",
                 exitCode: .permissionDenied)
         case .connectFailed(_, let code):
-            let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
             self.init(
-                "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? Start it with '\(service)' or run 'orchd' in another terminal.",
+                "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? \(Self.startHint(uid: uid))",
                 exitCode: .unavailable)
         case .pathTooLong(let path):
             self.init("the socket path is too long (at most 107 bytes): \(path)", exitCode: .usage)
@@ -62,6 +61,20 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             self.init(remote.description, exitCode: Self.exitCode(for: remote), remoteErrorName: remote.name)
             if case .number(let id)? = remote.parameters["id"], let raw = Int64(exactly: id) { remoteJobID = JobID(rawValue: raw) }
         }
+    }
+
+    /// How to start orchd: with systemctl only where systemd is the init system, which it is
+    /// when /run/systemd/system exists (the test sd_booted(3) makes).
+    static func startHint(uid: UInt32, systemdBooted: Bool = Self.systemdBooted) -> String {
+        guard systemdBooted else { return "Start it by running 'orchd' in another terminal." }
+        let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
+        return "Start it with '\(service)' or run 'orchd' in another terminal."
+    }
+
+    /// Whether systemd is the init system (sd_booted(3)).
+    static var systemdBooted: Bool {
+        var status = stat()
+        return lstat("/run/systemd/system", &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The exit code for an error reply.

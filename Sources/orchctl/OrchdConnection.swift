@@ -35,6 +35,16 @@ final class OrchdConnection {
         }
     }
 
+    /// Blocks until orchd closes this connection; see ``VarlinkClient/waitForClose()``.
+    /// - Throws: ``CommandFailure`` when reading fails.
+    func waitForClose() throws(CommandFailure) {
+        do {
+            try client.waitForClose()
+        } catch {
+            throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+        }
+    }
+
     /// Calls `method` with `more` and hands each reply to `body` until the last one.
     /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
     func stream<P, R>(

@@ -14,12 +14,22 @@ struct ExitCodeTests {
         let result = failure(.connectFailed(path: "/run/orchd/orchd.sock", errno: code), uid: 0)
         #expect(result.exitCode == .unavailable)
         #expect(result.message.hasPrefix("cannot reach orchd at /run/orchd/orchd.sock ("))
-        #expect(result.message.hasSuffix("Is it running? Start it with 'systemctl start orchd' or run 'orchd' in another terminal."))
+        #expect(result.message.hasSuffix("Is it running? \(CommandFailure.startHint(uid: 0))"))
     }
 
-    @Test("a non-root user is pointed at the user service")
-    func userService() {
-        #expect(failure(.connectFailed(path: "/x", errno: ENOENT)).message.contains("'systemctl --user start orchd'"))
+    @Test("where systemd is the init system, root is pointed at the system service and others at the user service")
+    func systemdHint() {
+        #expect(CommandFailure.startHint(uid: 0, systemdBooted: true) == "Start it with 'systemctl start orchd' or run 'orchd' in another terminal.")
+        #expect(CommandFailure.startHint(uid: 1000, systemdBooted: true).contains("'systemctl --user start orchd'"))
+    }
+
+    @Test("without systemd as the init system, the hint does not mention systemctl")
+    func noSystemdHint() {
+        for uid: UInt32 in [0, 1000] {
+            let hint = CommandFailure.startHint(uid: uid, systemdBooted: false)
+            #expect(!hint.contains("systemctl"))
+            #expect(hint.contains("'orchd'"))
+        }
     }
 
     @Test("permission denied exits 77", arguments: [EACCES, EPERM])

@@ -196,8 +196,10 @@ public enum Daemon {
                 },
                 stop: { blocking { await scheduler.flush() } }),
             .init(name: "control socket", start: { server.start() }, stop: {
-                server.stop()
+                // The file first: a client that waits for the connections to close
+                // (`orchctl shutdown --wait`) then finds the socket gone.
                 removeSocketFile()
+                server.stop()
             }),
             .init(
                 name: "signal handlers",
@@ -406,6 +408,7 @@ public enum Daemon {
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
                 ReloadHandler(reload: reload),
+                ShutdownHandler(),
                 GetInfoHandler(
                     scheduler: scheduler, configuration: configuration, startTime: startTime,
                     concurrency: concurrency ?? { [configuration] in configuration.concurrency }),

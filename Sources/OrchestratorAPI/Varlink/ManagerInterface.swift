@@ -9,8 +9,10 @@ public enum ManagerInterface {
     public static let getInfo = VarlinkMethod<VarlinkNoParameters, InfoReply>("io.orchd.Manager.GetInfo")
     /// `Reload() -> (concurrency, error)`.
     public static let reload = VarlinkMethod<VarlinkNoParameters, ReloadReply>("io.orchd.Manager.Reload")
+    /// `Shutdown() -> ()`: stops orchd as SIGTERM does; the reply goes out before the stop begins.
+    public static let shutdown = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>("io.orchd.Manager.Shutdown")
     /// Every method of the interface.
-    public static let methods = [ping.erased, getInfo.erased, reload.erased]
+    public static let methods = [ping.erased, getInfo.erased, reload.erased, shutdown.erased]
 
     /// The qualified names of the errors about a connection rather than a method: any call may
     /// meet them.

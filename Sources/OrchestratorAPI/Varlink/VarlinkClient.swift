@@ -75,6 +75,23 @@ public final class VarlinkClient {
         }
     }
 
+    /// Blocks until the server closes the connection, discarding anything it sends; for a
+    /// client that asked the server to stop and waits for it to let go.
+    /// - Throws: ``VarlinkClientError/connectionLost(errno:)`` when reading fails other than
+    ///   by the end of the stream.
+    public func waitForClose() throws(VarlinkClientError) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == ECONNRESET { return }
+                throw .connectionLost(errno: errno)
+            }
+        }
+    }
+
     // MARK: - Wire
 
     /// Writes `call`; when the server closes the connection while it is still being written

@@ -19,6 +19,7 @@ enum CommandTable {
         InfoCommand.self,
         PingCommand.self,
         ReloadCommand.self,
+        ShutdownCommand.self,
         HelpCommand.self,
     ]
 

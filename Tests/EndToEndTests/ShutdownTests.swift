@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import Orchestrator
+import Testing
+
+/// `orchctl shutdown`, and `scripts/install.sh` starting orchd outside systemd.
+@Suite("Shutdown and install end to end")
+struct ShutdownTests {
+    @Test("orchctl shutdown --wait stops orchd as SIGTERM does: exit 0, socket gone, a running job interrupted, a queued one kept")
+    func shutdownLikeSIGTERM() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        let group = try #require(marker.read().flatMap { Int32($0) })
+        let queued = try daemon.orchctl(["submit", "--", "echo", "later"]).line
+        let process = try #require(daemon.process)
+
+        let shutdown = try daemon.orchctl(["shutdown", "--wait"])
+        #expect(shutdown.status == 0, "\(shutdown)")
+        #expect(shutdown.standardOutput == "stopping\n")
+        #expect(access(daemon.socketPath, F_OK) != 0, "--wait returns once the socket is gone")
+        #expect(daemon.notify.waitFor("STOPPING=1") != nil)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(daemon.daemonLog)")
+        #expect(ProcessGroup(id: group).isGone, "the running job's group is gone")
+        #expect(daemon.daemonLog.contains("shutdown requested by pid"))
+
+        try daemon.start()
+        let shown = try daemon.orchctl(["show", running, "--json"])
+        #expect(shown.standardOutput.contains("interrupted"), "\(shown)")
+        #expect(try daemon.orchctl(["wait", queued]).status == 0)
+        #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
+    }
+
+    @Test("orchctl shutdown without --wait prints 'stopping' and orchd exits 0; a second one finds nothing to reach")
+    func shutdownWithoutWait() throws {
+        let daemon = try TestDaemon()
+        let process = try #require(daemon.process)
+        let shutdown = try daemon.orchctl(["shutdown"])
+        #expect(shutdown.status == 0, "\(shutdown)")
+        #expect(shutdown.standardOutput == "stopping\n")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(daemon.daemonLog)")
+        let again = try daemon.orchctl(["shutdown"])
+        #expect(again.status == 69, "\(again)")
+    }
+
+    @Test("scripts/install.sh piped into cat returns: the orchd it starts outside systemd keeps none of its output; running it again restarts orchd")
+    func installScriptPiped() throws {
+        var template = Array("/tmp/orchd-install-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let destination = directory + "/root"
+        let socket = directory + "/orchd.sock"
+        let log = directory + "/orchd.log"
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = nil
+        environment["DESTDIR"] = destination
+        environment["ORCHD_BIN_DIR"] = Binaries.directory
+        environment["ORCHD_NO_SYSTEMD"] = "1"
+        environment["ORCHD_ALLOW_NON_ROOT"] = "1"
+        environment["ORCHD_STATE_DIR"] = directory + "/state"
+        environment["ORCHD_SOCKET"] = socket
+        environment["ORCHD_LOG"] = log
+        let installedOrchctl = destination + "/usr/local/bin/orchctl"
+        defer { _ = try? TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
+
+        // timeout(1) turns a hang (the old fault) into exit 124 instead of a stuck test run.
+        let command = "timeout 120 bash -c 'scripts/install.sh 2>&1 | cat'"
+        let first = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
+        #expect(first.status == 0, "\(first)")
+        #expect(first.standardOutput.contains("orchd is running (no systemd here; log: \(log); stop it with: orchctl shutdown)"), "\(first)")
+        for installed in ["/usr/local/bin/orchd", "/usr/local/bin/orchctl", "/etc/systemd/system/orchd.service",
+                          "/etc/systemd/user/orchd.socket", "/etc/orchd/orchd.conf"] {
+            #expect(access(destination + installed, F_OK) == 0, "\(installed) installed")
+        }
+        #expect(try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"]).status == 0)
+
+        let second = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
+        #expect(second.status == 0, "\(second)")
+        #expect(second.standardOutput.contains("already running; restarting it"), "\(second)")
+        #expect(try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"]).status == 0)
+
+        let stop = try TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"])
+        #expect(stop.status == 0, "\(stop)")
+        #expect(access(socket, F_OK) != 0)
+        let written = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(written.contains("stopped"), "orchd's output goes to its log")
+    }
+}
