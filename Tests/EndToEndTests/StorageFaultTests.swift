@@ -45,17 +45,24 @@ struct StorageFaultTests {
         }
     }
 
+    /// Submits a job that exits with `exitCode` once `gate` (a named pipe) is opened for
+    /// writing, and returns when it has started.
+    static func startGatedJob(on daemon: TestDaemon, exitCode: Int) throws -> (id: String, gate: String) {
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit \(exitCode)"]).line
+        #expect(started.read() == "up")
+        return (id, gate)
+    }
+
     @Test("a full disk: submit fails naming the state directory, a job ending meanwhile is recorded with its real result once space returns")
     func fullDisk() throws {
         let fileSystem = try SmallFileSystem()
         defer { fileSystem.unmount() }
         let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
         defer { daemon.stop() }
-        let started = try ReadyMarker(path: daemon.directory + "/started")
-        let gate = daemon.directory + "/gate"
-        try #require(mkfifo(gate, 0o600) == 0)
-        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 3"]).line
-        #expect(started.read() == "up")
+        let (id, gate) = try Self.startGatedJob(on: daemon, exitCode: 3)
 
         let filler = try fileSystem.fill()
         let refused = try daemon.orchctl(["submit", "--", "echo", "never stored"])
@@ -82,11 +89,7 @@ struct StorageFaultTests {
     @Test("a database locked by another process past the busy timeout: a clear error, and nothing is lost")
     func lockedDatabase() throws {
         let daemon = try TestDaemon()
-        let started = try ReadyMarker(path: daemon.directory + "/started")
-        let gate = daemon.directory + "/gate"
-        try #require(mkfifo(gate, 0o600) == 0)
-        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 4"]).line
-        #expect(started.read() == "up")
+        let (id, gate) = try Self.startGatedJob(on: daemon, exitCode: 4)
 
         // Another process (here: another connection) takes the write lock and keeps it.
         let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
@@ -110,11 +113,7 @@ struct StorageFaultTests {
         defer { fileSystem.unmount() }
         let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
         defer { daemon.stop() }
-        let started = try ReadyMarker(path: daemon.directory + "/started")
-        let gate = daemon.directory + "/gate"
-        try #require(mkfifo(gate, 0o600) == 0)
-        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; read x < '\(gate)'; exit 5"]).line
-        #expect(started.read() == "up")
+        let (id, gate) = try Self.startGatedJob(on: daemon, exitCode: 5)
 
         let filler = try fileSystem.fill()
         close(open(gate, O_WRONLY))
