@@ -94,7 +94,7 @@ struct RetryRulesTests {
         let b = try daemon.orchctl(["submit", "--wait", "--after", a, "--", "true"]).line
         // c keeps b from being pruned; nothing keeps a.
         let c = try daemon.orchctl(["submit", "--after", b, "--delay", "1h", "--", "true"]).line
-        #expect(try daemon.orchctl(["prune"]).status == 0)
+        #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
         #expect(try daemon.orchctl(["show", a]).status == 1, "a was pruned")
         #expect((try job(daemon, b)["after"] as? [Int]) == [Int(a) ?? 0], "b still names its pruned dependency")
         let refused = try daemon.orchctl(["retry", b])

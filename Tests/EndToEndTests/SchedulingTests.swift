@@ -182,13 +182,18 @@ struct SchedulingTests {
         #expect(try daemon.orchctl(["submit", "--unique", "backup", "--", "true"]).status == 0, "a finished job frees its key")
     }
 
-    @Test("prune deletes finished jobs with their logs, never one a live job depends on")
+    @Test("prune --all deletes finished jobs with their logs, never one a live job depends on; a bare prune is refused")
     func prune() throws {
         let daemon = try TestDaemon()
         let done = try daemon.orchctl(["submit", "--wait", "--", "echo", "x"]).line
         let needed = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
         let dependent = try daemon.orchctl(["submit", "--after", needed, "--delay", "1h", "--", "true"]).line
-        let pruned = try daemon.orchctl(["prune"])
+        let bare = try daemon.orchctl(["prune"])
+        #expect(bare.status == 64, "a bare prune is refused: \(bare)")
+        #expect(bare.standardError.contains("give --older-than SPAN, or --all"), "\(bare)")
+        #expect(try daemon.orchctl(["prune", "--all", "--older-than", "1d"]).status == 64)
+        #expect(try daemon.orchctl(["show", done]).status == 0, "nothing was pruned")
+        let pruned = try daemon.orchctl(["prune", "--all"])
         #expect(pruned.status == 0, "\(pruned)")
         #expect(try daemon.orchctl(["show", done]).status == 1)
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(done).out"))
