@@ -64,39 +64,23 @@ public enum ConfigurationFile {
             let content = line.trimmingCharacters(in: .whitespaces)
             if content.isEmpty { continue }
             guard let equals = content.firstIndex(of: "=") else {
-                throw .invalidLine(path: path, line: number, reason: "expected 'key = value', got '\(visible(content))'")
+                throw .invalidLine(path: path, line: number, reason: "expected 'key = value', got '\(content.visible)'")
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             guard let setting = DaemonSetting(rawValue: key) else {
                 let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .invalidLine(path: path, line: number, reason: "unknown key '\(visible(key))' (known keys: \(known))")
+                throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
             }
             if let first = seen[key] {
                 throw .invalidLine(path: path, line: number, reason: "'\(key)' is set again (first on line \(first)); give each key once")
             }
             seen[key] = number
             if let problem = setting.apply(value, to: &settings) {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(visible(value))' for '\(key)': \(problem)")
+                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value.visible)' for '\(key)': \(problem)")
             }
         }
         return settings
     }
 
-    /// `text` with control characters escaped (`\r`, `\t`, `\u{7F}`), so a message shows
-    /// what is in the file instead of moving the terminal's cursor.
-    static func visible(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\n": result += "\\n"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
 }

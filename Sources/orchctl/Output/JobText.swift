@@ -40,22 +40,7 @@ enum JobText {
 
     /// The command on one line: control characters made visible so a table row stays a row.
     static func command(_ job: Job) -> String {
-        oneLine(job.spec.command.displayText)
+        job.spec.command.displayText.visible
     }
 
-    /// `text` on one line: newline, tab and carriage return escaped, other control characters
-    /// shown as `?`.
-    static func oneLine(_ line: String) -> String {
-        var text = ""
-        for scalar in line.unicodeScalars {
-            switch scalar {
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            case "\r": text += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { text += "?" } else { text.unicodeScalars.append(scalar) }
-            }
-        }
-        return text
-    }
 }

@@ -31,7 +31,7 @@ enum QueueText {
     /// then event kind; empty when no queue has a hook.
     static func hooksTable(_ queues: [QueueInfo]) -> String {
         let rows = queues.flatMap { queue in
-            queue.hooks.sorted { $0.key < $1.key }.map { [queue.name.rawValue, $0.key, JobText.oneLine($0.value)] }
+            queue.hooks.sorted { $0.key < $1.key }.map { [queue.name.rawValue, $0.key, $0.value.visible] }
         }
         guard !rows.isEmpty else { return "" }
         return "\n" + TextTable.render([["QUEUE", "HOOK", "COMMAND"]] + rows)
@@ -45,7 +45,7 @@ enum QueueText {
             ("paused", queue.paused ? "yes" : "no"),
             ("retry base", span(queue.retryBaseUSec)),
             ("retry cap", span(queue.retryCapUSec)),
-        ] + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", JobText.oneLine($0.value)) })
+        ] + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", $0.value.visible) })
     }
 
     /// A span in microseconds, as `TimeSpan.format` writes it.
