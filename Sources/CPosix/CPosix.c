@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -66,6 +67,7 @@ int cposix_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count);
 
 // MARK: - Spawning with clone3
 
+#include <sched.h>
 #include <linux/sched.h>
 #include <sys/inotify.h>
 #include <string.h>
@@ -98,6 +100,17 @@ static int cposix_move_fd(int from, int to) {
     return dup2(from, to) < 0 ? -1 : 0;
 }
 
+/// In the child: creates or truncates a log file (``cposix_spawn_log``). Returns the fd or -1.
+static int cposix_open_log(const struct cposix_spawn_log *log) {
+    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY;
+    int fd = log->directory_fd >= 0 ? openat(log->directory_fd, log->name, flags, log->mode) : -1;
+    if (fd < 0 && (log->directory_fd < 0 || errno == ENOENT)) fd = open(log->path, flags, log->mode);
+    if (fd < 0) return -1;
+    // Exactly `mode`, whatever the umask; best effort, as for a file that existed.
+    (void)fchmod(fd, log->mode);
+    return fd;
+}
+
 static void cposix_spawn_child(const struct cposix_spawn_request *request, int report_fd) {
     // Every disposition back to the default while all signals are still blocked (inherited
     // from the parent), so no handler of the daemon's can run here. The raw system call:
@@ -115,13 +128,21 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
     }
     if (setsid() < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SESSION);
+    // Before chdir(2): a relative fallback path means what it meant to the daemon.
+    int out_file = cposix_open_log(&request->stdout_log);
+    if (out_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDOUT);
+    int err_file = out_file;
+    if (request->stderr_log.name != NULL) {
+        err_file = cposix_open_log(&request->stderr_log);
+        if (err_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDERR);
+    }
     if (chdir(request->working_directory) != 0) {
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
     }
     // The log fds are moved out of 0-2 first, so placing one cannot overwrite another.
-    int out = fcntl(request->stdout_fd, F_DUPFD_CLOEXEC, 3);
+    int out = fcntl(out_file, F_DUPFD_CLOEXEC, 3);
     if (out < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
-    int err = fcntl(request->stderr_fd, F_DUPFD_CLOEXEC, 3);
+    int err = fcntl(err_file, F_DUPFD_CLOEXEC, 3);
     if (err < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null_fd < 0 || cposix_move_fd(null_fd, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
@@ -218,6 +239,12 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
     args.stack_size = stack_size;
     struct cposix_spawn_context context = {request, {report[0], report[1]}};
     long child = cposix_clone3_shared(&args, cposix_spawn_shared_child, &context);
+    if (child < 0 && errno == ENOSYS && request->cgroup_fd < 0) {
+        // No clone3 (a kernel before 5.3, or a sandbox that refuses it, as valgrind does):
+        // clone(2) with the same flags; only a start in a cgroup needs clone3.
+        child = clone(cposix_spawn_shared_child, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                      &context, &child_pidfd);
+    }
 #else
     // Fork semantics (no CLONE_VM): the child has its own copy of memory and returns here.
     long child = syscall(SYS_clone3, &args, sizeof(args));

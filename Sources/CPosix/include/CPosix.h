@@ -67,6 +67,22 @@ enum cposix_spawn_step {
     CPOSIX_SPAWN_STEP_EXEC = 9,
     /// The parent's setup: the error pipe, or reading it.
     CPOSIX_SPAWN_STEP_SETUP = 10,
+    /// Creating the standard output log file in the child.
+    CPOSIX_SPAWN_STEP_OPEN_STDOUT = 11,
+    /// Creating the standard error log file in the child.
+    CPOSIX_SPAWN_STEP_OPEN_STDERR = 12,
+};
+
+/// A log file the child creates (or truncates) itself, mode exactly `mode` whatever the umask:
+/// openat(2) of `name` relative to `directory_fd`, a descriptor the daemon keeps open, so no
+/// path is walked; when that fails with ENOENT (the kept directory was removed since), open(2)
+/// of the full `path`. Creating it in the child charges the file system's work to the job, as
+/// a shell's `>` redirection does, and keeps the daemon's thread out of the inode allocator.
+struct cposix_spawn_log {
+    int directory_fd;
+    const char *name;
+    const char *path;
+    unsigned int mode;
 };
 
 /// What ``cposix_spawn`` starts.
@@ -78,9 +94,11 @@ struct cposix_spawn_request {
     char *const *envp;
     /// The working directory to chdir(2) to.
     const char *working_directory;
-    /// The fds that become standard output and standard error (standard input is /dev/null).
-    int stdout_fd;
-    int stderr_fd;
+    /// The files that become standard output and standard error (standard input is
+    /// /dev/null); created in the child. A NULL `stderr_log.name` shares standard output's
+    /// file (and its offset, as `2>&1`).
+    struct cposix_spawn_log stdout_log;
+    struct cposix_spawn_log stderr_log;
     /// An fd of the cgroup v2 directory the child starts in (CLONE_INTO_CGROUP), or -1 to
     /// start it in the caller's cgroup.
     int cgroup_fd;
@@ -89,7 +107,8 @@ struct cposix_spawn_request {
 /// Starts a process with clone3(2) (`CLONE_PIDFD | CLONE_VFORK`, plus `CLONE_INTO_CGROUP`
 /// when `cgroup_fd >= 0`, so the child is in its cgroup from its first instruction and cannot
 /// fork outside it). The child resets its signal mask and every disposition (32 and 33
-/// included) to the default, calls setsid(2), chdir(2)s, takes /dev/null and the two fds as
+/// included) to the default, calls setsid(2), creates its log files, chdir(2)s, takes
+/// /dev/null and the two log files as
 /// 0-2, marks every other fd close-on-exec (close_range(2)) and execve(2)s. Only
 /// async-signal-safe system calls run in the child; a failure there is sent to the parent
 /// through a close-on-exec pipe as {step, errno} and the child exits 127 (and is reaped here).

@@ -22,7 +22,10 @@ import Foundation
 /// daemon's signal mask and some of its descriptors, waiting for its exit polls, and it cannot
 /// start a process in a cgroup.
 public struct ProcessLauncher: Sendable {
-    /// Creates a launcher. It holds no state.
+    /// The log files' directories, kept open: a log file is created with one openat(2).
+    private let logDirectories = DirectoryDescriptors()
+
+    /// Creates a launcher. Its only state is the cache of open log directories.
     public init() {}
 
     /// Starts `request`'s process and opens a pidfd for it.
@@ -43,14 +46,6 @@ public struct ProcessLauncher: Sendable {
         try checkWorkingDirectory(request.workingDirectory)
         let executable = try resolveExecutable(command, request: request)
 
-        let outputFD = try openLog(request.standardOutputPath)
-        defer { close(outputFD) }
-        var errorFD = outputFD
-        if request.standardErrorPath != request.standardOutputPath {
-            errorFD = try openLog(request.standardErrorPath)
-        }
-        defer { if errorFD != outputFD { close(errorFD) } }
-
         var cgroupFD: Int32 = -1
         if let cgroup = request.cgroup {
             let code = cgroup.create()
@@ -66,7 +61,7 @@ public struct ProcessLauncher: Sendable {
 
         let (pid, pidfd): (pid_t, Int32)
         do {
-            (pid, pidfd) = try spawn(executable, request: request, outputFD: outputFD, errorFD: errorFD, cgroupFD: cgroupFD)
+            (pid, pidfd) = try spawn(executable, request: request, cgroupFD: cgroupFD)
         } catch {
             request.cgroup?.remove()
             throw error
@@ -115,20 +110,14 @@ public struct ProcessLauncher: Sendable {
         throw LaunchError(code: ENOENT, message: "command not found: \(command)")
     }
 
-    /// Creates or truncates a log file, mode exactly 0640 whatever the umask, close-on-exec
-    /// in the daemon so no other job inherits it.
-    private func openLog(_ path: String) throws(LaunchError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o640)
-        guard fd >= 0 else {
-            throw LaunchError(code: errno, context: "cannot open log file \(path)")
-        }
-        _ = fchmod(fd, 0o640)
-        return fd
-    }
-
     private func spawn(
-        _ executable: String, request: LaunchRequest, outputFD: Int32, errorFD: Int32, cgroupFD: Int32
+        _ executable: String, request: LaunchRequest, cgroupFD: Int32
     ) throws(LaunchError) -> (pid_t, Int32) {
+        // The child creates the log files (mode exactly 0640, close-on-exec in the daemon so
+        // no other job inherits them) relative to their kept directories.
+        let output = logDirectories.directory(of: request.standardOutputPath)
+        let sharedFile = request.standardErrorPath == request.standardOutputPath
+        let error = sharedFile ? (fd: Int32(-1), name: "") : logDirectories.directory(of: request.standardErrorPath)
         let argv = CStringArray(request.arguments)
         let envp = CStringArray(request.environment.map { "\($0.key)=\($0.value)" })
         defer {
@@ -148,13 +137,27 @@ public struct ProcessLauncher: Sendable {
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
                 executable.withCString { path in
                     request.workingDirectory.withCString { directory in
-                        var spawnRequest = cposix_spawn_request(
-                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
-                            working_directory: directory, stdout_fd: outputFD, stderr_fd: errorFD, cgroup_fd: cgroupFD)
-                        return SpawnedProcesses.pids.withLock { pids in
-                            let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
-                            if result == 0 { pids.insert(pid) }
-                            return result
+                        output.name.withCString { outputName in
+                            request.standardOutputPath.withCString { outputPath in
+                                error.name.withCString { errorName in
+                                    request.standardErrorPath.withCString { errorPath in
+                                        var spawnRequest = cposix_spawn_request(
+                                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
+                                            working_directory: directory,
+                                            stdout_log: cposix_spawn_log(
+                                                directory_fd: output.fd, name: outputName, path: outputPath, mode: 0o640),
+                                            stderr_log: cposix_spawn_log(
+                                                directory_fd: error.fd, name: sharedFile ? nil : errorName, path: errorPath,
+                                                mode: 0o640),
+                                            cgroup_fd: cgroupFD)
+                                        return SpawnedProcesses.pids.withLock { pids in
+                                            let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
+                                            if result == 0 { pids.insert(pid) }
+                                            return result
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -182,6 +185,8 @@ public struct ProcessLauncher: Sendable {
         case CPOSIX_SPAWN_STEP_WORKING_DIRECTORY.rawValue:
             context = "cannot enter working directory \(request.workingDirectory)"
         case CPOSIX_SPAWN_STEP_STDIN.rawValue: context = "cannot open /dev/null as standard input"
+        case CPOSIX_SPAWN_STEP_OPEN_STDOUT.rawValue: context = "cannot open log file \(request.standardOutputPath)"
+        case CPOSIX_SPAWN_STEP_OPEN_STDERR.rawValue: context = "cannot open log file \(request.standardErrorPath)"
         case CPOSIX_SPAWN_STEP_STDOUT.rawValue:
             context = "cannot use log file \(request.standardOutputPath) as standard output"
         case CPOSIX_SPAWN_STEP_STDERR.rawValue:
