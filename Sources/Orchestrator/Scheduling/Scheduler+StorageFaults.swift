@@ -73,12 +73,15 @@ extension Scheduler {
         }
     }
 
-    /// Writes the kept end of job `id`, if there is one, before a request acts on the job:
+    /// Writes the kept end of job `id` (reported in this turn, or refused by the store), if
+    /// there is one, before a request acts on the job:
     /// its process is gone, so the stored `running` is stale, and deciding on it would replace
     /// the real result (a cancel would record `cancelled` over an exit 0).
     /// - Throws: the store's refusal, as ``storageError(_:)`` names it, when it still
     ///   refuses; the request then fails and the end stays kept.
     func settlePendingEnd(of id: JobID) throws(SchedulerError) {
+        // Reported in this turn and not written yet: write this turn's ends first.
+        if reapedEnds.contains(where: { $0.id == id }) { writeReaped() }
         guard let end = pendingEnds[id] else { return }
         try attemptEnded(id, result: end.result, at: end.endedAt)
         pendingEnds[id] = nil

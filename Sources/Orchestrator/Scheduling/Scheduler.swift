@@ -86,8 +86,13 @@ public actor Scheduler {
     /// The per-queue counts were loaded from the store (at start, after recovery); from then
     /// on `changed` keeps them exact.
     var countsLoaded = false
-    /// Jobs whose process was started (recorded running) by this daemon.
+    /// Jobs whose process was started by this daemon.
     var startedJobs: Set<JobID> = []
+    /// Process records and ends reported in this turn of the control queue, written together
+    /// in the next (Scheduler+ReapedWrites.swift).
+    var reapedProcesses: [JobStore.ProcessRecord] = []
+    var reapedEnds: [ReapedEnd] = []
+    var reapedWritesScheduled = false
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
     var waiters: [JobID: [WaitRequest]] = [:]
     /// The timer for the earliest delayed start, and when it fires.
@@ -325,35 +330,33 @@ public actor Scheduler {
 
     private func operationStarted(_ id: JobID, _ outcome: Result<LaunchedProcess, LaunchError>) {
         guard case .success(let process) = outcome else { return }
-        do {
-            try store.recordProcessOnly(id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID)
-            runningJobs[id]?.pid = process.pid
-            startedJobs.insert(id)
-            if let timeout = runningJobs[id]?.spec.timeoutUSec {
-                armTimeout(for: id, after: Duration(microseconds: timeout))
-            }
-        } catch {
-            DaemonLog.error("cannot record the start of job \(id): \(error)")
+        noteStarted(JobStore.ProcessRecord(
+            id: id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID))
+        runningJobs[id]?.pid = process.pid
+        startedJobs.insert(id)
+        if let timeout = runningJobs[id]?.spec.timeoutUSec {
+            armTimeout(for: id, after: Duration(microseconds: timeout))
         }
     }
 
     private func operationFinished(_ id: JobID, in queue: QueueName, result: JobResult) {
         operations[id] = nil
-        defer { runningJobs[id] = nil }
         timeoutTimers.removeValue(forKey: id)?.cancel()
         runners[queue]?.inFlight.remove(id)
         // Claimed but never spawned while the daemon stops: queued again for the next daemon.
         let releases = isStopping && (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued)
         startedJobs.remove(id)
-        if releases {
-            do {
-                let job = try store.releaseClaim(id)
-                changed(job, from: .running)
-            } catch {
-                DaemonLog.error("cannot give back the claim on job \(id): \(error)")
-            }
-        } else {
-            recordEnd(id, in: queue, result: result, at: Date())
+        guard releases else {
+            // Written with the other ends of this turn; the queue is fed then.
+            noteEnded(ReapedEnd(id: id, queue: queue, result: result, endedAt: Date()))
+            return
+        }
+        runningJobs[id] = nil
+        do {
+            let job = try store.releaseClaim(id)
+            changed(job, from: .running)
+        } catch {
+            DaemonLog.error("cannot give back the claim on job \(id): \(error)")
         }
         if let runner = runners[queue] { feed(runner) }
         finishShutdownIfIdle()
@@ -398,8 +401,16 @@ public actor Scheduler {
     /// observers and waiters, and settles the waiting jobs that depend on it: queued when it
     /// succeeded and nothing else holds them back, `dependencyFailed` when it did not succeed.
     func record(_ previous: Job, finishedAs result: JobResult, at finishedAt: Date = Date()) throws(SchedulerError) {
-        let id = previous.id
-        let job = try storeCall { try store.markFinished(id, result: result, at: finishedAt) }
+        let job = try storeCall { try store.markFinished(previous.id, result: result, at: finishedAt) }
+        try finished(previous, as: job)
+    }
+
+    /// Everything after a job's end is committed: counters, waiters, dependents, retention.
+    /// - Parameters:
+    ///   - previous: the job before its end.
+    ///   - job: the job as now stored (finished).
+    func finished(_ previous: Job, as job: Job) throws(SchedulerError) {
+        let id = job.id
         changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
             request.remaining.remove(id)
@@ -412,7 +423,7 @@ public actor Scheduler {
             finishedForRetention(job)
             return
         }
-        if case .succeeded = result {
+        if case .finished(.succeeded) = job.state {
             do {
                 _ = try promoteEligible(store.waitingDependents(of: id), now: Date())
             } catch {
@@ -462,7 +473,7 @@ public actor Scheduler {
     }
 
     func finishShutdownIfIdle() {
-        guard isStopping, operations.isEmpty, let completion = shutdownCompletion else { return }
+        guard isStopping, operations.isEmpty, reapedEnds.isEmpty, let completion = shutdownCompletion else { return }
         if !pendingEnds.isEmpty { writeOrAbandonPendingEnds() }
         shutdownCompletion = nil
         completion()

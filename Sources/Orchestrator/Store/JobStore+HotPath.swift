@@ -58,3 +58,86 @@ extension JobStore {
         }
     }
 }
+
+extension JobStore {
+    /// A started job's process, as ``recordProcessOnly(_:pid:processStartTicks:bootID:)`` records it.
+    public struct ProcessRecord: Sendable {
+        public var id: JobID
+        public var pid: Int32
+        public var processStartTicks: UInt64
+        public var bootID: String
+
+        /// Creates a value with every field given.
+        public init(id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) {
+            self.id = id
+            self.pid = pid
+            self.processStartTicks = processStartTicks
+            self.bootID = bootID
+        }
+    }
+
+    /// The final end of a running job's attempt, as ``markFinished(_:result:at:)`` records it.
+    public struct RunningEnd: Sendable {
+        public var id: JobID
+        public var result: JobResult
+        public var at: Date
+
+        /// Creates a value with every field given.
+        public init(id: JobID, result: JobResult, at: Date) {
+            self.id = id
+            self.result = result
+            self.at = at
+        }
+    }
+
+    static let finishRunningSQL = """
+        UPDATE jobs SET state = 'finished', result = ?2, exit_code = ?3, signal = ?4, reason = ?5, \
+        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL \
+        WHERE id = ?1 AND state = 'running'
+        """
+
+    /// Records what the scheduler reaped in one turn, in one transaction and without reading
+    /// a row back (the scheduler holds each row): the processes of jobs started, then the
+    /// final ends of running jobs (each attempt stored, as ``markFinished(_:result:at:)``).
+    /// - Parameters:
+    ///   - processes: started processes; one whose job is no longer running is skipped.
+    ///   - ends: final ends; every job must be running.
+    /// - Throws: ``JobStoreError/invalidTransition(_:from:to:)`` when an ending job is not
+    ///   running (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``;
+    ///   then nothing was written.
+    public func recordReaped(processes: [ProcessRecord], ends: [RunningEnd]) throws {
+        guard !processes.isEmpty || !ends.isEmpty else { return }
+        try database.write { db in
+            if !processes.isEmpty {
+                let statement = try db.cachedStatement(
+                    "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
+                defer { statement.reset() }
+                for process in processes {
+                    statement.reset()
+                    try statement.bind([
+                        .integer(process.id.rawValue), .integer(Int64(process.pid)),
+                        .integer(Int64(bitPattern: process.processStartTicks)), .text(process.bootID),
+                    ])
+                    try statement.step()
+                }
+            }
+            guard !ends.isEmpty else { return }
+            let statement = try db.cachedStatement(Self.finishRunningSQL)
+            defer { statement.reset() }
+            for end in ends {
+                try recordAttempt(end.id, result: end.result, at: end.at, in: db)
+                statement.reset()
+                try statement.bind([
+                    .integer(end.id.rawValue), .text(end.result.name), .init(end.result.exitCode.map(Int64.init)),
+                    .init(end.result.signal.map(Int64.init)), .init(end.result.reason),
+                    .init(end.result.failedDependency?.rawValue), .integer(Timestamp.microseconds(end.at)),
+                ])
+                try statement.step()
+                guard db.changes == 1 else {
+                    guard let job = try self.job(end.id) else { throw JobStoreError.noSuchJob(end.id) }
+                    throw JobStoreError.invalidTransition(end.id, from: job.state.name, to: "finished")
+                }
+            }
+        }
+    }
+}

@@ -71,4 +71,47 @@ struct JobStoreHotPathTests {
             try store.recordProcessOnly(JobID(rawValue: 99), pid: 1, processStartTicks: 1, bootID: "boot")
         }
     }
+
+    @Test("recordReaped writes processes and final ends in one transaction, as markFinished would, and skips a process whose job ended")
+    func recordReapedMatchesMarkFinished() throws {
+        let jobs = try store.insert([spec(), spec(), spec(), spec()], submitterUid: 0, at: now)
+        _ = try store.claimNext(in: .default, excluding: [], limit: 4, at: now) { _ in true }
+        let end = now.addingTimeInterval(1.234_567_8)
+        try store.recordReaped(
+            processes: [
+                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot"),
+                JobStore.ProcessRecord(id: jobs[3].id, pid: 1, processStartTicks: 1, bootID: "boot"),
+            ],
+            ends: [
+                JobStore.RunningEnd(id: jobs[1].id, result: .failed(exitCode: 3), at: end),
+                JobStore.RunningEnd(id: jobs[2].id, result: .succeeded, at: end),
+            ])
+        try store.markFinished(jobs[3].id, result: .failed(exitCode: 3), at: end)
+        #expect(try store.job(jobs[0].id)?.pid == 4242)
+        let batched = try #require(try store.job(jobs[1].id))
+        let single = try #require(try store.job(jobs[3].id))
+        #expect(batched.state == .finished(.failed(exitCode: 3)))
+        #expect(batched.finishedAt == single.finishedAt && batched.pid == nil)
+        #expect(try store.attempts(of: jobs[1].id).map(\.result) == [.failed(exitCode: 3)])
+        #expect(try store.attempts(of: jobs[1].id).map(\.finishedAt) == (try store.attempts(of: jobs[3].id)).map(\.finishedAt))
+        #expect(try store.job(jobs[2].id)?.state == .finished(.succeeded))
+        #expect(try store.countsByQueue()[.default]?.finished == 3)
+    }
+
+    @Test("recordReaped writes nothing when one ending job is not running")
+    func recordReapedAllOrNothing() throws {
+        let jobs = try store.insert([spec(), spec()], submitterUid: 0, at: now)
+        _ = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
+        #expect(throws: JobStoreError.invalidTransition(jobs[1].id, from: "queued", to: "finished")) {
+            try store.recordReaped(
+                processes: [JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot")],
+                ends: [
+                    JobStore.RunningEnd(id: jobs[0].id, result: .succeeded, at: now),
+                    JobStore.RunningEnd(id: jobs[1].id, result: .succeeded, at: now),
+                ])
+        }
+        #expect(try store.job(jobs[0].id)?.state == .running)
+        #expect(try store.job(jobs[0].id)?.pid == nil)
+        #expect(try store.attempts(of: jobs[0].id).isEmpty)
+    }
 }
