@@ -18,8 +18,35 @@ enum ProcStat {
     /// since boot.
     /// - Returns: `nil` when the process does not exist or the field cannot be parsed.
     static func startTicks(pid: Int32) -> UInt64? {
-        guard let fields = fields(pid: pid), fields.count > 19 else { return nil }
-        return UInt64(fields[19])
+        // Read once per start: the digits of the 20th field after the command name, parsed
+        // from the bytes (no strings, no split).
+        guard let bytes = readFile("/proc/\(pid)/stat"), let close = bytes.lastIndex(of: UInt8(ascii: ")")) else {
+            return nil
+        }
+        var field = 0
+        var index = close + 1
+        while index < bytes.count {
+            // Skip the separating spaces, then read one field.
+            while index < bytes.count && bytes[index] == UInt8(ascii: " ") { index += 1 }
+            guard index < bytes.count else { return nil }
+            if field == 19 {
+                var value: UInt64 = 0
+                var digits = 0
+                while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                    let (times, o1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, o2) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                    guard !o1 && !o2 else { return nil }
+                    value = sum
+                    digits += 1
+                    index += 1
+                }
+                let ends = index == bytes.count || bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\n")
+                return digits > 0 && ends ? value : nil
+            }
+            while index < bytes.count && bytes[index] != UInt8(ascii: " ") { index += 1 }
+            field += 1
+        }
+        return nil
     }
 
     /// The kernel's boot ID (random(4)), read once: it cannot change while we run.
@@ -35,15 +62,17 @@ enum ProcStat {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
+        // A stack buffer: no heap allocation and no zeroing per read.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { buffer -> [UInt8]? in
+            while true {
+                let count = read(fd, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return nil
+                }
+                if count == 0 { return result }
+                result.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
             }
-            if count == 0 { return result }
-            result.append(contentsOf: buffer[0..<count])
         }
     }
 }

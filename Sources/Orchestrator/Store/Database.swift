@@ -102,6 +102,16 @@ public final class Database {
         }
     }
 
+    /// Runs one statement without results through the statement cache: for the transaction
+    /// statements every write runs (`BEGIN`, `COMMIT`, savepoints), which `execute` would
+    /// compile again each time.
+    /// - Throws: ``DatabaseError`` when SQLite cannot compile or run `sql`.
+    func executeCached(_ sql: String) throws(DatabaseError) {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.step()
+    }
+
     /// Returns the prepared statement for `sql`, compiling it on first use and keeping it for
     /// the connection's life. The statement comes back reset with all parameters `NULL`.
     ///
@@ -176,7 +186,7 @@ public final class Database {
     ///   `COMMIT` fails (busy past the timeout, disk full, I/O error).
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
-        try execute("BEGIN IMMEDIATE")
+        try executeCached("BEGIN IMMEDIATE")
         return try finishTransaction(body)
     }
 
@@ -187,7 +197,7 @@ public final class Database {
     /// - Throws: what `body` throws, or ``DatabaseError`` when `BEGIN` or `COMMIT` fails.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         if isInTransaction { return try body(self) }
-        try execute("BEGIN DEFERRED")
+        try executeCached("BEGIN DEFERRED")
         return try finishTransaction(body)
     }
 
@@ -195,7 +205,7 @@ public final class Database {
         let value: T
         do {
             value = try body(self)
-            try execute("COMMIT")
+            try executeCached("COMMIT")
         } catch {
             rollback()
             throw error
@@ -204,10 +214,10 @@ public final class Database {
     }
 
     private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
-        try execute("SAVEPOINT orchd_nested")
+        try executeCached("SAVEPOINT orchd_nested")
         do {
             let value = try body(self)
-            try execute("RELEASE orchd_nested")
+            try executeCached("RELEASE orchd_nested")
             return value
         } catch {
             if isInTransaction { try? execute("ROLLBACK TO orchd_nested; RELEASE orchd_nested") }

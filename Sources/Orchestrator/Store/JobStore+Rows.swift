@@ -43,12 +43,24 @@ extension JobStore {
             try decodeJSON(type, required(text(column), column)) { bad(column, $0) }
         }
 
+        func dependencies() throws(JobStoreError) -> [JobID] {
+            // Most jobs depend on none: skip the decoder for them.
+            if try text("dependencies") == "[]" { return [] }
+            return try decoded([Int64].self, "dependencies").map(JobID.init(rawValue:))
+        }
+
         guard row.storageClass("id") == .integer, id > 0 else { throw bad("id", "not a positive integer") }
         let queueText = try required(text("queue"), "queue")
         guard let queue = QueueName(rawValue: queueText) else { throw bad("queue", "'\(queueText)' is not a queue name") }
         let command: JobCommand
         switch (row.isNull("argv"), row.isNull("shell")) {
-        case (false, true): command = .argv(try decoded([String].self, "argv"))
+        case (false, true):
+            let json = try required(text("argv"), "argv")
+            if let words = StringArrayJSON.decode(json) {
+                command = .argv(words)
+            } else {
+                command = .argv(try decodeJSON([String].self, json) { bad("argv", $0) })
+            }
         case (true, false): command = .shell(try required(text("shell"), "shell"))
         default: throw bad("argv", "exactly one of argv and shell must be set")
         }
@@ -58,7 +70,7 @@ extension JobStore {
             priority: Int(try required(integer("priority"), "priority")), name: try text("name"),
             // Most jobs have no labels: skip the decoder for them.
             labels: labelsText == "{}" ? [:] : try decoded([String: String].self, "labels"),
-            after: try decoded([Int64].self, "dependencies").map(JobID.init(rawValue:)),
+            after: try dependencies(),
             notBefore: try integer("not_before").map(Timestamp.date(microseconds:)),
             timeoutUSec: try integer("timeout_usec"),
             maxAttempts: Int(try required(integer("max_attempts"), "max_attempts")),

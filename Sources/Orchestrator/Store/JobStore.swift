@@ -143,7 +143,7 @@ public final class JobStore {
                 statement.reset()
                 let argv: String?, shell: String?
                 switch spec.command {
-                case .argv(let words): (argv, shell) = (try json(words), nil)
+                case .argv(let words): (argv, shell) = (try StringArrayJSON.encode(words) ?? json(words), nil)
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
                 let result = state.result
