@@ -1,0 +1,121 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("SubmitBatch's own decoder agrees with the Codable one")
+struct SubmitBatchDecoderTests {
+    static func call(_ text: String) -> VarlinkMethodCall {
+        VarlinkMethodCall(
+            method: "io.orchd.Jobs.SubmitBatch", more: false, oneway: false, message: Data(text.utf8),
+            peer: PeerCredentials(pid: 1, uid: 0, gid: 0))
+    }
+
+    static func batch(_ specs: String, extra: String = "") -> String {
+        #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[\#(specs)]\#(extra)}}"#
+    }
+
+    /// The outcome of a decoder, comparable: the parameters' fields, or the error.
+    enum Outcome: Equatable {
+        case decoded([JobSpec], [String: String]?, Bool?)
+        case failed(VarlinkError)
+    }
+
+    static func outcome(_ decode: () throws(VarlinkError) -> JobsInterface.SubmitBatchParameters) -> Outcome {
+        do {
+            let parameters = try decode()
+            return .decoded(parameters.specs, parameters.environment, parameters.returnJobs)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Calls the parser reads itself (the common shapes, escapes, nulls, unknown fields).
+    static let accepted: [String] = [
+        batch(#"{"argv":["true"],"cwd":"/tmp","environment":{"PATH":"/usr/bin:/bin"}}"#),
+        batch(#"{"argv":["true"],"cwd":"/tmp"},{"shell":"echo hi","cwd":"/"}"#, extra: #","environment":{"A":"1","NOTIFY_SOCKET":"/x"},"returnJobs":true"#),
+        batch(#" { "argv" : [ "a b" , "" ] , "cwd" : "/w" , "queue" : "q-1" , "priority" : -5 , "name" : "n" , "labels" : { "k" : "v" } } "#),
+        batch(#"{"argv":["x"],"cwd":"/","after":[1,2,9223372036854775807],"notBefore":"2030-01-02T03:04:05.123456Z","timeoutUSec":1000000,"maxAttempts":3,"uniqueKey":"u"}"#),
+        batch(#"{"argv":["esc\"aped\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude42"],"cwd":"/é"}"#),
+        batch(#"{"argv":["x"],"shell":null,"cwd":"/","environment":null,"queue":null,"priority":null,"name":null,"labels":null,"after":null,"notBefore":null,"timeoutUSec":null,"maxAttempts":null,"uniqueKey":null}"#),
+        batch(#"{"argv":["x"],"cwd":"/","future":{"a":[1,2.5e-3,true,null,"s"]}}"#, extra: #","returnJobs":null,"environment":null,"other":-0.5"#),
+        #"{"parameters":{"specs":[{"argv":["x"],"cwd":"/"}]},"method":"io.orchd.Jobs.SubmitBatch","more":null,"oneway":false}"#,
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"NOTIFY_SOCKET":"/run","WATCHDOG_USEC":"1"}}"#),
+        batch(#"{"argv":[],"cwd":"relative"}"#),  // the type accepts it; validate() refuses it later
+    ]
+
+    /// Bad or unusual calls: the parser gives up and the Codable decoder answers.
+    static let declined: [String] = [
+        "", "not json", "[]", "null", #"{"method":"io.orchd.Jobs.SubmitBatch"}"#,
+        #"{"parameters":{"specs":[]}}"#,
+        #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":null}"#,
+        #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{}}"#,
+        #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":{}}}"#,
+        #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":null}}"#,
+        #"{"method":1,"parameters":{"specs":[]}}"#,
+        #"{"method":"m","more":"yes","parameters":{"specs":[]}}"#,
+        batch(#"{"argv":["x"]}"#),
+        batch(#"{"argv":["x"],"cwd":null}"#),
+        batch(#"{"argv":["x"],"cwd":7}"#),
+        batch(#"{"cwd":"/"}"#),
+        batch(#"{"argv":["x"],"shell":"y","cwd":"/"}"#),
+        batch(#"{"argv":"x","cwd":"/"}"#),
+        batch(#"{"argv":["x",1],"cwd":"/"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":1.5}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":1.0}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":1e2}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":"1"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":99999999999999999999}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":-0}"#),
+        batch(#"{"argv":["x"],"cwd":"/","priority":01}"#),
+        batch(#"{"argv":["x"],"cwd":"/","timeoutUSec":9223372036854775808}"#),
+        batch(#"{"argv":["x"],"cwd":"/","queue":"bad queue!"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","queue":""}"#),
+        batch(#"{"argv":["x"],"cwd":"/","notBefore":"tomorrow"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","after":[1.5]}"#),
+        batch(#"{"argv":["x"],"cwd":"/","after":["1"]}"#),
+        batch(#"{"argv":["x"],"cwd":"/","labels":{"k":1}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A":null}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":[]}"#),
+        batch(#"{"argv":["x"],"cwd":"/","cwd":"/again"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","labels":{"k":"a","k":"b"}}"#),
+        batch(#"{"argv":["\ud83d"],"cwd":"/"}"#),
+        batch(#"{"argv":["\ude42"],"cwd":"/"}"#),
+        batch(#"{"argv":["\x"],"cwd":"/"}"#),
+        batch("{\"argv\":[\"tab\traw\"],\"cwd\":\"/\"}"),
+        batch(#"{"argv":["x"],"cwd":"/"},"#),
+        batch(#"{"argv":["x"],"cwd":"/"}"#, extra: #","returnJobs":"yes""#),
+        batch(#"{"argv":["x"],"cwd":"/"}"#, extra: #","environment":{"A":"1","A":"2"}"#),
+        batch(#"{"argv":["x"],"cwd":"/","future":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#),
+        batch(#"{"argv":["x"],"cwd":"/"}"#) + " trailing",
+        batch(#"{"argv":["x"],"cwd":"/","future":01}"#),
+        batch(#"{"argv":["x"],"cwd":"/","future":tru}"#),
+    ]
+
+    @Test("accepted calls decode to what the Codable decoder gives", arguments: accepted)
+    func acceptedAgree(text: String) {
+        let call = Self.call(text)
+        #expect(SubmitBatchDecoder.decode(call.message) != nil, "the parser should read this itself")
+        let fast = Self.outcome { () throws(VarlinkError) in try SubmitBatchDecoder.parameters(of: call) }
+        let codable = Self.outcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitBatchParameters.self) }
+        #expect(fast == codable)
+        if case .failed = codable { Issue.record("the Codable decoder refused an accepted call: \(codable)") }
+    }
+
+    @Test("bad or unusual calls get the Codable decoder's answer, the same error for bad input", arguments: declined)
+    func declinedAgree(text: String) {
+        let call = Self.call(text)
+        let fast = Self.outcome { () throws(VarlinkError) in try SubmitBatchDecoder.parameters(of: call) }
+        let codable = Self.outcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitBatchParameters.self) }
+        #expect(fast == codable)
+    }
+
+    @Test("a batch of many specs is read by the parser, in order")
+    func manySpecs() throws {
+        let specs = (0..<1000).map { #"{"argv":["echo","\#($0)"],"cwd":"/tmp","environment":{"PATH":"/bin"}}"# }
+        let parameters = try #require(SubmitBatchDecoder.decode(Data(Self.batch(specs.joined(separator: ",")).utf8)))
+        #expect(parameters.specs.count == 1000)
+        #expect(parameters.specs[999].command == .argv(["echo", "999"]))
+    }
+}
