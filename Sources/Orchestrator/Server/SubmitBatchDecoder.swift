@@ -28,6 +28,29 @@ enum SubmitBatchDecoder {
         }
     }
 
+    /// A call's header, as `VarlinkCallHeader` decodes it (`more` and `oneway` false when
+    /// absent or null), or `nil` when the parser does not accept the message (then the Codable
+    /// decoder judges it). Every call is read so before its method is known.
+    static func header(of message: Data) -> (method: String, more: Bool, oneway: Bool)? {
+        message.withUnsafeBytes { raw -> (method: String, more: Bool, oneway: Bool)? in
+            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            var method: String?
+            var more: Bool?, oneway: Bool?
+            var seen: Set<String> = []
+            let ok = parser.object { key, parser in
+                guard seen.insert(key).inserted else { return false }
+                switch key {
+                case "method": method = parser.string(); return method != nil
+                case "more": return parser.null() || { more = parser.bool(); return more != nil }()
+                case "oneway": return parser.null() || { oneway = parser.bool(); return oneway != nil }()
+                default: return parser.skipValue()
+                }
+            }
+            guard ok, parser.atEnd(), let method else { return nil }
+            return (method, more ?? false, oneway ?? false)
+        }
+    }
+
     /// A recursive-descent JSON reader over the message's bytes; each method returns `nil`
     /// (give up) at the first thing it does not accept.
     struct Parser {

@@ -43,6 +43,8 @@ actor VarlinkConnection {
     /// Producers waiting for the outbox to drain to ``lowWaterBytes``, in the order they asked.
     private var roomWaiters: [@Sendable () -> Void] = []
     private var frames: VarlinkFrameDecoder
+    /// Where each read lands: allocated once, not zeroed per read.
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Calls received but not yet handed to the service: Varlink replies must keep call order.
     private var pending: [VarlinkMethodCall] = []
     /// A call is being handled and has not sent its final reply.
@@ -103,8 +105,8 @@ actor VarlinkConnection {
     // MARK: - Reading
 
     private func readAvailable() {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        let fd = self.fd
+        let count = readBuffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if count < 0 {
             if errno == EAGAIN || errno == EINTR { return }
             shutdown()
@@ -116,7 +118,7 @@ actor VarlinkConnection {
         }
         let messages: [[UInt8]]
         do {
-            messages = try frames.append(buffer[..<count])
+            messages = try frames.append(readBuffer[..<count])
         } catch {
             reject(VarlinkError(ManagerInterface.Errors.messageTooLarge, [
                 "message": .string("a message exceeded \(frames.maximumMessageBytes) bytes; closing the connection")
@@ -125,15 +127,19 @@ actor VarlinkConnection {
         }
         for message in messages {
             let data = Data(message)
-            guard let header = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) else {
+            // The parser reads the usual header; anything else is the Codable decoder's to judge.
+            var header = SubmitBatchDecoder.header(of: data)
+            if header == nil, let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
+                header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
+            }
+            guard let header else {
                 reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
                     "message": .string("a message is not a Varlink call (JSON object with a method); closing the connection")
                 ]))
                 return
             }
             pending.append(VarlinkMethodCall(
-                method: header.method, more: header.more ?? false, oneway: header.oneway ?? false,
-                message: data, peer: peer))
+                method: header.method, more: header.more, oneway: header.oneway, message: data, peer: peer))
         }
         dispatchNext()
     }

@@ -118,4 +118,16 @@ struct SubmitBatchDecoderTests {
         #expect(parameters.specs.count == 1000)
         #expect(parameters.specs[999].command == .argv(["echo", "999"]))
     }
+
+    @Test("a call's header is read as VarlinkCallHeader decodes it, or left to that decoder", arguments: accepted + declined + [
+        #"{"method":"io.orchd.Jobs.Wait","more":true}"#, #"{"method":"m","oneway":true,"parameters":{"ids":[1]}}"#,
+        #"{"method":"m","more":null,"oneway":null}"#, #"{"method":null}"#, #"{"more":true}"#, #"{"method":"m","more":1}"#,
+    ])
+    func headerAgrees(text: String) {
+        let data = Data(text.utf8)
+        let codable = (try? JSONDecoder().decode(VarlinkCallHeader.self, from: data)).map { ($0.method, $0.more ?? false, $0.oneway ?? false) }
+        if let fast = SubmitBatchDecoder.header(of: data) {
+            #expect(codable.map { $0 == fast } == true, "\(fast) vs \(String(describing: codable))")
+        }
+    }
 }
