@@ -85,8 +85,8 @@ struct LogsTests {
     func missingLog() throws {
         let daemon = try TestDaemon()
         let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo out; echo err >&2"]).line
-        let out = daemon.stateDirectory + "/logs/\(id).out"
-        let err = daemon.stateDirectory + "/logs/\(id).err"
+        let out = daemon.stateDirectory + "/logs/\(id).1.out"
+        let err = daemon.stateDirectory + "/logs/\(id).1.err"
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "out\n")
         try FileManager.default.removeItem(atPath: out)
         for arguments in [["logs", id], ["logs", "--follow", id], ["logs", "--tail", "3", id]] {

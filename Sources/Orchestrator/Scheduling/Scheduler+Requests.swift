@@ -186,7 +186,7 @@ extension Scheduler {
         completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
     ) {
         let pageSize = 1000
-        let deleted: [(id: JobID, queue: QueueName)]
+        let deleted: [(id: JobID, queue: QueueName, attempts: Int)]
         let page: [JobStore.PruneCandidate]
         do {
             page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
@@ -201,10 +201,9 @@ extension Scheduler {
             completion(.failure(storageError(error)))
             return
         }
-        for (id, queue) in deleted {
+        for (id, queue, attempts) in deleted {
             runner(for: queue).counts.finished -= 1
-            unlink(logPath(of: id, stream: .stdout))
-            unlink(logPath(of: id, stream: .stderr))
+            removeLogs(of: id, attempts: attempts)
         }
         let sum = total + deleted.count
         if !deleted.isEmpty { groupCommit.changed() }
@@ -216,6 +215,20 @@ extension Scheduler {
     }
 
     // MARK: - Waiting
+
+    /// Returns once attempt `attempt` of a job is over: the job finished, or that attempt
+    /// ended (a retry waits or is queued), or a later one started. At once when it already
+    /// is, or when the job is gone (pruned).
+    /// - Returns: the job as then stored; `nil` when it is gone.
+    public func attemptOver(_ id: JobID, attempt: Int) async -> Job? {
+        await withCheckedContinuation { (done: CheckedContinuation<Job?, Never>) in
+            guard let job = storedJob(id), !Self.isOver(job, attempt: attempt) else {
+                done.resume(returning: storedJob(id))
+                return
+            }
+            attemptWatchers[id, default: []].append((attempt, { done.resume(returning: $0) }))
+        }
+    }
 
     /// Returns once every job in `ids` has finished and its end is durable.
     func finish(of ids: [JobID]) async throws(SchedulerError) -> [Job] {

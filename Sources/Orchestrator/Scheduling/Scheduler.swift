@@ -21,7 +21,7 @@ public actor Scheduler {
         public var concurrency: Int
         /// The daemon's state directory; jobs see it as `$ORCHD_STATE_DIR`.
         public var stateDirectory: String
-        /// Where `<id>.out` and `<id>.err` are written.
+        /// Where each attempt's `<id>.<attempt>.out` and `<id>.<attempt>.err` are written.
         public var logDirectory: String
         /// How long a job gets between SIGTERM and SIGKILL when torn down.
         public var teardownGrace: Duration
@@ -60,7 +60,7 @@ public actor Scheduler {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Lifecycle observers, told of each event once it is durable.
     public nonisolated let observers = ObserverSet<any JobObserver>()
-    /// Where `<id>.out` and `<id>.err` are written (``Configuration/logDirectory``).
+    /// Where each attempt's output is written (``Configuration/logDirectory``).
     nonisolated let logDirectory: String
 
     let store: JobStore
@@ -90,6 +90,8 @@ public actor Scheduler {
     var startedJobs: Set<JobID> = []
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
     var waiters: [JobID: [WaitRequest]] = [:]
+    /// Followers of one attempt's output, told when that attempt is over (``attemptOver(_:attempt:)``).
+    var attemptWatchers: [JobID: [(attempt: Int, done: @Sendable (Job?) -> Void)]] = [:]
     /// The timer for the earliest delayed start, and when it fires.
     var wakeUpTimer: (any DispatchSourceTimer)?
     var wakeUpAt: Date?
@@ -253,12 +255,57 @@ public actor Scheduler {
         return parts.joined(separator: ", ")
     }
 
-    /// The path of a job's captured output.
+    /// The path of one attempt's captured output: each attempt keeps its own files, so a
+    /// retry never overwrites the output of the attempt before it.
     /// - Parameters:
     ///   - id: the job.
-    ///   - stream: stdout (`<id>.out`) or stderr (`<id>.err`).
-    public nonisolated func logPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
+    ///   - attempt: the attempt, from 1.
+    ///   - stream: stdout (`<id>.<attempt>.out`) or stderr (`<id>.<attempt>.err`).
+    public nonisolated func logPath(of id: JobID, attempt: Int, stream: JobsInterface.LogStream) -> String {
+        "\(logDirectory)/\(id).\(attempt).\(stream == .stdout ? "out" : "err")"
+    }
+
+    /// Where orchd kept a job's output before each attempt had its own files:
+    /// `<id>.out`/`<id>.err`, which held the last attempt run then.
+    nonisolated func legacyLogPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
         "\(logDirectory)/\(id).\(stream == .stdout ? "out" : "err")"
+    }
+
+    /// The file that holds one attempt's output: its own file, or for the attempt an older
+    /// orchd ran last (its files written before the upgrade), the job's one legacy file.
+    ///
+    /// The legacy file belongs to the attempt just before the first attempt that has files
+    /// of its own (or to the job's latest attempt when none has): every attempt run since
+    /// the upgrade created its files before its process was spawned.
+    /// - Parameters:
+    ///   - job: the job as stored.
+    ///   - attempt: the attempt, from 1.
+    ///   - stream: which output.
+    /// - Returns: the path; the file may not exist (not started yet, or deleted).
+    nonisolated func logFile(of job: Job, attempt: Int, stream: JobsInterface.LogStream) -> String {
+        let own = logPath(of: job.id, attempt: attempt, stream: stream)
+        if access(own, F_OK) == 0 { return own }
+        let legacy = legacyLogPath(of: job.id, stream: stream)
+        guard access(legacy, F_OK) == 0 else { return own }
+        let firstWithFiles = (1...max(1, job.attempt)).first { candidate in
+            access(logPath(of: job.id, attempt: candidate, stream: .stdout), F_OK) == 0
+                || access(logPath(of: job.id, attempt: candidate, stream: .stderr), F_OK) == 0
+        }
+        let legacyAttempt = firstWithFiles.map { $0 - 1 } ?? job.attempt
+        return attempt == legacyAttempt ? legacy : own
+    }
+
+    /// Deletes every log file of a job: each attempt's, and the legacy pair.
+    /// - Parameters:
+    ///   - id: the job.
+    ///   - attempts: how many attempts it started.
+    nonisolated func removeLogs(of id: JobID, attempts: Int) {
+        for attempt in stride(from: 1, through: attempts, by: 1) {
+            unlink(logPath(of: id, attempt: attempt, stream: .stdout))
+            unlink(logPath(of: id, attempt: attempt, stream: .stderr))
+        }
+        unlink(legacyLogPath(of: id, stream: .stdout))
+        unlink(legacyLogPath(of: id, stream: .stderr))
     }
 
     // MARK: - Feeding queues
@@ -306,8 +353,8 @@ public actor Scheduler {
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
             environment: JobSpec.removingSupervisorVariables(environment),
-            standardOutputPath: logPath(of: job.id, stream: .stdout),
-            standardErrorPath: logPath(of: job.id, stream: .stderr),
+            standardOutputPath: logPath(of: job.id, attempt: job.attempt, stream: .stdout),
+            standardErrorPath: logPath(of: job.id, attempt: job.attempt, stream: .stderr),
             cgroup: containment.cgroup(forJob: job.id, attempt: job.attempt))
         let id = job.id
         let queue = runner.name
@@ -459,6 +506,20 @@ public actor Scheduler {
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
         groupCommit.changed()
         storageMayHaveRecovered()
+        if !attemptWatchers.isEmpty, var watchers = attemptWatchers.removeValue(forKey: job.id) {
+            watchers.removeAll { watcher in
+                guard Self.isOver(job, attempt: watcher.attempt) else { return false }
+                watcher.done(job)
+                return true
+            }
+            if !watchers.isEmpty { attemptWatchers[job.id] = watchers }
+        }
+    }
+
+    /// Whether a job's attempt is over: the job finished, went past it, or is no longer
+    /// running it.
+    static func isOver(_ job: Job, attempt: Int) -> Bool {
+        job.state.isFinished || job.attempt > attempt || (job.attempt == attempt && job.state != .running)
     }
 
     func finishShutdownIfIdle() {

@@ -31,7 +31,7 @@ public enum JobsInterface {
     public static let wait = VarlinkMethod<IDsParameters, JobsReply>("io.orchd.Jobs.Wait", errors: [Errors.noSuchJob] + storage)
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
-        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.logMissing] + storage)
+        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.logMissing, Errors.noSuchAttempt] + storage)
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage)
@@ -55,6 +55,7 @@ public enum JobsInterface {
         public static let storageFull = "io.orchd.Jobs.StorageFull"
         public static let databaseLocked = "io.orchd.Jobs.DatabaseLocked"
         public static let subscriberTooSlow = "io.orchd.Jobs.SubscriberTooSlow"
+        public static let noSuchAttempt = "io.orchd.Jobs.NoSuchAttempt"
     }
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
@@ -208,14 +209,22 @@ public enum JobsInterface {
         public var tailLines: Int?
         /// After the output written so far, keep the stream open and send new output as the
         /// job writes it, until the job has finished and everything it wrote has been sent.
+        /// Without `attempt`, each attempt of a retried job follows the one before, from its
+        /// start; with `attempt`, the stream ends when that attempt has.
         public var follow: Bool?
+        /// Which attempt's output, from 1 (default: the latest; for a job not started yet,
+        /// its first). Each attempt has its own output.
+        public var attempt: Int?
         /// Creates a value with every field given.
-        public init(id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil) {
+        public init(
+            id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil, attempt: Int? = nil
+        ) {
             self.id = id
             self.stream = stream
             self.offset = offset
             self.tailLines = tailLines
             self.follow = follow
+            self.attempt = attempt
         }
     }
 
@@ -223,12 +232,15 @@ public enum JobsInterface {
     public struct LogsReply: Codable, Sendable {
         /// The bytes, base64-encoded (output is binary-safe).
         public var data: String
-        /// The offset just past this chunk, in bytes.
+        /// The offset just past this chunk, in bytes, in the output of ``attempt``.
         public var offset: Int64
+        /// The attempt whose output this is (a follower goes on from one attempt to the next).
+        public var attempt: Int?
         /// Creates a value with every field given.
-        public init(data: String, offset: Int64) {
+        public init(data: String, offset: Int64, attempt: Int? = nil) {
             self.data = data
             self.offset = offset
+            self.attempt = attempt
         }
     }
 
@@ -337,6 +349,16 @@ public enum JobsInterface {
         ]
         if let result { parameters["result"] = .string(result) }
         return VarlinkError(Errors.dependencyNotSucceeded, parameters)
+    }
+
+    /// `NoSuchAttempt(id, attempt, attempts)`: the job has not made that attempt; it has
+    /// started `attempts` so far.
+    public static func noSuchAttempt(_ id: JobID, attempt: Int, attempts: Int) -> VarlinkError {
+        let has = attempts == 0 ? "it has not started yet" : "its attempts are 1 to \(attempts)"
+        return VarlinkError(Errors.noSuchAttempt, [
+            "id": .number(Double(id.rawValue)), "attempt": .number(Double(attempt)), "attempts": .number(Double(attempts)),
+            "message": .string("job \(id) has no attempt \(attempt): \(has)"),
+        ])
     }
 
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped
