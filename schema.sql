@@ -22,7 +22,8 @@ CREATE TABLE environments (
 );
 CREATE INDEX environments_by_hash ON environments (hash);
 
--- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON)
+-- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON); v7
+-- added held and suspended
 CREATE TABLE "jobs" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
     name TEXT,                             -- optional display name
@@ -51,6 +52,8 @@ CREATE TABLE "jobs" (
     not_before INTEGER,                    -- µs since the Unix epoch: earliest start (delay, --at, retry backoff)
     timeout_usec INTEGER,                  -- run time limit of one attempt, in µs from its start
     unique_key TEXT,                       -- at most one job per key that is not finished
+    held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),  -- v7: 1: kept from starting (orchctl hold)
+    suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),  -- v7: 1: running, frozen (orchctl suspend)
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
     CHECK (json_type(labels) = 'object'),
@@ -108,7 +111,8 @@ CREATE TABLE job_attempts (
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
 
--- Queue settings; a queue gets a row when first used. NULL means the daemon's default.
+-- The declared queues and their settings (v7: a queue exists exactly when it has a row here;
+-- `default` always does). NULL means the daemon's default.
 CREATE TABLE queues (
     name TEXT PRIMARY KEY,                 -- QueueName
     concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- jobs run at once

@@ -25,7 +25,7 @@ struct LogsTests {
     @Test("following a job still queued waits for its log file to appear, then follows it to the end")
     func followQueued() throws {
         let daemon = try TestDaemon()
-        #expect(try daemon.orchctl(["queue", "set", "later", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "later", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "later"]).status == 0)
         let id = try daemon.orchctl(["submit", "--queue", "later", "--", "sh", "-c", "echo a; echo b >&2; echo c"]).line
         let jobID = try #require(JobID(parsing: id))
@@ -117,7 +117,7 @@ struct LogsTests {
     @Test("a job that never started has empty output, not an error: queued, dependency_failed, spawn_failed")
     func neverStarted() throws {
         let daemon = try TestDaemon()
-        #expect(try daemon.orchctl(["queue", "set", "held", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "held", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "held"]).status == 0)
         let queued = try daemon.orchctl(["submit", "--queue", "held", "--", "echo", "x"]).line
         let spawnFailed = try daemon.orchctl(["submit", "--wait", "--", "/nonexistent/program"]).line

@@ -8,6 +8,7 @@ struct RetentionTests {
     /// Submits `count` jobs running `true` in one batch and returns their IDs.
     @discardableResult
     private func submitBatch(_ daemon: TestDaemon, count: Int, queue: String = "default") throws -> [String] {
+        if queue != "default" { try #require(daemon.orchctl(["queue", "add", queue]).status == 0) }
         let batch = try daemon.orchctl(
             ["submit", "--queue", queue, "--batch", "-"], input: String(repeating: "true\n", count: count))
         try #require(batch.status == 0, "\(batch)")

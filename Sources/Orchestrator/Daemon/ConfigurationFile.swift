@@ -68,8 +68,19 @@ public enum ConfigurationFile {
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if key.hasPrefix(DaemonSettings.queueKeyPrefix) {
+                if let first = seen[key] {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key.visible)' is set again (first on line \(first)); give each key once")
+                }
+                seen[key] = number
+                switch DaemonSettings.queue(named: String(key.dropFirst(DaemonSettings.queueKeyPrefix.count)), from: value) {
+                case .success(let queue): settings.queues.append(queue)
+                case .failure(let problem): throw .invalidLine(path: path, line: number, reason: problem.message)
+                }
+                continue
+            }
             guard let setting = DaemonSetting(rawValue: key) else {
-                let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
+                let known = (DaemonSetting.allCases.map(\.rawValue) + ["queue.NAME"]).joined(separator: ", ")
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
             }
             if let first = seen[key] {

@@ -189,8 +189,15 @@ public enum Daemon {
                 start: {
                     // Recovery first: nothing is served before what a previous daemon left
                     // running is settled.
+                    let configuredQueues = configuration.queues
                     let recovery = blocking { () async -> Result<Int, any Error> in
-                        do { return .success(try await scheduler.start()) } catch { return .failure(error) }
+                        do {
+                            let recovered = try await scheduler.start()
+                            try await scheduler.declareConfiguredQueues(configuredQueues)
+                            return .success(recovered)
+                        } catch {
+                            return .failure(error)
+                        }
                     }
                     if case .failure(let error) = recovery { throw error }
                 },
@@ -359,6 +366,11 @@ public enum Daemon {
         Task { [reconfigured] in
             if let reconfigured {
                 await scheduler.reconfigure(concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace)
+                do {
+                    try await scheduler.declareConfiguredQueues(reconfigured.queues)
+                } catch {
+                    DaemonLog.error("reload: cannot declare the configured queues: \(error)")
+                }
             }
             notifier.ready(status: prefix + (await scheduler.statusLine))
         }
@@ -404,6 +416,15 @@ public enum Daemon {
                 GetHandler(scheduler: scheduler),
                 ListHandler(scheduler: scheduler),
                 CancelHandler(scheduler: scheduler),
+                CancelMatchingHandler(scheduler: scheduler),
+                RetryFailedHandler(scheduler: scheduler),
+                HoldHandler(scheduler: scheduler),
+                ReleaseHandler(scheduler: scheduler),
+                EditHandler(scheduler: scheduler),
+                SuspendHandler(scheduler: scheduler),
+                ContinueHandler(scheduler: scheduler),
+                AddQueueHandler(scheduler: scheduler),
+                RemoveQueueHandler(scheduler: scheduler),
                 WaitHandler(scheduler: scheduler),
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),

@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Sendable {
     public var eventRetention = DaemonSettings.defaultEventRetention
     /// When replies that report a change go out (`--sync`, `--sync-interval`; start-up only).
     public var sync: SyncPolicy = .always
+    /// The queues the configuration file declares; declared at start-up and at each reload.
+    public var queues: [Scheduler.ConfiguredQueue] = []
     /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
     public var configurationFile: String? = nil
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
@@ -55,6 +57,7 @@ public struct DaemonConfiguration: Sendable {
         result.retentionCount = settings.retentionCount.flatMap { $0 > 0 ? $0 : nil }
         result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
         result.sync = settings.sync == "interval" ? .interval(settings.syncInterval ?? SyncPolicy.defaultInterval) : .always
+        result.queues = file.queues
         return result
     }
 

@@ -22,6 +22,9 @@ public struct DaemonSettings: Sendable, Equatable {
     public var sync: String?
     /// The barrier interval of `--sync interval` (`--sync-interval`); read at start-up only.
     public var syncInterval: Duration?
+    /// The queues the configuration file declares (`queue.NAME = ...` lines), by name; only
+    /// the file declares queues this way.
+    public var queues: [Scheduler.ConfiguredQueue] = []
 
     /// Creates a value with every field given.
     public init(
@@ -51,6 +54,64 @@ public struct DaemonSettings: Sendable, Equatable {
             retentionCount: retentionCount ?? other.retentionCount,
             eventRetention: eventRetention ?? other.eventRetention,
             sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval)
+            .with(queues: queues.isEmpty ? other.queues : queues)
+    }
+
+    private func with(queues: [Scheduler.ConfiguredQueue]) -> DaemonSettings {
+        var copy = self
+        copy.queues = queues
+        return copy
+    }
+
+    /// The prefix of a configuration key that declares a queue: `queue.NAME`.
+    static let queueKeyPrefix = "queue."
+
+    /// Parses the value of a `queue.NAME` line: settings separated by commas, each
+    /// `concurrency=N`, `retry-base=SPAN` or `retry-cap=SPAN`, each at most once; an empty
+    /// value declares the queue with the defaults.
+    /// - Returns: the queue, or what is wrong with the line.
+    static func queue(named nameText: String, from text: String) -> Result<Scheduler.ConfiguredQueue, ConfiguredQueueProblem> {
+        guard let name = QueueName(rawValue: nameText) else {
+            return .failure(.init("'\(nameText.visible)' is not a queue name (1-64 characters of A-Z a-z 0-9 . _ -)"))
+        }
+        var queue = Scheduler.ConfiguredQueue(name: name)
+        var seen: Set<String> = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+            guard let equals = part.firstIndex(of: "=") else {
+                return .failure(.init("expected 'setting=value' (concurrency, retry-base, retry-cap), got '\(part.visible)'"))
+            }
+            let key = part[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard seen.insert(key).inserted else { return .failure(.init("'\(key.visible)' is given twice")) }
+            switch key {
+            case "concurrency":
+                guard let number = Int(value), (1...10_000).contains(number) else {
+                    return .failure(.init("invalid concurrency '\(value.visible)': expected a whole number from 1 to 10000"))
+                }
+                queue.concurrency = number
+            case "retry-base", "retry-cap":
+                let span: Duration
+                switch DaemonSetting.span(value) {
+                case .success(let parsed): span = parsed
+                case .failure(let problem): return .failure(.init("invalid \(key) '\(value.visible)': \(problem.message)"))
+                }
+                guard span > .zero else { return .failure(.init("\(key) must be longer than zero")) }
+                if key == "retry-base" { queue.retryBase = span } else { queue.retryCap = span }
+            default:
+                return .failure(.init("unknown queue setting '\(key.visible)' (known: concurrency, retry-base, retry-cap)"))
+            }
+        }
+        if let base = queue.retryBase, let cap = queue.retryCap,
+           let problem = QueuesInterface.retryProblem(baseUSec: base.microseconds, capUSec: cap.microseconds) {
+            return .failure(.init(problem))
+        }
+        return .success(queue)
+    }
+
+    /// Why a `queue.NAME` line is refused.
+    struct ConfiguredQueueProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
     }
 
     /// Default concurrency: the number of online CPUs.
@@ -143,7 +204,7 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     }
 
     /// A span setting's value, or why it is not one.
-    private static func span(_ text: String) -> Result<Duration, TimeSpan.Invalid> {
+    static func span(_ text: String) -> Result<Duration, TimeSpan.Invalid> {
         Result { () throws(TimeSpan.Invalid) in Duration(microseconds: try TimeSpan.parseMicroseconds(text)) }
     }
 }

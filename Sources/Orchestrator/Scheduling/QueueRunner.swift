@@ -15,6 +15,9 @@ final class QueueRunner {
     var counts = JobCounts()
     /// Jobs whose operation was created and has not reported its end.
     var inFlight: Set<JobID> = []
+    /// The queue is declared (it has a row of settings). A runner that is not only counts the
+    /// finished jobs of a removed queue: jobs cannot be submitted to it.
+    var isDeclared = true
 
     /// How many jobs may run at once. Changing it takes effect at once; running jobs go on.
     var concurrency: Int {

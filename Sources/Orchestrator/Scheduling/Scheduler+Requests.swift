@@ -32,6 +32,7 @@ extension Scheduler {
             do { try spec.validate() } catch {
                 throw .invalidSpec(error)
             }
+            _ = try declaredRunner(spec.queue)
         }
         let now = Date()
         var planned: [(spec: JobSpec, state: JobState)] = []
@@ -96,56 +97,134 @@ extension Scheduler {
     /// - Parameters:
     ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
     ///   - uid: the caller; root may cancel any job, others only their own.
+    ///   - signal: sent first to a running job's processes instead of SIGTERM.
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
-    public func cancel(_ ids: [JobID], by uid: UInt32) async throws(SchedulerError) -> [Job] {
-        for id in ids { try settlePendingEnd(of: id) }
-        let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
+    public func cancel(_ ids: [JobID], by uid: UInt32, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
+        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: uid) }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
             }
-            if uid != 0 && uid != job.submitterUid { throw .notPermitted(job.id) }
         }
-        for job in jobs {
-            // Read again: cancelling an earlier job may have failed this one.
-            let current = try existingJob(job.id)
-            switch try decide(.cancel, for: current) {
-            case .stop(let reason):
-                if let operation = operations[current.id] {
-                    operation.stop(reason: reason)
-                } else {
-                    // Recorded running with no process of this daemon (never spawned):
-                    // nothing to tear down.
-                    try record(current, finishedAs: reason.jobResult)
+        for job in jobs { try cancelOne(job.id, signal: signal) }
+        return try await finish(of: ids)
+    }
+
+    /// Cancels every job that has not finished and matches the filters (`cancel --queue Q
+    /// --state S`), each by the same per-job path as ``cancel(_:by:signal:)``; a job the
+    /// caller may not change, or that finished meanwhile, is left out.
+    /// - Parameters:
+    ///   - queue: only this queue's jobs; `nil` for any.
+    ///   - stateName: `waiting`, `queued` or `running`; `nil` for any of them.
+    ///   - uid: the caller.
+    ///   - signal: as for ``cancel(_:by:signal:)``.
+    /// - Returns: the cancelled jobs, by ID, once all have finished.
+    public func cancelMatching(
+        queue: QueueName?, stateName: String?, by uid: UInt32, signal: Int32? = nil
+    ) async throws(SchedulerError) -> [Job] {
+        let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
+        var cancelled: [JobID] = []
+        for id in ids {
+            do throws(SchedulerError) {
+                let job = try jobForChange(id, by: uid)
+                guard case .refused = try decide(.cancel, for: job) else {
+                    try cancelOne(id, signal: signal)
+                    cancelled.append(id)
+                    continue
                 }
-            case .enter(.finished(let result)):
-                try record(current, finishedAs: result)
-            default:
-                break  // finished meanwhile (a dependency of it was cancelled first)
+            } catch {
+                switch error {
+                case .noSuchJob, .notPermitted, .alreadyFinished: continue
+                default: throw error
+                }
             }
         }
-        return try await finish(of: ids)
+        return try await finish(of: cancelled)
+    }
+
+    /// The one path by which a client's request reaches a stored job it changes: settles an
+    /// end the store has not taken yet, reads the job, and checks that the caller may
+    /// change it (root, or the job's submitter).
+    /// - Throws: `noSuchJob`, `notPermitted`, or a storage failure.
+    func jobForChange(_ id: JobID, by uid: UInt32) throws(SchedulerError) -> Job {
+        try settlePendingEnd(of: id)
+        let job = try existingJob(id)
+        if uid != 0 && uid != job.submitterUid { throw .notPermitted(id) }
+        return job
+    }
+
+    /// Cancels one job as ``JobStateMachine`` decides: tears a running one down, finishes
+    /// one not started. A job that finished meanwhile is left alone.
+    private func cancelOne(_ id: JobID, signal: Int32?) throws(SchedulerError) {
+        // Read again: cancelling an earlier job may have failed this one.
+        let current = try existingJob(id)
+        switch try decide(.cancel, for: current) {
+        case .stop(let reason):
+            if let operation = operations[current.id] {
+                operation.stop(reason: reason, signal: signal)
+            } else {
+                // Recorded running with no process of this daemon (never spawned):
+                // nothing to tear down.
+                try record(current, finishedAs: reason.jobResult)
+            }
+        case .enter(.finished(let result)):
+            try record(current, finishedAs: result)
+        default:
+            break  // finished meanwhile (a dependency of it was cancelled first)
+        }
     }
 
     /// Runs a finished job again: same ID, the next attempt number, one more attempt allowed,
     /// by the rules of ``JobStateMachine``: queued, or waiting for an unfinished dependency or
     /// its start time; refused when a dependency did not succeed or was pruned, or when
-    /// another live job holds its unique key. A paused queue stays paused.
+    /// another live job holds its unique key, or its queue is no longer declared. A paused
+    /// queue stays paused.
     /// - Returns: the job as now stored, once durable.
     public func retry(_ id: JobID, by uid: UInt32) async throws(SchedulerError) -> Job {
-        try settlePendingEnd(of: id)
-        let previous = try existingJob(id)
-        if uid != 0 && uid != previous.submitterUid { throw .notPermitted(id) }
+        let job = try retryOne(id, by: uid)
+        await durable()
+        return job
+    }
+
+    /// Retries every job that finished failed (each unsuccessful result but `cancelled`,
+    /// as the `failed` hook has it), oldest first, each by the same per-job path as
+    /// ``retry(_:by:)``; one that cannot be retried is reported with the reason.
+    /// - Parameters:
+    ///   - queue: only this queue's jobs; `nil` for any.
+    ///   - uid: the caller.
+    /// - Returns: the retried jobs as now stored, and the refused ones with why, once durable.
+    public func retryFailed(queue: QueueName?, by uid: UInt32) async throws(SchedulerError) -> (jobs: [Job], refused: [(JobID, SchedulerError)]) {
+        let ids = try storeCall { try store.finishedJobIDs(results: HookEvent.failed.results, queue: queue) }
+        var retried: [Job] = []
+        var refused: [(JobID, SchedulerError)] = []
+        for id in ids {
+            do throws(SchedulerError) {
+                retried.append(try retryOne(id, by: uid))
+            } catch {
+                switch error {
+                case .noSuchJob: continue  // pruned meanwhile
+                case .storage, .storageFull, .databaseLocked: throw error
+                default: refused.append((id, error))
+                }
+            }
+        }
+        await durable()
+        return (retried, refused)
+    }
+
+    /// Retries one job (see ``retry(_:by:)``), without waiting for durability.
+    private func retryOne(_ id: JobID, by uid: UInt32) throws(SchedulerError) -> Job {
+        let previous = try jobForChange(id, by: uid)
         let state: JobState
         switch try decide(.retry, for: previous) {
         case .enter(let next): state = next
         case .refused(let refusal): throw error(for: refusal, job: id, state: previous.state, operation: .retry)
         case let outcome: throw .invalidTransition(id, state: previous.state.name, operation: "retry (\(outcome))")
         }
+        _ = try declaredRunner(previous.spec.queue)
         let job = try storeCall { try store.markRequeued(id, to: state) }
         changed(job, from: previous.state)
         if job.state == .waiting { scheduleWakeUp() } else { feed(runner(for: job.spec.queue)) }
-        await durable()
         return job
     }
 

@@ -310,10 +310,22 @@ public actor Scheduler {
 
     // MARK: - Feeding queues
 
+    /// The runner of a queue; one made here (for the counts of a queue's jobs when the queue
+    /// is not declared, say removed with finished jobs left) is not declared.
     func runner(for name: QueueName) -> QueueRunner {
         if let runner = runners[name] { return runner }
         let runner = QueueRunner(settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency)
+        runner.isDeclared = false
         runners[name] = runner
+        return runner
+    }
+
+    /// The declared queue of this name.
+    /// - Throws: ``SchedulerError/unknownQueue(_:known:)`` naming the declared queues.
+    func declaredRunner(_ name: QueueName) throws(SchedulerError) -> QueueRunner {
+        guard let runner = runners[name], runner.isDeclared else {
+            throw .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted())
+        }
         return runner
     }
 

@@ -43,6 +43,16 @@ extension JobStore {
         }
     }
 
+    /// Deletes a queue's settings row: the queue is no longer declared.
+    public func deleteQueue(_ name: QueueName) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement("DELETE FROM queues WHERE name = ?1")
+            defer { statement.reset() }
+            try statement.bind([.text(name.rawValue)])
+            try statement.step()
+        }
+    }
+
     /// How many jobs of each queue are in each state, from `job_counts` (kept by triggers):
     /// a few rows, however many jobs there are.
     public func countsByQueue() throws -> [QueueName: JobCounts] {

@@ -25,8 +25,21 @@ public enum Migrations {
         migrator.registerMigration("v5-job-counts") { db in
             try db.execute(v5JobCountsSQL)
         }
+        migrator.registerMigration("v7-declared-queues-held-suspended") { db in
+            try db.execute(v7DeclaredQueuesSQL)
+        }
         return migrator
     }()
+
+    /// v7: queues are declared (a row in `queues`), no longer made by the first job that names
+    /// one; the queues that already have jobs, and `default`, are declared. A job may be held
+    /// (kept from starting while queued or waiting) and, while running, suspended (frozen).
+    static let v7DeclaredQueuesSQL = """
+        ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
+        ALTER TABLE jobs ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1));
+        INSERT OR IGNORE INTO queues (name) SELECT DISTINCT queue FROM job_counts;
+        INSERT OR IGNORE INTO queues (name) VALUES ('default');
+        """
 
     /// v5: how many jobs each queue has in each state, kept by triggers in the transaction
     /// of every change, so that start-up and `orchctl info` read a few rows instead of

@@ -9,22 +9,47 @@ public enum JobsInterface {
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
-        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
-        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
     /// `Get(id) -> (job, attempts)`.
     public static let get = VarlinkMethod<GetParameters, JobReply>("io.orchd.Jobs.Get", errors: [Errors.noSuchJob] + storage)
     /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
     public static let list = VarlinkMethod<ListParameters, JobsReply>("io.orchd.Jobs.List", errors: storage)
-    /// `Cancel(ids) -> (jobs)`.
-    public static let cancel = VarlinkMethod<IDsParameters, JobsReply>(
+    /// `Cancel(ids, signal) -> (jobs)`.
+    public static let cancel = VarlinkMethod<CancelParameters, JobsReply>(
         "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.notPermitted] + storage)
+    /// `CancelMatching(queue, state, signal) -> (jobs)`.
+    public static let cancelMatching = VarlinkMethod<CancelMatchingParameters, JobsReply>(
+        "io.orchd.Jobs.CancelMatching", errors: [Errors.notPermitted] + storage)
     /// `Retry(id) -> (job)`.
     public static let retry = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Retry",
         errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
-                 Errors.invalidJobSpec] + storage)
+                 Errors.invalidJobSpec, Errors.unknownQueue] + storage)
+    /// `RetryFailed(queue) -> (jobs, refused)`.
+    public static let retryFailed = VarlinkMethod<RetryFailedParameters, RetryFailedReply>(
+        "io.orchd.Jobs.RetryFailed", errors: storage)
+    /// `Hold(ids) -> (jobs)`.
+    public static let hold = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+    /// `Release(ids) -> (jobs)`.
+    public static let release = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+    /// `Edit(id, priority, queue, notBefore, name) -> (job)`.
+    public static let edit = VarlinkMethod<EditParameters, JobReply>(
+        "io.orchd.Jobs.Edit",
+        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished, Errors.invalidJobSpec,
+                 Errors.unknownQueue] + storage)
+    /// `Suspend(id) -> (job)`.
+    public static let suspend = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Suspend",
+        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+    /// `Continue(id) -> (job)`.
+    public static let resume = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Continue",
+        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
     /// `Prune(olderThanUSec) -> (pruned)`.
     public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
@@ -38,7 +63,8 @@ public enum JobsInterface {
     /// Every method of the interface.
     public static let methods = [
         submit.erased, submitBatch.erased, get.erased, list.erased, cancel.erased, retry.erased, prune.erased, wait.erased,
-        logs.erased, subscribe.erased,
+        logs.erased, subscribe.erased, cancelMatching.erased, retryFailed.erased, hold.erased, release.erased, edit.erased,
+        suspend.erased, resume.erased,
     ]
 
     /// The qualified names of the interface's errors.
@@ -56,6 +82,114 @@ public enum JobsInterface {
         public static let databaseLocked = "io.orchd.Jobs.DatabaseLocked"
         public static let subscriberTooSlow = "io.orchd.Jobs.SubscriberTooSlow"
         public static let noSuchAttempt = "io.orchd.Jobs.NoSuchAttempt"
+        public static let unknownQueue = "io.orchd.Jobs.UnknownQueue"
+        public static let alreadyStarted = "io.orchd.Jobs.AlreadyStarted"
+        public static let notRunning = "io.orchd.Jobs.NotRunning"
+        public static let suspendFailed = "io.orchd.Jobs.SuspendFailed"
+    }
+
+    /// The signals `Cancel` and `CancelMatching` may send first instead of SIGTERM, by name
+    /// without `SIG`, with their numbers on Linux (signal(7)). SIGSTOP and SIGCONT are left
+    /// out: `Suspend` and `Continue` do that, and the job would not end.
+    public static let cancelSignals: [String: Int32] = [
+        "HUP": 1, "INT": 2, "QUIT": 3, "KILL": 9, "USR1": 10, "USR2": 12, "ALRM": 14, "TERM": 15,
+    ]
+
+    /// The signal a name means (`INT`, `SIGINT`, `int`), or `nil` when it names none of
+    /// ``cancelSignals``.
+    public static func cancelSignal(named name: String) -> Int32? {
+        var key = name.uppercased()
+        if key.hasPrefix("SIG") { key.removeFirst(3) }
+        return cancelSignals[key]
+    }
+
+    /// `Cancel(ids, signal) -> (jobs)`.
+    public struct CancelParameters: Codable, Sendable {
+        /// The job IDs.
+        public var ids: [JobID]
+        /// The signal sent first to a running job's processes instead of SIGTERM, by name
+        /// (``cancelSignals``); SIGKILL follows after the grace period as usual.
+        public var signal: String?
+        /// Creates a value with every field given.
+        public init(ids: [JobID], signal: String? = nil) {
+            self.ids = ids
+            self.signal = signal
+        }
+    }
+
+    /// `CancelMatching(queue, state, signal) -> (jobs)`: cancels every job that has not
+    /// finished and matches every filter given (at least one).
+    public struct CancelMatchingParameters: Codable, Sendable {
+        /// Only jobs of this queue.
+        public var queue: QueueName?
+        /// Only jobs in this state: `waiting`, `queued` or `running`.
+        public var state: String?
+        /// As ``CancelParameters/signal``.
+        public var signal: String?
+        /// Creates a value with every field given.
+        public init(queue: QueueName? = nil, state: String? = nil, signal: String? = nil) {
+            self.queue = queue
+            self.state = state
+            self.signal = signal
+        }
+    }
+
+    /// `RetryFailed(queue) -> (jobs, refused)`: retries every job that finished failed (every
+    /// unsuccessful result but a cancel), oldest first.
+    public struct RetryFailedParameters: Codable, Sendable {
+        /// Only jobs of this queue.
+        public var queue: QueueName?
+        /// Creates a value with every field given.
+        public init(queue: QueueName? = nil) { self.queue = queue }
+    }
+
+    /// What `RetryFailed` did.
+    public struct RetryFailedReply: Codable, Sendable {
+        /// The jobs retried, as now stored.
+        public var jobs: [Job]
+        /// The failed jobs that could not be retried, and why.
+        public var refused: [Refusal]
+        /// Creates a value with every field given.
+        public init(jobs: [Job], refused: [Refusal]) {
+            self.jobs = jobs
+            self.refused = refused
+        }
+
+        /// A job that was not retried.
+        public struct Refusal: Codable, Sendable, Hashable {
+            /// The job.
+            public var id: JobID
+            /// Why, as the single-job call's error would say.
+            public var message: String
+            /// Creates a value with every field given.
+            public init(id: JobID, message: String) {
+                self.id = id
+                self.message = message
+            }
+        }
+    }
+
+    /// `Edit(id, priority, queue, notBefore, name) -> (job)`: changes a job that has not
+    /// started; fields not given keep their value.
+    public struct EditParameters: Codable, Sendable {
+        /// The job.
+        public var id: JobID
+        /// The new priority.
+        public var priority: Int?
+        /// The new queue (a declared one).
+        public var queue: QueueName?
+        /// The new earliest start, RFC 3339.
+        public var notBefore: String?
+        /// The new name; empty removes it.
+        public var name: String?
+        /// Creates a value with every field given.
+        public init(id: JobID, priority: Int? = nil, queue: QueueName? = nil, notBefore: String? = nil, name: String? = nil) {
+            self.id = id
+            self.priority = priority
+            self.queue = queue
+            self.notBefore = notBefore
+            self.name = name
+        }
     }
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
@@ -359,6 +493,33 @@ public enum JobsInterface {
             "id": .number(Double(id.rawValue)), "attempt": .number(Double(attempt)), "attempts": .number(Double(attempts)),
             "message": .string("job \(id) has no attempt \(attempt): \(has)"),
         ])
+    }
+
+    /// `UnknownQueue(name, known, message)`: no queue of this name is declared; `known`
+    /// lists those that are.
+    public static func unknownQueue(_ name: QueueName, known: [QueueName]) -> VarlinkError {
+        VarlinkError(Errors.unknownQueue, [
+            "name": .string(name.rawValue), "known": .array(known.map { .string($0.rawValue) }),
+            "message": .string("no queue named '\(name)'; the queues are \(known.map(\.rawValue).joined(separator: ", ")) "
+                + "(add one with 'orchctl queue add \(name)')"),
+        ])
+    }
+
+    /// `AlreadyStarted(id, message)`: the job has started, so it cannot be held, released or
+    /// edited.
+    public static func alreadyStarted(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.alreadyStarted, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+    }
+
+    /// `NotRunning(id, message)`: the job is not running, so it cannot be suspended or
+    /// continued.
+    public static func notRunning(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.notRunning, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+    }
+
+    /// `SuspendFailed(id, message)`: the job's processes could not be stopped or continued.
+    public static func suspendFailed(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.suspendFailed, ["id": .number(Double(id.rawValue)), "message": .string(message)])
     }
 
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped

@@ -4,16 +4,16 @@ import OrchestratorAPI
 enum QueueCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "queue",
-        abstract: "Change a queue's settings.",
+        abstract: "Add, change or remove a queue.",
         discussion: """
-            'queue set' changes a queue's concurrency, retry backoff and hooks.
+            Queues are declared: 'queue add' adds one, 'queue set' changes a queue's concurrency, retry backoff and hooks, 'queue remove' removes one that has no unfinished job. The configuration file declares queues too (queue.NAME = concurrency=4, retry-base=10s), and the queue 'default' always exists. Submitting to a queue that does not exist is an error naming those that do.
 
             \(QueueSetCommand.hookHelp)
             """,
         usage: "queue <subcommand>",
         arguments: [],
         options: [],
-        subcommands: [QueueSetCommand.spec])
+        subcommands: [QueueAddCommand.spec, QueueSetCommand.spec, QueueRemoveCommand.spec])
 
     /// Never reached: the parser refuses a group without its subcommand.
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
@@ -41,7 +41,7 @@ enum QueueSetCommand: OrchctlCommand {
         name: "queue set",
         abstract: "Change a queue's concurrency, retry backoff and hooks.",
         discussion: """
-            Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
+            Settings not given keep their value; the queue must exist ('queue add' adds one). A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
 
             \(hookHelp)
             """,
@@ -66,7 +66,7 @@ enum QueueSetCommand: OrchctlCommand {
     }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let parameters = try makeParameters(invocation)
+        let parameters = try makeParameters(invocation, requireSetting: true)
         let connection = try context.connect(invocation)
         let queue = try connection.call(QueuesInterface.set, parameters).queue
         if invocation.global.json {
@@ -79,8 +79,8 @@ enum QueueSetCommand: OrchctlCommand {
 
     /// The `Set` call's parameters: `hooks` is `nil` unless `--on` was given, and holds an
     /// empty command for each hook to remove.
-    /// - Throws: ``CommandLineError`` when no setting is given.
-    static func makeParameters(_ invocation: Invocation) throws(CommandLineError) -> QueuesInterface.SetParameters {
+    /// - Throws: ``CommandLineError`` when no setting is given (and one is required).
+    static func makeParameters(_ invocation: Invocation, requireSetting: Bool = true) throws(CommandLineError) -> QueuesInterface.SetParameters {
         let options = Options(decoding: invocation)
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
@@ -92,12 +92,61 @@ enum QueueSetCommand: OrchctlCommand {
         if let problem = QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
             throw CommandLineError(.conflictingOptions, problem, command: spec.name)
         }
-        guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
+        guard !requireSetting || parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
             || parameters.hooks != nil
         else {
             throw CommandLineError(
                 .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap or --on", command: spec.name)
         }
         return parameters
+    }
+}
+
+/// `orchctl queue add Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN] [--on EVENT=COMMAND]...`.
+enum QueueAddCommand: OrchctlCommand {
+    typealias Options = QueueSetCommand.Options
+
+    static let spec = CommandSpec(
+        name: "queue add",
+        abstract: "Add a queue, with its settings.",
+        discussion: "Jobs can be submitted to the new queue at once. Settings not given are orchd's defaults (its --concurrency, retry backoff 1s to 5min, no hooks); 'queue set' changes them later. A queue that exists already is an error. Prints the queue's settings.",
+        usage: "queue add <queue> [<options>]",
+        arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to add.")],
+        options: Options.specs)
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let parameters: QueuesInterface.SetParameters
+        do {
+            parameters = try QueueSetCommand.makeParameters(invocation, requireSetting: false)
+        } catch {
+            throw CommandLineError(error.code, error.message, command: spec.name)
+        }
+        let connection = try context.connect(invocation)
+        let queue = try connection.call(QueuesInterface.add, parameters).queue
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(queue))
+        } else {
+            context.console.write(QueueText.settings(queue))
+        }
+        return .success
+    }
+}
+
+/// `orchctl queue remove Q`.
+enum QueueRemoveCommand: OrchctlCommand {
+    static let spec = CommandSpec(
+        name: "queue remove",
+        abstract: "Remove a queue that has no unfinished job.",
+        discussion: "Its finished jobs stay (status, show, logs, retry once the queue is added again). Refused, and nothing changes, while the queue has a job that has not finished (cancel them with 'orchctl cancel --queue <queue>', or wait with 'orchctl wait --queue <queue> --drained'), and for the queue 'default', which always exists.",
+        usage: "queue remove <queue>",
+        arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .one, help: "The queue to remove.")],
+        options: [])
+
+    static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let name = QueueName(rawValue: invocation.arguments[0]) ?? .default
+        let connection = try context.connect(invocation)
+        _ = try connection.call(QueuesInterface.remove, QueuesInterface.RemoveParameters(name: name))
+        if !invocation.global.json { context.console.print("removed queue \(name)") }
+        return .success
     }
 }

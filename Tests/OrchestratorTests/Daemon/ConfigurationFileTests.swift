@@ -44,7 +44,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, queue.NAME)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")
@@ -129,5 +129,34 @@ struct ConfigurationFileTests {
             }
         }
         #expect(throws: Never.self) { try ConfigurationFile.parse("\(key) = 1h 30min\n", path: "f") }
+    }
+
+    @Test("queue.NAME lines declare queues with their settings; an empty value gives the defaults")
+    func declaresQueues() throws {
+        let settings = try ConfigurationFile.parse("queue.builds = concurrency=4, retry-base=10s, retry-cap=1h 30min\nqueue.io =\n", path: "f")
+        #expect(settings.queues == [
+            Scheduler.ConfiguredQueue(
+                name: .init(rawValue: "builds")!, concurrency: 4, retryBase: .seconds(10), retryCap: .seconds(5400)),
+            Scheduler.ConfiguredQueue(name: .init(rawValue: "io")!),
+        ])
+    }
+
+    @Test("a bad queue line names the line and what is wrong", arguments: [
+        ("queue.a = concurrency=0", "invalid concurrency '0': expected a whole number from 1 to 10000"),
+        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap)"),
+        ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap), got 'concurrency'"),
+        ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
+        ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),
+        ("queue.a = retry-base=-1s", "invalid retry-base '-1s'"),
+        ("queue.no/slash =", "'no/slash' is not a queue name"),
+        ("queue.a =\nqueue.a = concurrency=2", "'queue.a' is set again (first on line 1)"),
+    ])
+    func refusesBadQueues(line: String, problem: String) {
+        do {
+            _ = try ConfigurationFile.parse(line + "\n", path: "f")
+            Issue.record("expected an error for \(line)")
+        } catch {
+            #expect(error.description.contains(problem), "\(error.description)")
+        }
     }
 }

@@ -41,7 +41,8 @@ struct HelpRendererTests {
     @Test("a group's help lists its subcommands; the top level lists the group, not its subcommands")
     func groupHelp() throws {
         let text = Orchctl.helpRenderer.help(for: try #require(CommandTable.command(named: "queue")).spec)
-        #expect(text.contains("\nSUBCOMMANDS:\n  set  "))
+        #expect(text.contains("\nSUBCOMMANDS:\n  add  "))
+        #expect(text.contains("\n  set  ") && text.contains("\n  remove  "))
         #expect(text.contains("See 'orchctl help queue <subcommand>' for detailed help."))
         let root = Orchctl.helpRenderer.rootHelp()
         #expect(root.contains("\n  queue  "))

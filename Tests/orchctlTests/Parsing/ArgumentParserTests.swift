@@ -197,7 +197,7 @@ struct ArgumentParserTests {
         #expect(parsed.global.json)
         let alone = parseError(["queue"])
         #expect(alone?.code == .missingCommand)
-        #expect(alone?.message == "missing subcommand of 'queue': set")
+        #expect(alone?.message == "missing subcommand of 'queue': add, set, remove")
         #expect(alone?.command == "queue")
         #expect(parseError(["queue", "frob"])?.message == "unknown subcommand 'frob' of 'queue'")
         #expect(parseError(["queue", "set"])?.code == .missingArgument)
