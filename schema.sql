@@ -149,6 +149,8 @@ CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, result, attempt)
     VALUES (NEW.submitted_at, 'submitted', NEW.id, NEW.queue, NEW.state, NEW.result, NEW.attempt);
 END;
+-- v7: only an attempt's end (running -> waiting) is 'retrying'; an edit that makes a queued job
+-- wait is 'requeued'.
 CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
     SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
@@ -157,7 +159,7 @@ CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> 
             WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
             WHEN NEW.state = 'finished' THEN 'finished'
             WHEN OLD.state = 'finished' THEN 'requeued'
-            WHEN NEW.state = 'waiting' THEN 'retrying'
+            WHEN NEW.state = 'waiting' AND OLD.state = 'running' THEN 'retrying'
             WHEN OLD.state = 'waiting' THEN 'queued'
             ELSE 'requeued'
         END,

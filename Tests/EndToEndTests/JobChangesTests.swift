@@ -118,6 +118,8 @@ struct JobChangesTests {
         #expect(try daemon.orchctl(["edit", id, "--delay", "1h"]).status == 0)
         shown = try job(daemon, id)
         #expect(shown["state"] as? String == "waiting" && shown["notBefore"] != nil, "\(shown)")
+        let events = try daemon.orchctl(["events", "--job", id]).standardOutput
+        #expect(events.contains("\"kind\":\"requeued\"") && !events.contains("retrying"), "an edit is no retry: \(events)")
         let counts = try daemon.orchctl(["queues", "--json"]).standardOutput.filter { !$0.isWhitespace }
         #expect(counts.contains("\"waiting\":1"), "the queue counts moved with the job: \(counts)")
         #expect(counts.contains("\"name\":\"default\"") && !counts.contains("\"queued\":1"), "\(counts)")
@@ -180,5 +182,29 @@ struct JobChangesTests {
         let queued = try daemon.orchctl(["submit", "--", "true"]).line
         let notRunning = try daemon.orchctl(["continue", queued])
         #expect(notRunning.status == 1 && notRunning.standardError.contains("job \(queued) is not running, so it cannot be continued"), "\(notRunning)")
+    }
+
+    @Test("a suspended job is thawed before its teardown, so its SIGTERM handler runs: on cancel, and when its timeout comes",
+          arguments: [[String](), ["--containment", "process-group"]])
+    func suspendedTeardown(arguments: [String]) throws {
+        let daemon = try TestDaemon(arguments: arguments)
+        let script = { (marker: String) in "trap 'echo got TERM; exit 3' TERM; echo go > '\(marker)'; while :; do sleep 0.05; done" }
+        let cancelled = try ReadyMarker(path: daemon.directory + "/cancelled")
+        let id = try daemon.orchctl(["submit", "--shell", script(cancelled.path)]).line
+        #expect(cancelled.read() == "go")
+        #expect(try daemon.orchctl(["suspend", id]).status == 0)
+        #expect(try job(daemon, id)["suspended"] as? Bool == true)
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "got TERM\n")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled" && shown["suspended"] as? Bool == false, "\(shown)")
+
+        // The timeout counts on while the job is suspended.
+        let timed = try ReadyMarker(path: daemon.directory + "/timed")
+        let slow = try daemon.orchctl(["submit", "--timeout", "3s", "--shell", script(timed.path)]).line
+        #expect(timed.read() == "go")
+        #expect(try daemon.orchctl(["suspend", slow]).status == 0)
+        #expect(try daemon.orchctl(["wait", slow]).status == 124)
+        #expect(try daemon.orchctl(["logs", slow]).standardOutput == "got TERM\n")
     }
 }
