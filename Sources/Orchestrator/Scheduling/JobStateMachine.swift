@@ -6,7 +6,8 @@ import OrchestratorAPI
 ///
 /// Every path that changes a job's state asks here first (submit, promotion of waiting jobs,
 /// claim for a start, a claim given back, the end of an attempt, timeouts, cancel, the
-/// failure of a dependency, retry, crash recovery, prune) and then applies the outcome
+/// failure of a dependency, retry, crash recovery, prune, hold and release, edit, suspend and
+/// continue) and then applies the outcome
 /// through the store; the store's SQL only guards against races. Pure: no I/O, and the
 /// time comes with the context.
 ///

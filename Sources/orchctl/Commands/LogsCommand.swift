@@ -64,7 +64,8 @@ enum LogsCommand: OrchctlCommand {
             try StreamSession.run(follow: follow, context: context, invocation: invocation) {
                 (socket, uid, console) throws(CommandFailure) in
                 let written = try stream(parameters, socket: socket, uid: uid, console: console)
-                if written == 0 && parameters.stream == .stdout {
+                // `--tail 0` asked for nothing: no hint then.
+                if written == 0 && parameters.stream == .stdout && parameters.tailLines != 0 {
                     hintAtStandardError(parameters, socket: socket, uid: uid, console: console)
                 }
             }
