@@ -81,6 +81,15 @@ struct HelpRendererTests {
         (["events", "--help"], "events-help.txt"),
         (["logs", "--help"], "logs-help.txt"),
         (["queue", "set", "--help"], "queue-set-help.txt"),
+        (["queue", "add", "--help"], "queue-add-help.txt"),
+        (["queue", "remove", "--help"], "queue-remove-help.txt"),
+        (["cancel", "--help"], "cancel-help.txt"),
+        (["retry", "--help"], "retry-help.txt"),
+        (["hold", "--help"], "hold-help.txt"),
+        (["release", "--help"], "release-help.txt"),
+        (["edit", "--help"], "edit-help.txt"),
+        (["suspend", "--help"], "suspend-help.txt"),
+        (["continue", "--help"], "continue-help.txt"),
     ]
 
     @Test("help matches its golden file", arguments: goldenFiles)
