@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OrchestratorAPI
 import Testing
 
 /// Work on many jobs at once and change jobs in place: `cancel --queue/--state/--signal`,
@@ -206,5 +207,34 @@ struct JobChangesTests {
         #expect(try daemon.orchctl(["suspend", slow]).status == 0)
         #expect(try daemon.orchctl(["wait", slow]).status == 124)
         #expect(try daemon.orchctl(["logs", slow]).standardOutput == "got TERM\n")
+    }
+
+    @Test("another Varlink client's bad requests are refused with a named error, and orchd goes on")
+    func badRequestsOverVarlink() throws {
+        let daemon = try TestDaemon()
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        func refusal<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) -> String? {
+            do {
+                _ = try client.call(method, parameters)
+                return nil
+            } catch .remote(let error) {
+                return error.name
+            } catch {
+                return "\(error)"
+            }
+        }
+        let invalid = "org.varlink.service.InvalidParameter"
+        #expect(refusal(JobsInterface.cancelMatching, .init()) == invalid, "no filter would cancel everything")
+        #expect(refusal(JobsInterface.cancelMatching, .init(state: "finished")) == invalid)
+        #expect(refusal(JobsInterface.cancelMatching, .init(state: "queued", signal: "STOP")) == invalid)
+        #expect(refusal(JobsInterface.cancel, .init(ids: [JobID(rawValue: 1)], signal: "bogus")) == invalid)
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1))) == invalid, "nothing to change")
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1), notBefore: "tomorrow")) == invalid)
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1), priority: 1)) == JobsInterface.Errors.noSuchJob)
+        #expect(refusal(JobsInterface.hold, .init(ids: [])) == invalid)
+        #expect(refusal(JobsInterface.suspend, .init(id: JobID(rawValue: 1))) == JobsInterface.Errors.noSuchJob)
+        #expect(refusal(QueuesInterface.remove, .init(name: .default)) == QueuesInterface.Errors.queueNotRemovable)
+        #expect(refusal(QueuesInterface.add, .init(name: .default)) == QueuesInterface.Errors.queueExists)
+        #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 }
