@@ -24,6 +24,13 @@ public struct DaemonConfiguration: Sendable {
     public var eventRetention = DaemonSettings.defaultEventRetention
     /// When replies that report a change go out (`--sync`, `--sync-interval`; start-up only).
     public var sync: SyncPolicy = .always
+    /// Who may submit to the system service (`allow-users`; default: every user).
+    public var allowedUsers: AllowedUsers = .all
+    /// Members of this group are admins (`admin-group`; default `orchd`).
+    public var adminGroup = AccessPolicy.defaultAdminGroup
+    /// The most running jobs one user may have in a queue that sets no limit of its own
+    /// (`max-running-per-user`); `nil`: no limit.
+    public var maxRunningPerUser: Int? = nil
     /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
     public var configurationFile: String? = nil
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
@@ -55,6 +62,9 @@ public struct DaemonConfiguration: Sendable {
         result.retentionCount = settings.retentionCount.flatMap { $0 > 0 ? $0 : nil }
         result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
         result.sync = settings.sync == "interval" ? .interval(settings.syncInterval ?? SyncPolicy.defaultInterval) : .always
+        result.allowedUsers = settings.allowUsers ?? .all
+        result.adminGroup = settings.adminGroup ?? AccessPolicy.defaultAdminGroup
+        result.maxRunningPerUser = settings.maxRunningPerUser.flatMap { $0 > 0 ? $0 : nil }
         return result
     }
 
@@ -82,6 +92,7 @@ public struct DaemonConfiguration: Sendable {
         USAGE: orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N]
                      [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N]
                      [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]
+                     [--allow-users LIST] [--admin-group GROUP] [--max-running-per-user N]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
@@ -119,6 +130,13 @@ public struct DaemonConfiguration: Sendable {
           --sync-interval SPAN With --sync interval, the longest a committed change waits for
                                its fsync. (default: 100ms)
           --log-level LEVEL    debug, info, warning or error. (default: info)
+          --allow-users LIST   Who may submit to a root orchd: all, or user names and
+                               @groups, separated by commas or spaces. (default: all)
+          --admin-group GROUP  Members manage every user's jobs and the queues, as root
+                               does. (default: orchd)
+          --max-running-per-user N
+                               The most running jobs one user may have in a queue that
+                               sets no limit of its own; 0: no limit. (default: 0)
           -h, --help           Show this help.
           --version            Show the version.
 
@@ -128,7 +146,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// The one-line usage printed after a command-line error.
     public static let shortUsage =
-        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]"
+        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL] [--allow-users LIST] [--admin-group GROUP] [--max-running-per-user N]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {

@@ -22,13 +22,24 @@ public struct DaemonSettings: Sendable, Equatable {
     public var sync: String?
     /// The barrier interval of `--sync interval` (`--sync-interval`); read at start-up only.
     public var syncInterval: Duration?
+    /// Who may submit to the system service (`allow-users`).
+    public var allowUsers: AllowedUsers?
+    /// Members of this group manage every job and the queues (`admin-group`).
+    public var adminGroup: String?
+    /// The most running jobs one user may have in a queue that sets no limit of its own
+    /// (`max-running-per-user`; 0: no limit).
+    public var maxRunningPerUser: Int?
 
     /// Creates a value with every field given.
     public init(
         concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil,
         drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil,
-        sync: String? = nil, syncInterval: Duration? = nil
+        sync: String? = nil, syncInterval: Duration? = nil, allowUsers: AllowedUsers? = nil, adminGroup: String? = nil,
+        maxRunningPerUser: Int? = nil
     ) {
+        self.allowUsers = allowUsers
+        self.adminGroup = adminGroup
+        self.maxRunningPerUser = maxRunningPerUser
         self.sync = sync
         self.syncInterval = syncInterval
         self.concurrency = concurrency
@@ -50,7 +61,9 @@ public struct DaemonSettings: Sendable, Equatable {
             retentionAge: retentionAge ?? other.retentionAge,
             retentionCount: retentionCount ?? other.retentionCount,
             eventRetention: eventRetention ?? other.eventRetention,
-            sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval)
+            sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval,
+            allowUsers: allowUsers ?? other.allowUsers, adminGroup: adminGroup ?? other.adminGroup,
+            maxRunningPerUser: maxRunningPerUser ?? other.maxRunningPerUser)
     }
 
     /// Default concurrency: the number of online CPUs.
@@ -77,6 +90,9 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     case eventRetention = "event-retention"
     case sync = "sync"
     case syncInterval = "sync-interval"
+    case allowUsers = "allow-users"
+    case adminGroup = "admin-group"
+    case maxRunningPerUser = "max-running-per-user"
 
     /// The command-line flag, `--` and the key.
     public var flag: String { "--" + rawValue }
@@ -92,6 +108,9 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .eventRetention: "a whole number from 1000"
         case .sync: "always or interval"
         case .syncInterval: "a time span from 1ms to 1h, such as 100ms"
+        case .allowUsers: "all, or user names and @groups separated by commas or spaces"
+        case .adminGroup: "a group name"
+        case .maxRunningPerUser: "a whole number from 0 (no limit) to 10000"
         }
     }
 
@@ -138,6 +157,15 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
                 settings.syncInterval = span
             case .failure(let problem): return problem.message
             }
+        case .allowUsers:
+            guard let allowed = AllowedUsers(text) else { return expectation }
+            settings.allowUsers = allowed
+        case .adminGroup:
+            guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "," || $0 == ":" || $0 == "/" }) else { return expectation }
+            settings.adminGroup = text
+        case .maxRunningPerUser:
+            guard let number = Int(text), (0...10_000).contains(number) else { return expectation }
+            settings.maxRunningPerUser = number
         }
         return nil
     }

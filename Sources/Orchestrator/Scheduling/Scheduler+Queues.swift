@@ -5,8 +5,12 @@ import OrchestratorAPI
 
 extension Scheduler {
     /// Every queue that has jobs or settings, by name.
-    public var queues: [QueueInfo] {
-        runners.values.map { $0.info(default: configuration.retryPolicy) }.sorted { $0.name < $1.name }
+    public var queues: [QueueInfo] { queues(perUser: false) }
+
+    /// Every queue that has jobs or settings, by name.
+    /// - Parameter perUser: include each queue's running jobs by user (for admins).
+    public func queues(perUser: Bool) -> [QueueInfo] {
+        runners.values.map { $0.info(default: configuration.retryPolicy, perUser: perUser) }.sorted { $0.name < $1.name }
     }
 
     /// Changes a queue's settings, creating the queue when new; takes effect at once.
@@ -18,13 +22,19 @@ extension Scheduler {
     ///   - retryCap: the longest backoff.
     ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
     ///     command removes one.
+    ///   - maxRunningPerUser: the most running jobs one user may have (0 removes the limit);
+    ///     no running job is stopped when lowered.
     /// - Returns: the queue as now set, once durable.
     /// - Throws: `invalidSetting`, or a storage failure.
     public func setQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
+        maxRunningPerUser: Int? = nil
     ) async throws(SchedulerError) -> QueueInfo {
         if let concurrency, !(1...10_000).contains(concurrency) {
             throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
+        }
+        if let maxRunningPerUser, !(0...10_000).contains(maxRunningPerUser) {
+            throw .invalidSetting("the per-user limit must be from 0 (no limit) to 10000, not \(maxRunningPerUser)")
         }
         if let retryBase, retryBase <= .zero {
             throw .invalidSetting("the retry base must be longer than zero")
@@ -44,9 +54,11 @@ extension Scheduler {
         if let concurrency { settings.concurrency = concurrency }
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
+        if let maxRunningPerUser { settings.maxRunningPerUser = maxRunningPerUser == 0 ? nil : maxRunningPerUser }
         try storeCall { try store.save(settings) }
         runner.settings = settings
         runner.concurrency = settings.concurrency ?? configuration.concurrency
+        runner.maxRunningPerUser = settings.maxRunningPerUser ?? configuration.maxRunningPerUser
         let info = runner.info(default: configuration.retryPolicy)
         feed(runner)
         await durable()

@@ -76,9 +76,11 @@ extension Scheduler {
     }
 
     /// Looks up one job and its finished attempts.
-    /// - Throws: `noSuchJob`, or a storage failure.
-    public func job(_ id: JobID) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
+    /// - Parameter caller: who asks; only the job's owner and admins may see it.
+    /// - Throws: `noSuchJob`, `permissionDenied`, or a storage failure.
+    public func job(_ id: JobID, by caller: Caller = .root) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
         let job = try existingJob(id)
+        try authorize(caller, toManage: job)
         do {
             return (job, try store.attempts(of: id))
         } catch {
@@ -87,24 +89,29 @@ extension Scheduler {
     }
 
     /// Lists jobs matching every filter given, in ID order.
-    /// - Parameter limit: only the newest this many; `nil` for all.
-    public func list(ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil) throws(SchedulerError) -> [Job] {
-        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit) }
+    /// - Parameters:
+    ///   - limit: only the newest this many; `nil` for all.
+    ///   - owner: only the jobs of this uid; `nil` for everyone's.
+    public func list(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, owner: UInt32? = nil
+    ) throws(SchedulerError) -> [Job] {
+        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner) }
     }
 
     /// Cancels jobs: finishes those not started, tears down the running ones.
     /// - Parameters:
     ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
-    ///   - uid: the caller; root may cancel any job, others only their own.
+    ///   - caller: who asks; admins may cancel any job, others only their own.
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
-    public func cancel(_ ids: [JobID], by uid: UInt32) async throws(SchedulerError) -> [Job] {
+    public func cancel(_ ids: [JobID], by caller: Caller) async throws(SchedulerError) -> [Job] {
         for id in ids { try settlePendingEnd(of: id) }
         let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
+        // Ownership first: another user's job is refused without saying what state it is in.
+        for job in jobs { try authorize(caller, toManage: job) }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
             }
-            if uid != 0 && uid != job.submitterUid { throw .notPermitted(job.id) }
         }
         for job in jobs {
             // Read again: cancelling an earlier job may have failed this one.
@@ -132,10 +139,10 @@ extension Scheduler {
     /// its start time; refused when a dependency did not succeed or was pruned, or when
     /// another live job holds its unique key. A paused queue stays paused.
     /// - Returns: the job as now stored, once durable.
-    public func retry(_ id: JobID, by uid: UInt32) async throws(SchedulerError) -> Job {
+    public func retry(_ id: JobID, by caller: Caller) async throws(SchedulerError) -> Job {
         try settlePendingEnd(of: id)
         let previous = try existingJob(id)
-        if uid != 0 && uid != previous.submitterUid { throw .notPermitted(id) }
+        try authorize(caller, toManage: previous)
         let state: JobState
         switch try decide(.retry, for: previous) {
         case .enter(let next): state = next
@@ -150,10 +157,11 @@ extension Scheduler {
     }
 
     /// Answers once every job in `ids` has finished.
+    /// - Parameter caller: who waits; only for their own jobs unless an admin.
     /// - Returns: the finished jobs, once their ends are durable.
-    /// - Throws: `noSuchJob` for an unknown ID.
-    public func wait(for ids: [JobID]) async throws(SchedulerError) -> [Job] {
-        for id in ids { _ = try existingJob(id) }
+    /// - Throws: `noSuchJob` for an unknown ID, `permissionDenied` for another user's job.
+    public func wait(for ids: [JobID], by caller: Caller = .root) async throws(SchedulerError) -> [Job] {
+        for id in ids { try authorize(caller, toManage: try existingJob(id)) }
         return try await finish(of: ids)
     }
 
@@ -186,7 +194,7 @@ extension Scheduler {
         completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
     ) {
         let pageSize = 1000
-        let deleted: [(id: JobID, queue: QueueName)]
+        let deleted: [(id: JobID, queue: QueueName, owner: UInt32)]
         let page: [JobStore.PruneCandidate]
         do {
             page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
@@ -201,10 +209,12 @@ extension Scheduler {
             completion(.failure(storageError(error)))
             return
         }
-        for (id, queue) in deleted {
+        for (id, queue, owner) in deleted {
             runner(for: queue).counts.finished -= 1
-            unlink(logPath(of: id, stream: .stdout))
-            unlink(logPath(of: id, stream: .stderr))
+            for stream in [JobsInterface.LogStream.stdout, .stderr] {
+                unlink(logPath(of: id, owner: owner, stream: stream))
+                unlink(legacyLogPath(of: id, stream: stream))
+            }
         }
         let sum = total + deleted.count
         if !deleted.isEmpty { groupCommit.changed() }

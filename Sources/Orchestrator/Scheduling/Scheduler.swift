@@ -35,6 +35,12 @@ public actor Scheduler {
         public var eventRetention: Int
         /// When replies that report a change go out: after the fsync, or once committed.
         public var sync: SyncPolicy = .always
+        /// Whether each job runs as its submitter (the system service, run by root); jobs
+        /// of root run as root either way. Off: every job runs as the daemon.
+        public var runJobsAsSubmitter = false
+        /// The most running jobs one user may have in a queue that sets no limit of its own;
+        /// `nil`: no limit.
+        public var maxRunningPerUser: Int? = nil
 
         /// Creates a value with every field given.
         public init(
@@ -162,7 +168,9 @@ public actor Scheduler {
         eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
         let recovered = try recoverInterruptedJobs()
         for settings in try store.queueSettings() {
-            runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
+            runners[settings.name] = QueueRunner(
+                settings: settings, defaultConcurrency: configuration.concurrency,
+                defaultMaxRunningPerUser: configuration.maxRunningPerUser)
         }
         for (name, counts) in try store.countsByQueue() {
             runner(for: name).counts = counts
@@ -225,11 +233,14 @@ public actor Scheduler {
     /// - Parameters:
     ///   - concurrency: jobs run at once per queue, at least 1.
     ///   - teardownGrace: time between SIGTERM and SIGKILL.
-    public func reconfigure(concurrency: Int, teardownGrace: Duration) {
+    ///   - maxRunningPerUser: the per-user limit of queues that set none (`nil`: none).
+    public func reconfigure(concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int? = nil) {
         configuration.concurrency = max(1, concurrency)
         configuration.teardownGrace = teardownGrace
-        for runner in runners.values where runner.settings.concurrency == nil {
-            runner.concurrency = configuration.concurrency
+        configuration.maxRunningPerUser = maxRunningPerUser
+        for runner in runners.values {
+            if runner.settings.concurrency == nil { runner.concurrency = configuration.concurrency }
+            if runner.settings.maxRunningPerUser == nil { runner.maxRunningPerUser = maxRunningPerUser }
             feed(runner)
         }
     }
@@ -253,11 +264,20 @@ public actor Scheduler {
         return parts.joined(separator: ", ")
     }
 
-    /// The path of a job's captured output.
+    /// The path of a job's captured output: `<log dir>/<owner uid>/<id>.out` (or `.err`).
+    /// Each owner's logs are in a directory of their own, theirs and mode 0700 under the
+    /// system service, so that no other user can list or read them.
     /// - Parameters:
     ///   - id: the job.
-    ///   - stream: stdout (`<id>.out`) or stderr (`<id>.err`).
-    public nonisolated func logPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
+    ///   - owner: the job's owner (``Job/submitterUid``).
+    ///   - stream: stdout (`.out`) or stderr (`.err`).
+    public nonisolated func logPath(of id: JobID, owner: UInt32, stream: JobsInterface.LogStream) -> String {
+        "\(logDirectory)/\(owner)/\(id).\(stream == .stdout ? "out" : "err")"
+    }
+
+    /// Where a job's log was before logs had a directory per owner (`<log dir>/<id>.out`):
+    /// read when the job's log is not at ``logPath(of:owner:stream:)``, and removed with it.
+    public nonisolated func legacyLogPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
         "\(logDirectory)/\(id).\(stream == .stdout ? "out" : "err")"
     }
 
@@ -265,7 +285,9 @@ public actor Scheduler {
 
     func runner(for name: QueueName) -> QueueRunner {
         if let runner = runners[name] { return runner }
-        let runner = QueueRunner(settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency)
+        let runner = QueueRunner(
+            settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency,
+            defaultMaxRunningPerUser: configuration.maxRunningPerUser)
         runners[name] = runner
         return runner
     }
@@ -274,14 +296,23 @@ public actor Scheduler {
     /// hands them to its OperationQueue. Claims go no further than the free slots because a
     /// claim is committed as `running`: a job waiting inside the OperationQueue would be shown,
     /// counted and recovered as running (the OperationQueue's own limit is kept equal).
+    ///
+    /// When several users have queued jobs, or a per-user limit applies, the free slots go to
+    /// the users in turn (``QueueRunner/chooseRoundRobin(_:)``); with one user and no limit,
+    /// the queue's next jobs are claimed directly, in priority order.
     func feed(_ runner: QueueRunner) {
         guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0 else { return }
         var context = JobStateMachine.Context(now: Date())
         context.queuePaused = runner.settings.paused
         let jobs: [Job]
         do {
-            jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now) { _ in
-                JobStateMachine.decide(.queued, .claim, context) == .enter(.running)
+            let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }
+            if runner.maxRunningPerUser == nil, try store.queuedOwners(in: runner.name, limit: 2).count < 2 {
+                jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now, admit: admit)
+            } else {
+                jobs = try store.claimShared(
+                    in: runner.name, excluding: runner.inFlight, perOwner: runner.freeSlots, at: context.now,
+                    choose: runner.chooseRoundRobin, admit: admit)
             }
         } catch {
             DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
@@ -306,9 +337,11 @@ public actor Scheduler {
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
             environment: JobSpec.removingSupervisorVariables(environment),
-            standardOutputPath: logPath(of: job.id, stream: .stdout),
-            standardErrorPath: logPath(of: job.id, stream: .stderr),
-            cgroup: containment.cgroup(forJob: job.id, attempt: job.attempt))
+            standardOutputPath: logPath(of: job.id, owner: job.submitterUid, stream: .stdout),
+            standardErrorPath: logPath(of: job.id, owner: job.submitterUid, stream: .stderr),
+            cgroup: containment.cgroup(forJob: job.id, attempt: job.attempt),
+            // Root's own jobs, and every job of a daemon that is not root, keep its identity.
+            user: configuration.runJobsAsSubmitter && job.submitterUid != 0 ? job.submitterUid : nil)
         let id = job.id
         let queue = runner.name
         let operation = JobOperation(
@@ -320,6 +353,8 @@ public actor Scheduler {
         operations[id] = operation
         runningJobs[id] = job
         runner.inFlight.insert(id)
+        runner.noteRunning(job.submitterUid, 1)
+        runner.lastServedOwner = job.submitterUid
         runner.operationQueue.addOperation(operation)
     }
 
@@ -341,7 +376,9 @@ public actor Scheduler {
         operations[id] = nil
         defer { runningJobs[id] = nil }
         timeoutTimers.removeValue(forKey: id)?.cancel()
-        runners[queue]?.inFlight.remove(id)
+        if runners[queue]?.inFlight.remove(id) != nil, let owner = runningJobs[id]?.submitterUid {
+            runners[queue]?.noteRunning(owner, -1)
+        }
         // Claimed but never spawned while the daemon stops: queued again for the next daemon.
         let releases = isStopping && (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued)
         startedJobs.remove(id)

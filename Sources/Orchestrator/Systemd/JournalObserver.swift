@@ -4,7 +4,7 @@ import Glibc
 import OrchestratorAPI
 
 /// Logs every event: to the journal with structured fields (`ORCHD_JOB_ID`, `ORCHD_QUEUE`,
-/// `ORCHD_EVENT`, `PRIORITY`, `MESSAGE`; sd_journal_sendv(3)) when journald is reachable, else
+/// `ORCHD_OWNER_UID` (the job's owner), `ORCHD_EVENT`, `PRIORITY`, `MESSAGE`; sd_journal_sendv(3)) when journald is reachable, else
 /// one line on stderr. `journalctl ORCHD_JOB_ID=7` then shows one job's story.
 final class JournalObserver: JobObserver {
     /// Whether journald's socket exists (systemd-journald.service(8)).
@@ -28,6 +28,7 @@ final class JournalObserver: JobObserver {
         ]
         if let id = event.jobId { fields.append("ORCHD_JOB_ID=\(id)") }
         if let queue = event.queue { fields.append("ORCHD_QUEUE=\(queue)") }
+        if let owner = event.ownerUid { fields.append("ORCHD_OWNER_UID=\(owner)") }
         if let result = event.result { fields.append("ORCHD_RESULT=\(result)") }
         // sd_journal_sendv takes the fields as iovecs; each must stay alive for the call.
         let buffers = fields.map { Array($0.utf8) }

@@ -25,7 +25,7 @@ struct ProcessLauncherTests {
         #expect(fixture.contents("err") == [0x65, 0x00, 0xFE])
         var info = stat()
         #expect(stat(fixture.path("out"), &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o640)
+        #expect(info.st_mode & 0o777 == 0o600)
     }
 
     @Test("the argument vector reaches the process exactly, without a shell")

@@ -9,8 +9,8 @@ struct CancelHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
-            let uid = call.peer.uid
-            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.cancel(parameters.ids, by: uid) }) {
+            let caller = call.caller
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.cancel(parameters.ids, by: caller) }) {
                 JobsInterface.JobsReply(jobs: $0)
             }
         } catch {

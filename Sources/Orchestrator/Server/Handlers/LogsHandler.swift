@@ -23,21 +23,30 @@ struct LogsHandler: VarlinkMethodHandler {
             responder.fail(error)
             return
         }
-        let path = scheduler.logPath(of: parameters.id, stream: parameters.stream)
         let scheduler = self.scheduler
-        let otherPath = scheduler.logPath(of: parameters.id, stream: parameters.stream == .stdout ? .stderr : .stdout)
+        let caller = call.caller
         Task {
             let found: (job: Job, attempts: [JobAttempt])
             do throws(SchedulerError) {
-                found = try await scheduler.job(parameters.id)
+                found = try await scheduler.job(parameters.id, by: caller)
             } catch {
                 responder.fail(error.varlinkError)
                 return
             }
+            let path = Self.logPath(of: found.job, stream: parameters.stream, scheduler: scheduler)
+            let otherPath = Self.logPath(of: found.job, stream: parameters.stream == .stdout ? .stderr : .stdout, scheduler: scheduler)
             let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
             LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
                 .run(following: parameters.follow == true ? parameters.id : nil, scheduler: scheduler)
         }
+    }
+
+    /// A job's log file: in its owner's directory, or where logs were before there was one
+    /// per owner when only that file exists (a job that ran before the change).
+    static func logPath(of job: Job, stream: JobsInterface.LogStream, scheduler: Scheduler) -> String {
+        let path = scheduler.logPath(of: job.id, owner: job.submitterUid, stream: stream)
+        let legacy = scheduler.legacyLogPath(of: job.id, stream: stream)
+        return access(path, F_OK) != 0 && access(legacy, F_OK) == 0 ? legacy : path
     }
 
     /// Where the stream begins.
