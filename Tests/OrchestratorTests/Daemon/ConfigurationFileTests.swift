@@ -44,7 +44,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, allow-users, admin-group, max-running-per-user)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")

@@ -67,9 +67,11 @@ struct ProcessLauncherTests {
     func unopenableLogFile() throws {
         let fixture = try ExecutionFixture()
         var request = fixture.request(["true"])
-        request.standardOutputPath = fixture.path("no-dir/out")
+        // Its directory is a regular file: neither the directory nor the file can be made.
+        #expect(FileManager.default.createFile(atPath: fixture.path("plain"), contents: nil))
+        request.standardOutputPath = fixture.path("plain/out")
         let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request) }
-        #expect(error?.message == "cannot open log file \(fixture.path("no-dir/out")): No such file or directory")
+        #expect(error?.message == "cannot open log file \(fixture.path("plain/out")): Not a directory")
     }
 
     @Test("an exec failure in the child names the exec step and the program")
