@@ -142,7 +142,7 @@ public struct ProcessLauncher: Sendable {
     /// root owns: a link planted there cannot make the root daemon clobber another file.
     private func openLog(_ path: String, owner: UserAccount?) throws(LaunchError) -> Int32 {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
-            try prepareLogDirectory(String(path[..<slash]), owner: owner)
+            try LogDirectory.prepare(String(path[..<slash]), owner: owner)
         }
         guard let owner else {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o600)
@@ -167,25 +167,6 @@ public struct ProcessLauncher: Sendable {
             throw LaunchError(code: code, context: "cannot prepare log file \(path)")
         }
         return fd
-    }
-
-    /// Creates a log file's directory (mode 0700) when missing; for a job of another user,
-    /// makes it that user's, so that they can read their logs and no one else can list them.
-    private func prepareLogDirectory(_ directory: String, owner: UserAccount?) throws(LaunchError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw LaunchError(code: errno, context: "cannot create log directory \(directory)")
-        }
-        guard let owner else { return }
-        var info = stat()
-        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw LaunchError(code: ENOTDIR, context: "cannot use log directory \(directory)")
-        }
-        if info.st_uid != owner.uid || info.st_gid != owner.gid {
-            guard lchown(directory, owner.uid, owner.gid) == 0 else {
-                throw LaunchError(code: errno, context: "cannot give log directory \(directory) to \(owner.name)")
-            }
-        }
-        if info.st_mode & 0o7777 != 0o700 { _ = chmod(directory, 0o700) }
     }
 
     private func spawn(

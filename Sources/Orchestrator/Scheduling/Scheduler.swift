@@ -68,6 +68,8 @@ public actor Scheduler {
     public nonisolated let observers = ObserverSet<any JobObserver>()
     /// Where `<id>.out` and `<id>.err` are written (``Configuration/logDirectory``).
     nonisolated let logDirectory: String
+    /// Whether jobs run as their submitter (``Configuration/runJobsAsSubmitter``).
+    public nonisolated let runsJobsAsSubmitter: Bool
 
     let store: JobStore
     /// Makes committed changes durable in groups, and holds acknowledgements until they are.
@@ -133,6 +135,7 @@ public actor Scheduler {
         self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
         self.logDirectory = configuration.logDirectory
+        self.runsJobsAsSubmitter = configuration.runJobsAsSubmitter
         // Weak: a barrier in flight may finish after the scheduler is gone.
         groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
     }

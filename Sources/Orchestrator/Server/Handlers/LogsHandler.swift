@@ -35,6 +35,13 @@ struct LogsHandler: VarlinkMethodHandler {
             }
             let path = Self.logPath(of: found.job, stream: parameters.stream, scheduler: scheduler)
             let otherPath = Self.logPath(of: found.job, stream: parameters.stream == .stdout ? .stderr : .stdout, scheduler: scheduler)
+            if parameters.follow == true, let slash = path.lastIndex(of: "/") {
+                // Following a job not started yet watches its owner's directory for the file;
+                // the directory is made now if this is the owner's first job, as a launch would.
+                let owner = scheduler.runsJobsAsSubmitter && found.job.submitterUid != 0
+                    ? UserAccount.lookup(uid: found.job.submitterUid) : nil
+                try? LogDirectory.prepare(String(path[..<slash]), owner: owner)
+            }
             let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
             LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
                 .run(following: parameters.follow == true ? parameters.id : nil, scheduler: scheduler)
