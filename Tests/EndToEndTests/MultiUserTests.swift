@@ -200,4 +200,19 @@ struct MultiUserTests {
         #expect(refused.standardError.contains("allow-users"), "\(refused)")
         #expect(try daemon.orchctl(as: b, ["status"]).status == 0)
     }
+
+    @Test("a per-user orchd (not root) answers only its own user and root: its socket is 0600 in a 0700 directory, another user gets exit 77")
+    func perUserDaemon() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try TestDaemon(configuration: "admin-group = \(TestUser.adminGroup)\n", sharedWithUsers: true, user: a)
+        #expect(mode(daemon.socketPath).map { [$0.mode, $0.uid] } == [0o600, a.uid])
+        let id = try daemon.orchctl(as: a, ["submit", "--shell", "id -u"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput == "\(a.uid)\n")
+        for user in [b, admin] {
+            let refused = try daemon.orchctl(as: user, ["status"])
+            #expect(refused.status == 77, "\(user.name): \(refused)")
+        }
+        #expect(try daemon.orchctl(["status"]).status == 0, "root may call any orchd")
+    }
 }

@@ -55,8 +55,7 @@ public struct ProcessLauncher: Sendable {
             account = found
         }
 
-        let inputFD = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard inputFD >= 0 else { throw LaunchError(code: errno, context: "cannot open /dev/null as standard input") }
+        let inputFD = try openStandardInput()
         defer { close(inputFD) }
         let outputFD = try openLog(request.standardOutputPath, owner: account)
         defer { close(outputFD) }
@@ -132,6 +131,22 @@ public struct ProcessLauncher: Sendable {
         throw LaunchError(code: ENOENT, message: "command not found: \(command)")
     }
 
+    /// Standard input: `/dev/null`, opened here so that a job of another user gets it even
+    /// where `/dev/null` is not readable by everyone; where the daemon itself may not open it
+    /// (a per-user orchd on such a machine), the read end of an empty pipe whose write end is
+    /// closed, which reads as end of file just the same.
+    private func openStandardInput() throws(LaunchError) -> Int32 {
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        if fd >= 0 { return fd }
+        let code = errno
+        var ends: [Int32] = [-1, -1]
+        guard code == EACCES || code == EPERM, cposix_pipe_cloexec(&ends) == 0 else {
+            throw LaunchError(code: code, context: "cannot open /dev/null as standard input")
+        }
+        close(ends[1])
+        return ends[0]
+    }
+
     /// Creates or truncates a log file, mode exactly 0600 whatever the umask, close-on-exec
     /// in the daemon so no other job inherits it. Its directory is created when missing.
     ///
@@ -147,7 +162,9 @@ public struct ProcessLauncher: Sendable {
         guard let owner else {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o600)
             guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
-            _ = fchmod(fd, 0o600)
+            // Only a file of orchd's own: a device such as /dev/null (a hook's output) keeps its mode.
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { _ = fchmod(fd, 0o600) }
             return fd
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0o600)

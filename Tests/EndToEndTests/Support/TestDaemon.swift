@@ -30,9 +30,11 @@ final class TestDaemon {
     ///     it in a new mount namespace; empty: orchd itself.
     ///   - sharedWithUsers: the directory is 0755, so that other users reach the socket (a
     ///     root orchd's, which every user may connect to).
+    ///   - user: run orchd as this user (a per-user orchd) instead of root; the directory is
+    ///     theirs.
     init(
         concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:],
-        launcher: [String] = [], sharedWithUsers: Bool = false
+        launcher: [String] = [], sharedWithUsers: Bool = false, user: TestUser? = nil
     ) throws {
         var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
@@ -45,8 +47,13 @@ final class TestDaemon {
         self.concurrency = concurrency
         self.arguments = arguments
         self.environment = environment
-        self.launcher = launcher
+        self.launcher = user.map { ["/usr/bin/setpriv", "--reuid=\($0.uid)", "--regid=\($0.gid)", "--init-groups", "--"] } ?? launcher
         try writeConfiguration(configuration)
+        if let user {
+            // orchd as that user must reach its directory and the notify socket.
+            chown(directory, user.uid, user.gid)
+            chmod(notify.path, 0o666)
+        }
         try start()
     }
 

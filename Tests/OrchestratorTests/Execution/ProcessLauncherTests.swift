@@ -63,6 +63,20 @@ struct ProcessLauncherTests {
         #expect(error?.message == "cannot enter working directory \(fixture.path("missing")): No such file or directory")
     }
 
+    @Test("output sent to a device (a hook's /dev/null) leaves the device's mode alone")
+    func deviceOutputKeepsItsMode() throws {
+        let fixture = try ExecutionFixture()
+        var before = stat()
+        #expect(stat("/dev/null", &before) == 0)
+        var request = fixture.request(["true"])
+        request.standardOutputPath = "/dev/null"
+        request.standardErrorPath = "/dev/null"
+        #expect(try fixture.run(request).status == .exited(0))
+        var after = stat()
+        #expect(stat("/dev/null", &after) == 0)
+        #expect(after.st_mode == before.st_mode)
+    }
+
     @Test("an unopenable log file fails to launch and names the file")
     func unopenableLogFile() throws {
         let fixture = try ExecutionFixture()
