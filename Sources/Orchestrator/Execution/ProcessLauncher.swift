@@ -16,7 +16,10 @@ import Foundation
 /// - runs as the request's ``LaunchRequest/user`` when one is given: the child drops to
 ///   that user's groups, gid and uid, in that order, checks that it cannot regain root, and
 ///   only then enters the working directory (with the user's rights) and execs. The cgroup
-///   stays root's: the process is placed in it by clone3 before the drop, and cannot leave it;
+///   stays root's: the process is placed in it by clone3 before the drop, and cannot leave it.
+///   `PR_SET_NO_NEW_PRIVS` is deliberately not set: after the drop the job has exactly the
+///   privileges of that user's login, no capabilities, and the setuid programs a user relies
+///   on (sudo, passwd, newgrp, crontab) keep working, as under cron or `at`;
 /// - starts in the request's working directory.
 ///
 /// One spawn path for both containments: without a cgroup the same clone3 call runs without
