@@ -285,7 +285,7 @@ public enum JobsInterface {
         VarlinkError(Errors.alreadyFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
     }
 
-    /// `NotPermitted(id)`: only root or the submitter may change another user's job.
+    /// `PermissionDenied(id)`: the job is another user's, and the caller is no admin.
     public static func permissionDenied(_ id: JobID) -> VarlinkError {
         VarlinkError(Errors.permissionDenied, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
     }

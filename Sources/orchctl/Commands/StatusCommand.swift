@@ -72,7 +72,7 @@ enum StatusCommand: OrchctlCommand {
         }
         let width = context.console.outputIsTerminal ? (context.console.terminalColumns ?? 80) : nil
         context.console.write(render(jobs, counts: counts, queue: queue, note: note,
-                                     table: JobTable(time: context.time, maximumWidth: width), now: Date()))
+                                     table: JobTable(time: context.time, maximumWidth: width, showsOwner: options.allUsers), now: Date()))
         return .success
     }
 
