@@ -215,4 +215,29 @@ struct MultiUserTests {
         }
         #expect(try daemon.orchctl(["status"]).status == 0, "root may call any orchd")
     }
+
+    @Test("a link A plants in A's log directory never makes orchd write through it: the job fails to start, the target is untouched")
+    func plantedLink() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let victim = daemon.directory + "/victim"
+        try "root's file\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        let first = try daemon.orchctl(as: a, ["submit", "--", "true"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", first]).status == 0)
+        let next = (Int(first) ?? 0) + 2
+        // A's second job plants links where A's third job's logs go.
+        let planter = try daemon.orchctl(as: a, [
+            "submit", "--shell",
+            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).out && ln \(next).out \(next).err 2>/dev/null; ls -l",
+        ]).line
+        #expect(try daemon.orchctl(as: a, ["wait", planter]).status == 0)
+        let third = try daemon.orchctl(as: a, ["submit", "--", "echo", "overwritten"]).line
+        #expect(third == String(next))
+        let waited = try daemon.orchctl(as: a, ["wait", third])
+        #expect(waited.status != 0, "\(waited)")
+        let shown = try daemon.orchctl(as: a, ["show", third]).standardOutput
+        #expect(shown.contains("spawn_failed"), "\(shown)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "root's file\n")
+        #expect(mode(victim)?.uid == 0)
+    }
 }
