@@ -228,7 +228,7 @@ struct MultiUserTests {
         // A's second job plants links where A's third job's logs go.
         let planter = try daemon.orchctl(as: a, [
             "submit", "--shell",
-            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).out && ln \(next).out \(next).err 2>/dev/null; ls -l",
+            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).out",
         ]).line
         #expect(try daemon.orchctl(as: a, ["wait", planter]).status == 0)
         let third = try daemon.orchctl(as: a, ["submit", "--", "echo", "overwritten"]).line
