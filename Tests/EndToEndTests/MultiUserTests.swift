@@ -51,6 +51,11 @@ struct MultiUserTests {
         #expect(mode(directory).map { [$0.mode, $0.uid] } == [0o700, a.uid])
         #expect(mode(directory + "/\(id).out").map { [$0.mode, $0.uid] } == [0o600, a.uid])
         #expect(mode(directory + "/\(id).err").map { [$0.mode, $0.uid] } == [0o600, a.uid])
+
+        // A retry writes A's log files again (A's own files now, no longer made by orchd).
+        #expect(try daemon.orchctl(as: a, ["retry", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput.hasPrefix("\(a.uid)\n"))
     }
 
     @Test("user B cannot show, read, cancel, retry or wait on A's job (exit 77, nothing changed), nor read its log; status shows each their own; root sees both; an admin cancels A's job")

@@ -156,8 +156,8 @@ public struct ProcessLauncher: Sendable {
     /// For a job that runs as another user (`owner`), the directory and the file are that
     /// user's (mode 0700 and 0600), and since the user can put anything in their directory,
     /// the file is opened without following a symbolic link, without blocking on a FIFO, and
-    /// truncated only once it is known to be a regular file with one link that the user or
-    /// root owns: a link planted there cannot make the root daemon clobber another file.
+    /// truncated only once it is known to be a regular file with one link, made just now or
+    /// owned by the user: a link planted there cannot make the root daemon clobber another file.
     private func openLog(_ path: String, owner: UserAccount?) throws(LaunchError) -> Int32 {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             try LogDirectory.prepare(String(path[..<slash]), owner: owner)
@@ -170,11 +170,14 @@ public struct ProcessLauncher: Sendable {
             if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { _ = fchmod(fd, 0o600) }
             return fd
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        let flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
+        let created = fd >= 0
+        if !created && errno == EEXIST { fd = open(path, flags) }
         guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
-            info.st_uid == owner.uid || info.st_uid == 0
+        // A file found there (a retry's) must be the user's own plain file; one just made is root's.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, created || info.st_uid == owner.uid
         else {
             close(fd)
             throw LaunchError(code: EPERM, message: "cannot open log file \(path): it is not a regular file of its own")
