@@ -245,4 +245,37 @@ struct MultiUserTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "root's file\n")
         #expect(mode(victim)?.uid == 0)
     }
+
+    @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
+    func followOwnEvents() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let bStream = try OrchctlStream(daemon, ["events", "--follow"], as: b)
+        let adminStream = try OrchctlStream(daemon, ["events", "--follow"], as: admin)
+        defer {
+            bStream.stop()
+            adminStream.stop()
+        }
+        // Each stream is live once its first event (daemon_ready, from the backlog) is read.
+        #expect(bStream.nextLine() != nil)
+        #expect(adminStream.nextLine() != nil)
+        let aJob = try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).line
+        let bJob = try daemon.orchctl(as: b, ["submit", "--wait", "--", "true"]).line
+
+        func events(until jobID: String, in stream: OrchctlStream) -> [[String: Any]] {
+            var seen: [[String: Any]] = []
+            while let line = stream.nextLine(),
+                let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                seen.append(event)
+                if (event["jobId"] as? Int).map(String.init) == jobID && event["kind"] as? String == "finished" { break }
+            }
+            return seen
+        }
+        // A's events come before B's job finishes: the filter, not timing, keeps them from B.
+        let bSees = events(until: bJob, in: bStream)
+        #expect(bSees.contains { ($0["jobId"] as? Int).map(String.init) == bJob })
+        #expect(!bSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob }, "\(bSees)")
+        let adminSees = events(until: bJob, in: adminStream)
+        #expect(adminSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob && $0["ownerUid"] as? Int == Int(a.uid) })
+    }
 }
