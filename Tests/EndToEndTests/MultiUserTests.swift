@@ -278,4 +278,20 @@ struct MultiUserTests {
         let adminSees = events(until: bJob, in: adminStream)
         #expect(adminSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob && $0["ownerUid"] as? Int == Int(a.uid) })
     }
+
+    @Test("a root orchd creates its socket 0666 in new 0755 directories, from the start")
+    func socketDirectoryModes() throws {
+        _ = try TestUser.users()  // needs root, as every test here
+        var template = Array("/tmp/orchd-run-XXXXXX".utf8CString)
+        let base = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let socket = base + "/run/orchd/orchd.sock"
+        // The later --socket wins over TestDaemon's own.
+        let daemon = try TestDaemon(arguments: ["--socket", socket])
+        #expect(mode(socket)?.mode == 0o666)
+        #expect(mode(base + "/run/orchd")?.mode == 0o755)
+        #expect(mode(base + "/run")?.mode == 0o755)
+        #expect(try TestDaemon.run(Binaries.orchctl, ["--socket", socket, "ping"]).status == 0)
+        daemon.stop()
+    }
 }
