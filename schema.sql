@@ -66,6 +66,9 @@ CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
 CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
 CREATE INDEX jobs_by_environment ON jobs (environment_id);
+-- Each owner's queued jobs of a queue in start order (v6-multi-user): the scheduler hands free
+-- slots to the users with queued work in turn.
+CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC, id) WHERE state = 'queued';
 
 -- Dependencies: job_id starts only after every depends_on succeeded. A row outlives a pruned
 -- dependency (v2), so a retry can tell that the dependency is gone.
@@ -119,7 +122,8 @@ CREATE TABLE queues (
     paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),          -- 1: start nothing new
     retry_base_usec INTEGER,               -- backoff before the first retry, in µs
     retry_cap_usec INTEGER,                -- longest backoff, in µs
-    hooks TEXT NOT NULL DEFAULT '{}'       -- JSON object: event kind -> command run with /bin/sh -c
+    hooks TEXT NOT NULL DEFAULT '{}',      -- JSON object: event kind -> command run with /bin/sh -c
+    max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1)  -- v6: per-user limit
 ) WITHOUT ROWID;
 
 -- One row, updated by each group commit's durable barrier (GroupCommit.swift).

@@ -67,7 +67,7 @@ struct RetentionTests {
         let later = try daemon.orchctl(["submit", "--delay", "3s", "--", "true"]).line
         #expect(try daemon.orchctl(["wait", later]).status == 0)
         #expect(try daemon.orchctl(["show", old]).status == 1, "pruned by age")
-        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(old).1.out"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/0/\(old).1.out"))
         #expect(try daemon.orchctl(["show", needed]).status == 0, "kept: job \(dependent) depends on it")
 
         // Once nothing live depends on it, it goes too, without waiting for another job to age.

@@ -196,7 +196,7 @@ struct SchedulingTests {
         let pruned = try daemon.orchctl(["prune", "--all"])
         #expect(pruned.status == 0, "\(pruned)")
         #expect(try daemon.orchctl(["show", done]).status == 1)
-        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(done).1.out"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/0/\(done).1.out"))
         #expect(try daemon.orchctl(["show", needed]).status == 0)
         #expect(try daemon.orchctl(["cancel", dependent]).status == 0)
     }

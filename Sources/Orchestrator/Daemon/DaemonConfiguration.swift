@@ -26,6 +26,13 @@ public struct DaemonConfiguration: Sendable {
     public var sync: SyncPolicy = .always
     /// The queues the configuration file declares; declared at start-up and at each reload.
     public var queues: [Scheduler.ConfiguredQueue] = []
+    /// Who may submit to the system service (`allow-users`; default: every user).
+    public var allowedUsers: AllowedUsers = .all
+    /// Members of this group are admins (`admin-group`; default `orchd`).
+    public var adminGroup = AccessPolicy.defaultAdminGroup
+    /// The most running jobs one user may have in a queue that sets no limit of its own
+    /// (`max-running-per-user`); `nil`: no limit.
+    public var maxRunningPerUser: Int? = nil
     /// The configuration file read at start-up and at each reload (SIGHUP); `nil`: none.
     public var configurationFile: String? = nil
     /// Whether a missing ``configurationFile`` is an error (`--config` given) rather than
@@ -58,6 +65,9 @@ public struct DaemonConfiguration: Sendable {
         result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
         result.sync = settings.sync == "interval" ? .interval(settings.syncInterval ?? SyncPolicy.defaultInterval) : .always
         result.queues = file.queues
+        result.allowedUsers = settings.allowUsers ?? .all
+        result.adminGroup = settings.adminGroup ?? AccessPolicy.defaultAdminGroup
+        result.maxRunningPerUser = settings.maxRunningPerUser.flatMap { $0 > 0 ? $0 : nil }
         return result
     }
 
@@ -85,6 +95,7 @@ public struct DaemonConfiguration: Sendable {
         USAGE: orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N]
                      [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N]
                      [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]
+                     [--allow-users LIST] [--admin-group GROUP] [--max-running-per-user N]
 
         OPTIONS:
           --state-dir DIR      Database, lock and job logs. (default: $ORCHD_STATE_DIR, else
@@ -122,6 +133,13 @@ public struct DaemonConfiguration: Sendable {
           --sync-interval SPAN With --sync interval, the longest a committed change waits for
                                its fsync. (default: 100ms)
           --log-level LEVEL    debug, info, warning or error. (default: info)
+          --allow-users LIST   Who may submit to a root orchd: all, or user names and
+                               @groups, separated by commas or spaces. (default: all)
+          --admin-group GROUP  Members manage every user's jobs and the queues, as root
+                               does. (default: orchd)
+          --max-running-per-user N
+                               The most running jobs one user may have in a queue that
+                               sets no limit of its own; 0: no limit. (default: 0)
           -h, --help           Show this help.
           --version            Show the version.
 
@@ -131,7 +149,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// The one-line usage printed after a command-line error.
     public static let shortUsage =
-        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL]"
+        "orchd [--state-dir DIR] [--socket PATH] [--containment MODE] [--config PATH] [--concurrency N] [--kill-grace SPAN] [--drain-timeout SPAN] [--retention-age SPAN] [--retention-count N] [--event-retention N] [--sync MODE] [--sync-interval SPAN] [--log-level LEVEL] [--allow-users LIST] [--admin-group GROUP] [--max-running-per-user N]"
 
     /// What parsing the command line asked for.
     public enum Invocation: Sendable {

@@ -25,13 +25,24 @@ public struct DaemonSettings: Sendable, Equatable {
     /// The queues the configuration file declares (`queue.NAME = ...` lines), by name; only
     /// the file declares queues this way.
     public var queues: [Scheduler.ConfiguredQueue] = []
+    /// Who may submit to the system service (`allow-users`).
+    public var allowUsers: AllowedUsers?
+    /// Members of this group manage every job and the queues (`admin-group`).
+    public var adminGroup: String?
+    /// The most running jobs one user may have in a queue that sets no limit of its own
+    /// (`max-running-per-user`; 0: no limit).
+    public var maxRunningPerUser: Int?
 
     /// Creates a value with every field given.
     public init(
         concurrency: Int? = nil, teardownGrace: Duration? = nil, logLevel: DaemonLog.Level? = nil,
         drainTimeout: Duration? = nil, retentionAge: Duration? = nil, retentionCount: Int? = nil, eventRetention: Int? = nil,
-        sync: String? = nil, syncInterval: Duration? = nil
+        sync: String? = nil, syncInterval: Duration? = nil, allowUsers: AllowedUsers? = nil, adminGroup: String? = nil,
+        maxRunningPerUser: Int? = nil
     ) {
+        self.allowUsers = allowUsers
+        self.adminGroup = adminGroup
+        self.maxRunningPerUser = maxRunningPerUser
         self.sync = sync
         self.syncInterval = syncInterval
         self.concurrency = concurrency
@@ -53,7 +64,9 @@ public struct DaemonSettings: Sendable, Equatable {
             retentionAge: retentionAge ?? other.retentionAge,
             retentionCount: retentionCount ?? other.retentionCount,
             eventRetention: eventRetention ?? other.eventRetention,
-            sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval)
+            sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval,
+            allowUsers: allowUsers ?? other.allowUsers, adminGroup: adminGroup ?? other.adminGroup,
+            maxRunningPerUser: maxRunningPerUser ?? other.maxRunningPerUser)
             .with(queues: queues.isEmpty ? other.queues : queues)
     }
 
@@ -67,7 +80,8 @@ public struct DaemonSettings: Sendable, Equatable {
     static let queueKeyPrefix = "queue."
 
     /// Parses the value of a `queue.NAME` line: settings separated by commas, each
-    /// `concurrency=N`, `retry-base=SPAN` or `retry-cap=SPAN`, each at most once; an empty
+    /// `concurrency=N`, `retry-base=SPAN`, `retry-cap=SPAN` or `max-running-per-user=N`, each
+    /// at most once; an empty
     /// value declares the queue with the defaults.
     /// - Returns: the queue, or what is wrong with the line.
     static func queue(named nameText: String, from text: String) -> Result<Scheduler.ConfiguredQueue, ConfiguredQueueProblem> {
@@ -78,7 +92,7 @@ public struct DaemonSettings: Sendable, Equatable {
         var seen: Set<String> = []
         for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
             guard let equals = part.firstIndex(of: "=") else {
-                return .failure(.init("expected 'setting=value' (concurrency, retry-base, retry-cap), got '\(part.visible)'"))
+                return .failure(.init("expected 'setting=value' (concurrency, retry-base, retry-cap, max-running-per-user), got '\(part.visible)'"))
             }
             let key = part[..<equals].trimmingCharacters(in: .whitespaces)
             let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
@@ -89,6 +103,12 @@ public struct DaemonSettings: Sendable, Equatable {
                     return .failure(.init("invalid concurrency '\(value.visible)': expected a whole number from 1 to 10000"))
                 }
                 queue.concurrency = number
+            case "max-running-per-user":
+                guard let number = Int(value), (0...10_000).contains(number) else {
+                    return .failure(.init(
+                        "invalid max-running-per-user '\(value.visible)': expected a whole number from 0 (no limit) to 10000"))
+                }
+                queue.maxRunningPerUser = number
             case "retry-base", "retry-cap":
                 let span: Duration
                 switch DaemonSetting.span(value) {
@@ -98,7 +118,7 @@ public struct DaemonSettings: Sendable, Equatable {
                 guard span > .zero else { return .failure(.init("\(key) must be longer than zero")) }
                 if key == "retry-base" { queue.retryBase = span } else { queue.retryCap = span }
             default:
-                return .failure(.init("unknown queue setting '\(key.visible)' (known: concurrency, retry-base, retry-cap)"))
+                return .failure(.init("unknown queue setting '\(key.visible)' (known: concurrency, retry-base, retry-cap, max-running-per-user)"))
             }
         }
         if let base = queue.retryBase, let cap = queue.retryCap,
@@ -138,6 +158,9 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
     case eventRetention = "event-retention"
     case sync = "sync"
     case syncInterval = "sync-interval"
+    case allowUsers = "allow-users"
+    case adminGroup = "admin-group"
+    case maxRunningPerUser = "max-running-per-user"
 
     /// The command-line flag, `--` and the key.
     public var flag: String { "--" + rawValue }
@@ -153,6 +176,9 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
         case .eventRetention: "a whole number from 1000"
         case .sync: "always or interval"
         case .syncInterval: "a time span from 1ms to 1h, such as 100ms"
+        case .allowUsers: "all, or user names and @groups separated by commas or spaces"
+        case .adminGroup: "a group name"
+        case .maxRunningPerUser: "a whole number from 0 (no limit) to 10000"
         }
     }
 
@@ -199,6 +225,15 @@ public enum DaemonSetting: String, CaseIterable, Sendable {
                 settings.syncInterval = span
             case .failure(let problem): return problem.message
             }
+        case .allowUsers:
+            guard let allowed = AllowedUsers(text) else { return expectation }
+            settings.allowUsers = allowed
+        case .adminGroup:
+            guard !text.isEmpty, !text.contains(where: { $0 == " " || $0 == "," || $0 == ":" || $0 == "/" }) else { return expectation }
+            settings.adminGroup = text
+        case .maxRunningPerUser:
+            guard let number = Int(text), (0...10_000).contains(number) else { return expectation }
+            settings.maxRunningPerUser = number
         }
         return nil
     }

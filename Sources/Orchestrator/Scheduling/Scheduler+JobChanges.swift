@@ -10,13 +10,13 @@ extension Scheduler {
     /// - Parameters:
     ///   - ids: the jobs; nothing changes if one is unknown, started or not permitted.
     ///   - held: hold (`true`) or release (`false`).
-    ///   - uid: the caller.
+    ///   - caller: who asks; only jobs they manage (``authorize(_:toManage:)``).
     /// - Returns: the jobs as now stored, once durable.
-    /// - Throws: `noSuchJob`, `notPermitted`, `alreadyStarted`, `alreadyFinished`, or a
+    /// - Throws: `noSuchJob`, `permissionDenied`, `alreadyStarted`, `alreadyFinished`, or a
     ///   storage failure.
-    public func setHeld(_ ids: [JobID], _ held: Bool, by uid: UInt32) async throws(SchedulerError) -> [Job] {
+    public func setHeld(_ ids: [JobID], _ held: Bool, by caller: Caller) async throws(SchedulerError) -> [Job] {
         let operation: JobStateMachine.Operation = held ? .hold : .release
-        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: uid) }
+        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: caller) }
         for job in jobs {
             if case .refused(let refusal) = try decide(operation, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: operation)
@@ -60,11 +60,11 @@ extension Scheduler {
     /// queue (a declared one), start time and name. A new start time ahead makes a queued
     /// job wait; one that has come queues a waiting job whose dependencies succeeded.
     /// - Returns: the job as now stored, once durable.
-    /// - Throws: `noSuchJob`, `notPermitted`, `alreadyStarted`, `alreadyFinished`,
+    /// - Throws: `noSuchJob`, `permissionDenied`, `alreadyStarted`, `alreadyFinished`,
     ///   `unknownQueue`, `invalidSpec` (a name too long), or a storage failure; nothing
     ///   changed then.
-    public func edit(_ id: JobID, _ edit: JobEdit, by uid: UInt32) async throws(SchedulerError) -> Job {
-        let job = try jobForChange(id, by: uid)
+    public func edit(_ id: JobID, _ edit: JobEdit, by caller: Caller) async throws(SchedulerError) -> Job {
+        let job = try jobForChange(id, by: caller)
         var spec = job.spec
         if let priority = edit.priority { spec.priority = priority }
         if let queue = edit.queue { spec.queue = queue }
@@ -100,11 +100,11 @@ extension Scheduler {
     /// counting while it is suspended, and a teardown (cancel, timeout, shutdown) thaws it
     /// first. A restart of orchd ends a suspended job as it ends any running one.
     /// - Returns: the job as now stored, once durable.
-    /// - Throws: `noSuchJob`, `notPermitted`, `notRunning`, `alreadyFinished`,
+    /// - Throws: `noSuchJob`, `permissionDenied`, `notRunning`, `alreadyFinished`,
     ///   `suspendFailed`, or a storage failure.
-    public func setSuspended(_ id: JobID, _ suspended: Bool, by uid: UInt32) async throws(SchedulerError) -> Job {
+    public func setSuspended(_ id: JobID, _ suspended: Bool, by caller: Caller) async throws(SchedulerError) -> Job {
         let operation: JobStateMachine.Operation = suspended ? .suspend : .resume
-        let job = try jobForChange(id, by: uid)
+        let job = try jobForChange(id, by: caller)
         switch try decide(operation, for: job) {
         case .setSuspended(let value):
             guard let running = operations[id] else {

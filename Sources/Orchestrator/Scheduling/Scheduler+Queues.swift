@@ -11,31 +11,45 @@ extension Scheduler {
         public var concurrency: Int?
         public var retryBase: Duration?
         public var retryCap: Duration?
+        /// The most running jobs one user may have; 0 removes the limit.
+        public var maxRunningPerUser: Int?
 
         /// Creates a value with every field given.
-        public init(name: QueueName, concurrency: Int? = nil, retryBase: Duration? = nil, retryCap: Duration? = nil) {
+        public init(
+            name: QueueName, concurrency: Int? = nil, retryBase: Duration? = nil, retryCap: Duration? = nil,
+            maxRunningPerUser: Int? = nil
+        ) {
             self.name = name
             self.concurrency = concurrency
             self.retryBase = retryBase
             self.retryCap = retryCap
+            self.maxRunningPerUser = maxRunningPerUser
         }
     }
 
     /// Every declared queue, by name.
-    public var queues: [QueueInfo] {
-        runners.values.filter(\.isDeclared).map { $0.info(default: configuration.retryPolicy) }.sorted { $0.name < $1.name }
+    public var queues: [QueueInfo] { queues(perUser: false) }
+
+    /// Every declared queue, by name.
+    /// - Parameter perUser: include each queue's running jobs by user (for admins).
+    public func queues(perUser: Bool) -> [QueueInfo] {
+        runners.values.filter(\.isDeclared).map { $0.info(default: configuration.retryPolicy, perUser: perUser) }
+            .sorted { $0.name < $1.name }
     }
 
     /// Declares a new queue with its settings (`orchctl queue add`).
-    /// - Parameters: as ``setQueue(_:concurrency:retryBase:retryCap:hooks:)``.
+    /// - Parameters: as ``setQueue(_:concurrency:retryBase:retryCap:hooks:maxRunningPerUser:)``.
     /// - Returns: the queue, once durable.
     /// - Throws: `queueExists` when it is declared already, `invalidSetting`, or a storage
     ///   failure.
     public func addQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
+        maxRunningPerUser: Int? = nil
     ) async throws(SchedulerError) -> QueueInfo {
         if runners[name]?.isDeclared == true { throw .queueExists(name) }
-        return try await changeQueue(name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks)
+        return try await changeQueue(
+            name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
+            maxRunningPerUser: maxRunningPerUser)
     }
 
     /// Declares the queues of the configuration file that are not declared yet, and applies
@@ -44,7 +58,8 @@ extension Scheduler {
     public func declareConfiguredQueues(_ configured: [ConfiguredQueue]) async throws(SchedulerError) {
         for queue in configured {
             _ = try await changeQueue(
-                queue.name, concurrency: queue.concurrency, retryBase: queue.retryBase, retryCap: queue.retryCap, hooks: nil)
+                queue.name, concurrency: queue.concurrency, retryBase: queue.retryBase, retryCap: queue.retryCap, hooks: nil,
+                maxRunningPerUser: queue.maxRunningPerUser)
         }
     }
 
@@ -83,22 +98,31 @@ extension Scheduler {
     ///   - retryCap: the longest backoff.
     ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
     ///     command removes one.
+    ///   - maxRunningPerUser: the most running jobs one user may have (0 removes the limit);
+    ///     no running job is stopped when lowered.
     /// - Returns: the queue as now set, once durable.
     /// - Throws: `noSuchQueue` when the queue is not declared, `invalidSetting`, or a storage
     ///   failure.
     public func setQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
+        maxRunningPerUser: Int? = nil
     ) async throws(SchedulerError) -> QueueInfo {
         guard runners[name]?.isDeclared == true else { throw .noSuchQueue(name) }
-        return try await changeQueue(name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks)
+        return try await changeQueue(
+            name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
+            maxRunningPerUser: maxRunningPerUser)
     }
 
     /// Stores a queue's settings, declaring it when it is not.
     private func changeQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]?
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]?,
+        maxRunningPerUser: Int? = nil
     ) async throws(SchedulerError) -> QueueInfo {
         if let concurrency, !(1...10_000).contains(concurrency) {
             throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
+        }
+        if let maxRunningPerUser, !(0...10_000).contains(maxRunningPerUser) {
+            throw .invalidSetting("the per-user limit must be from 0 (no limit) to 10000, not \(maxRunningPerUser)")
         }
         if let retryBase, retryBase <= .zero {
             throw .invalidSetting("the retry base must be longer than zero")
@@ -118,10 +142,12 @@ extension Scheduler {
         if let concurrency { settings.concurrency = concurrency }
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
+        if let maxRunningPerUser { settings.maxRunningPerUser = maxRunningPerUser == 0 ? nil : maxRunningPerUser }
         try storeCall { try store.save(settings) }
         runner.settings = settings
         runner.isDeclared = true
         runner.concurrency = settings.concurrency ?? configuration.concurrency
+        runner.maxRunningPerUser = settings.maxRunningPerUser ?? configuration.maxRunningPerUser
         let info = runner.info(default: configuration.retryPolicy)
         feed(runner)
         await durable()

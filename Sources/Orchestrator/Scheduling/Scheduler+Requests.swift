@@ -77,9 +77,11 @@ extension Scheduler {
     }
 
     /// Looks up one job and its finished attempts.
-    /// - Throws: `noSuchJob`, or a storage failure.
-    public func job(_ id: JobID) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
+    /// - Parameter caller: who asks; only the job's owner and admins may see it.
+    /// - Throws: `noSuchJob`, `permissionDenied`, or a storage failure.
+    public func job(_ id: JobID, by caller: Caller = .root) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
         let job = try existingJob(id)
+        try authorize(caller, toManage: job)
         do {
             return (job, try store.attempts(of: id))
         } catch {
@@ -88,19 +90,24 @@ extension Scheduler {
     }
 
     /// Lists jobs matching every filter given, in ID order.
-    /// - Parameter limit: only the newest this many; `nil` for all.
-    public func list(ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil) throws(SchedulerError) -> [Job] {
-        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit) }
+    /// - Parameters:
+    ///   - limit: only the newest this many; `nil` for all.
+    ///   - owner: only the jobs of this uid; `nil` for everyone's.
+    public func list(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, owner: UInt32? = nil
+    ) throws(SchedulerError) -> [Job] {
+        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner) }
     }
 
     /// Cancels jobs: finishes those not started, tears down the running ones.
     /// - Parameters:
     ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
-    ///   - uid: the caller; root may cancel any job, others only their own.
+    ///   - caller: who asks; admins may cancel any job, others only their own.
     ///   - signal: sent first to a running job's processes instead of SIGTERM.
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
-    public func cancel(_ ids: [JobID], by uid: UInt32, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
-        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: uid) }
+    public func cancel(_ ids: [JobID], by caller: Caller, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
+        // Ownership first: another user's job is refused without saying what state it is in.
+        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: caller) }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
@@ -116,17 +123,17 @@ extension Scheduler {
     /// - Parameters:
     ///   - queue: only this queue's jobs; `nil` for any.
     ///   - stateName: `waiting`, `queued` or `running`; `nil` for any of them.
-    ///   - uid: the caller.
+    ///   - caller: who asks; only jobs they manage (``authorize(_:toManage:)``).
     ///   - signal: as for ``cancel(_:by:signal:)``.
     /// - Returns: the cancelled jobs, by ID, once all have finished.
     public func cancelMatching(
-        queue: QueueName?, stateName: String?, by uid: UInt32, signal: Int32? = nil
+        queue: QueueName?, stateName: String?, by caller: Caller, signal: Int32? = nil
     ) async throws(SchedulerError) -> [Job] {
         let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
         var cancelled: [JobID] = []
         for id in ids {
             do throws(SchedulerError) {
-                let job = try jobForChange(id, by: uid)
+                let job = try jobForChange(id, by: caller)
                 guard case .refused = try decide(.cancel, for: job) else {
                     try cancelOne(id, signal: signal)
                     cancelled.append(id)
@@ -134,7 +141,7 @@ extension Scheduler {
                 }
             } catch {
                 switch error {
-                case .noSuchJob, .notPermitted, .alreadyFinished: continue
+                case .noSuchJob, .permissionDenied, .alreadyFinished: continue
                 default: throw error
                 }
             }
@@ -144,12 +151,12 @@ extension Scheduler {
 
     /// The one path by which a client's request reaches a stored job it changes: settles an
     /// end the store has not taken yet, reads the job, and checks that the caller may
-    /// change it (root, or the job's submitter).
-    /// - Throws: `noSuchJob`, `notPermitted`, or a storage failure.
-    func jobForChange(_ id: JobID, by uid: UInt32) throws(SchedulerError) -> Job {
+    /// change it (``authorize(_:toManage:)``).
+    /// - Throws: `noSuchJob`, `permissionDenied`, or a storage failure.
+    func jobForChange(_ id: JobID, by caller: Caller) throws(SchedulerError) -> Job {
         try settlePendingEnd(of: id)
         let job = try existingJob(id)
-        if uid != 0 && uid != job.submitterUid { throw .notPermitted(id) }
+        try authorize(caller, toManage: job)
         return job
     }
 
@@ -180,8 +187,8 @@ extension Scheduler {
     /// another live job holds its unique key, or its queue is no longer declared. A paused
     /// queue stays paused.
     /// - Returns: the job as now stored, once durable.
-    public func retry(_ id: JobID, by uid: UInt32) async throws(SchedulerError) -> Job {
-        let job = try retryOne(id, by: uid)
+    public func retry(_ id: JobID, by caller: Caller) async throws(SchedulerError) -> Job {
+        let job = try retryOne(id, by: caller)
         await durable()
         return job
     }
@@ -191,18 +198,18 @@ extension Scheduler {
     /// ``retry(_:by:)``; one that cannot be retried is reported with the reason.
     /// - Parameters:
     ///   - queue: only this queue's jobs; `nil` for any.
-    ///   - uid: the caller.
+    ///   - caller: who asks; only the jobs they manage are retried.
     /// - Returns: the retried jobs as now stored, and the refused ones with why, once durable.
-    public func retryFailed(queue: QueueName?, by uid: UInt32) async throws(SchedulerError) -> (jobs: [Job], refused: [(JobID, SchedulerError)]) {
+    public func retryFailed(queue: QueueName?, by caller: Caller) async throws(SchedulerError) -> (jobs: [Job], refused: [(JobID, SchedulerError)]) {
         let ids = try storeCall { try store.finishedJobIDs(results: HookEvent.failed.results, queue: queue) }
         var retried: [Job] = []
         var refused: [(JobID, SchedulerError)] = []
         for id in ids {
             do throws(SchedulerError) {
-                retried.append(try retryOne(id, by: uid))
+                retried.append(try retryOne(id, by: caller))
             } catch {
                 switch error {
-                case .noSuchJob: continue  // pruned meanwhile
+                case .noSuchJob, .permissionDenied: continue  // pruned meanwhile, or not theirs
                 case .storage, .storageFull, .databaseLocked: throw error
                 default: refused.append((id, error))
                 }
@@ -213,8 +220,8 @@ extension Scheduler {
     }
 
     /// Retries one job (see ``retry(_:by:)``), without waiting for durability.
-    private func retryOne(_ id: JobID, by uid: UInt32) throws(SchedulerError) -> Job {
-        let previous = try jobForChange(id, by: uid)
+    private func retryOne(_ id: JobID, by caller: Caller) throws(SchedulerError) -> Job {
+        let previous = try jobForChange(id, by: caller)
         let state: JobState
         switch try decide(.retry, for: previous) {
         case .enter(let next): state = next
@@ -229,10 +236,11 @@ extension Scheduler {
     }
 
     /// Answers once every job in `ids` has finished.
+    /// - Parameter caller: who waits; only for their own jobs unless an admin.
     /// - Returns: the finished jobs, once their ends are durable.
-    /// - Throws: `noSuchJob` for an unknown ID.
-    public func wait(for ids: [JobID]) async throws(SchedulerError) -> [Job] {
-        for id in ids { _ = try existingJob(id) }
+    /// - Throws: `noSuchJob` for an unknown ID, `permissionDenied` for another user's job.
+    public func wait(for ids: [JobID], by caller: Caller = .root) async throws(SchedulerError) -> [Job] {
+        for id in ids { try authorize(caller, toManage: try existingJob(id)) }
         return try await finish(of: ids)
     }
 
@@ -265,7 +273,7 @@ extension Scheduler {
         completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
     ) {
         let pageSize = 1000
-        let deleted: [(id: JobID, queue: QueueName, attempts: Int)]
+        let deleted: [(id: JobID, queue: QueueName, owner: UInt32, attempts: Int)]
         let page: [JobStore.PruneCandidate]
         do {
             page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
@@ -280,9 +288,9 @@ extension Scheduler {
             completion(.failure(storageError(error)))
             return
         }
-        for (id, queue, attempts) in deleted {
+        for (id, queue, owner, attempts) in deleted {
             runner(for: queue).counts.finished -= 1
-            removeLogs(of: id, attempts: attempts)
+            removeLogs(of: id, owner: owner, attempts: attempts)
         }
         let sum = total + deleted.count
         if !deleted.isEmpty { groupCommit.changed() }

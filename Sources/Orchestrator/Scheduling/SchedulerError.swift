@@ -12,7 +12,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// succeeded), or was pruned (`nil`).
     case dependencyNotSucceeded(JobID, dependency: JobID, result: JobResult?)
     /// The caller is neither root nor the job's submitter.
-    case notPermitted(JobID)
+    case permissionDenied(JobID)
     /// The spec breaks a rule.
     case invalidSpec(JobSpecError)
     /// A live job already holds this unique key.
@@ -52,7 +52,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .notFinished(let id): "job \(id) has not finished"
         case .dependencyNotSucceeded(let id, let dependency, let result):
             JobsInterface.dependencyNotSucceeded(id, dependency: dependency, result: result?.name).description
-        case .notPermitted(let id): "job \(id) belongs to another user"
+        case .permissionDenied(let id): "job \(id) belongs to another user"
         case .invalidSpec(let error): "invalid job: \(error.message)"
         case .duplicate(let id, let key): "job \(id) with unique key '\(key)' has not finished yet"
         case .noSuchQueue(let name): "no queue named '\(name)'"

@@ -203,10 +203,14 @@ public final class JobStore {
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
-        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, owner: UInt32? = nil
     ) throws -> [Job] {
         var conditions: [String] = []
         var values: [DatabaseValue] = []
+        if let owner {
+            conditions.append("submitter_uid = ?")
+            values.append(.integer(Int64(owner)))
+        }
         if let ids {
             conditions.append("id IN (SELECT value FROM json_each(?))")
             values.append(.text(Self.jsonArray(ids)))

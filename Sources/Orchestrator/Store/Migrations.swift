@@ -25,11 +25,22 @@ public enum Migrations {
         migrator.registerMigration("v5-job-counts") { db in
             try db.execute(v5JobCountsSQL)
         }
+        migrator.registerMigration("v6-multi-user") { db in
+            try db.execute(v6MultiUserSQL)
+        }
         migrator.registerMigration("v7-declared-queues-held-suspended") { db in
             try db.execute(v7DeclaredQueuesSQL)
         }
         return migrator
     }()
+
+    /// v6: a queue's limit of running jobs per user, and the queued jobs of a queue by owner,
+    /// in start order, so that the scheduler finds each user's next job (and which users have
+    /// queued work) without reading the queue: it hands free slots to users in turn.
+    static let v6MultiUserSQL = """
+        ALTER TABLE queues ADD COLUMN max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1);
+        CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC, id) WHERE state = 'queued';
+        """
 
     /// v7: queues are declared (a row in `queues`), no longer made by the first job that names
     /// one; the queues that already have jobs, and `default`, are declared. A job may be held

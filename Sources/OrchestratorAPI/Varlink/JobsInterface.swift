@@ -14,49 +14,51 @@ public enum JobsInterface {
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
         "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
     /// `Get(id) -> (job, attempts)`.
-    public static let get = VarlinkMethod<GetParameters, JobReply>("io.orchd.Jobs.Get", errors: [Errors.noSuchJob] + storage)
+    public static let get = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
     /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
     public static let list = VarlinkMethod<ListParameters, JobsReply>("io.orchd.Jobs.List", errors: storage)
     /// `Cancel(ids, signal) -> (jobs)`.
     public static let cancel = VarlinkMethod<CancelParameters, JobsReply>(
-        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.notPermitted] + storage)
+        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.permissionDenied] + storage)
     /// `CancelMatching(queue, state, signal) -> (jobs)`.
     public static let cancelMatching = VarlinkMethod<CancelMatchingParameters, JobsReply>(
-        "io.orchd.Jobs.CancelMatching", errors: [Errors.notPermitted] + storage)
+        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage)
     /// `Retry(id) -> (job)`.
     public static let retry = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Retry",
-        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
                  Errors.invalidJobSpec, Errors.unknownQueue] + storage)
     /// `RetryFailed(queue) -> (jobs, refused)`.
     public static let retryFailed = VarlinkMethod<RetryFailedParameters, RetryFailedReply>(
         "io.orchd.Jobs.RetryFailed", errors: storage)
     /// `Hold(ids) -> (jobs)`.
     public static let hold = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
     /// `Release(ids) -> (jobs)`.
     public static let release = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
     /// `Edit(id, priority, queue, notBefore, name) -> (job)`.
     public static let edit = VarlinkMethod<EditParameters, JobReply>(
         "io.orchd.Jobs.Edit",
-        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.alreadyStarted, Errors.alreadyFinished, Errors.invalidJobSpec,
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished, Errors.invalidJobSpec,
                  Errors.unknownQueue] + storage)
     /// `Suspend(id) -> (job)`.
     public static let suspend = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Suspend",
-        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
     /// `Continue(id) -> (job)`.
     public static let resume = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Continue",
-        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
     /// `Prune(olderThanUSec) -> (pruned)`.
     public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
-    public static let wait = VarlinkMethod<IDsParameters, JobsReply>("io.orchd.Jobs.Wait", errors: [Errors.noSuchJob] + storage)
+    public static let wait = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
-        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.logMissing, Errors.noSuchAttempt] + storage)
+        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage)
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage)
@@ -72,7 +74,7 @@ public enum JobsInterface {
         public static let noSuchJob = "io.orchd.Jobs.NoSuchJob"
         public static let invalidJobSpec = "io.orchd.Jobs.InvalidJobSpec"
         public static let alreadyFinished = "io.orchd.Jobs.AlreadyFinished"
-        public static let notPermitted = "io.orchd.Jobs.NotPermitted"
+        public static let permissionDenied = "io.orchd.Jobs.PermissionDenied"
         public static let logMissing = "io.orchd.Jobs.LogMissing"
         public static let duplicateJob = "io.orchd.Jobs.DuplicateJob"
         public static let notFinished = "io.orchd.Jobs.NotFinished"
@@ -299,12 +301,16 @@ public enum JobsInterface {
         public var state: String?
         /// Only the newest `limit` matching jobs (still listed in ID order).
         public var limit: Int?
+        /// Every user's jobs, not only the caller's (a caller who is not an admin then gets
+        /// other users' jobs with their owner, state and command only).
+        public var allUsers: Bool?
         /// Creates a value with every field given.
-        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil) {
+        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil, allUsers: Bool? = nil) {
             self.ids = ids
             self.queue = queue
             self.state = state
             self.limit = limit
+            self.allUsers = allUsers
         }
     }
 
@@ -425,9 +431,9 @@ public enum JobsInterface {
         VarlinkError(Errors.alreadyFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
     }
 
-    /// `NotPermitted(id)`: only root or the submitter may change another user's job.
-    public static func notPermitted(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.notPermitted, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
+    /// `PermissionDenied(id)`: the job is another user's, and the caller is no admin.
+    public static func permissionDenied(_ id: JobID) -> VarlinkError {
+        VarlinkError(Errors.permissionDenied, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
     }
 
     /// `StorageFailure(message)`: the database refused a change; nothing was changed.

@@ -65,11 +65,14 @@ public enum QueuesInterface {
         /// Hook commands to set, by event kind (`finished`, `failed`, `succeeded`, `cancelled`,
         /// `retrying`, `started`, `queue_drained`); an empty command removes that hook.
         public var hooks: [String: String]?
+        /// The most running jobs one user may have in the queue; 0 removes the limit.
+        public var maxRunningPerUser: Int?
         /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-            hooks: [String: String]? = nil
+            hooks: [String: String]? = nil, maxRunningPerUser: Int? = nil
         ) {
+            self.maxRunningPerUser = maxRunningPerUser
             self.name = name
             self.concurrency = concurrency
             self.retryBaseUSec = retryBaseUSec

@@ -21,7 +21,8 @@ enum QueueCommand: OrchctlCommand {
     }
 }
 
-/// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN] [--on EVENT=COMMAND]...`.
+/// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN] [--on EVENT=COMMAND]...
+/// [--max-running-per-user N]`.
 enum QueueSetCommand: OrchctlCommand {
     /// The event kinds a hook may be set for, sorted, as help and messages list them.
     static let hookEvents = QueuesInterface.hookEvents.sorted()
@@ -41,7 +42,7 @@ enum QueueSetCommand: OrchctlCommand {
         name: "queue set",
         abstract: "Change a queue's concurrency, retry backoff and hooks.",
         discussion: """
-            Settings not given keep their value; the queue must exist ('queue add' adds one). A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
+            Settings not given keep their value; the queue must exist ('queue add' adds one). A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings. Only root and members of orchd's admin group may change queues.
 
             \(hookHelp)
             """,
@@ -55,6 +56,7 @@ enum QueueSetCommand: OrchctlCommand {
         var retryBaseUSec: Int64?
         var retryCapUSec: Int64?
         var hooks: [String: String] = [:]
+        var maxRunningPerUser: Int?
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.concurrency, "concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
@@ -62,6 +64,8 @@ enum QueueSetCommand: OrchctlCommand {
             .value(\.retryCapUSec, "retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min; at least the retry base."),
             .keyValues(\.hooks, "on", "event=command", kind: .keyedValue(keys: hookEvents),
                        help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook."),
+            .value(\.maxRunningPerUser, "max-running-per-user", "n", kind: .integerIn(0...10_000),
+                   help: "Let no user run more than N of the queue's jobs at once; 0 removes the limit. Free slots go to the users with queued jobs in turn either way."),
         ]
     }
 
@@ -85,7 +89,7 @@ enum QueueSetCommand: OrchctlCommand {
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
             concurrency: options.concurrency, retryBaseUSec: options.retryBaseUSec, retryCapUSec: options.retryCapUSec,
-            hooks: options.hooks.isEmpty ? nil : options.hooks)
+            hooks: options.hooks.isEmpty ? nil : options.hooks, maxRunningPerUser: options.maxRunningPerUser)
         if let problem = QueuesInterface.hookProblem(parameters.hooks) {
             throw CommandLineError(.invalidValue, "invalid value for option '--on': \(problem)", command: spec.name)
         }
@@ -93,10 +97,11 @@ enum QueueSetCommand: OrchctlCommand {
             throw CommandLineError(.conflictingOptions, problem, command: spec.name)
         }
         guard !requireSetting || parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
-            || parameters.hooks != nil
+            || parameters.hooks != nil || parameters.maxRunningPerUser != nil
         else {
             throw CommandLineError(
-                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap or --on", command: spec.name)
+                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap, --on or --max-running-per-user",
+                command: spec.name)
         }
         return parameters
     }

@@ -44,7 +44,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, queue.NAME)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, allow-users, admin-group, max-running-per-user, queue.NAME)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")
@@ -143,7 +143,7 @@ struct ConfigurationFileTests {
 
     @Test("a bad queue line names the line and what is wrong", arguments: [
         ("queue.a = concurrency=0", "invalid concurrency '0': expected a whole number from 1 to 10000"),
-        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap)"),
+        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap, max-running-per-user)"),
         ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap), got 'concurrency'"),
         ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
         ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),

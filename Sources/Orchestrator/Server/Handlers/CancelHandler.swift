@@ -10,9 +10,9 @@ struct CancelHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.CancelParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             let signal = try Self.signal(parameters.signal)
-            let uid = call.peer.uid
+            let caller = call.caller
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.cancel(parameters.ids, by: uid, signal: signal)
+                try await scheduler.cancel(parameters.ids, by: caller, signal: signal)
             }) {
                 JobsInterface.JobsReply(jobs: $0)
             }

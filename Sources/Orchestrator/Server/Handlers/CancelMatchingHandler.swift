@@ -15,9 +15,9 @@ struct CancelMatchingHandler: VarlinkMethodHandler {
                 throw VarlinkError.invalidParameter("state")
             }
             let signal = try CancelHandler.signal(parameters.signal)
-            let uid = call.peer.uid
+            let caller = call.caller
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.cancelMatching(queue: parameters.queue, stateName: parameters.state, by: uid, signal: signal)
+                try await scheduler.cancelMatching(queue: parameters.queue, stateName: parameters.state, by: caller, signal: signal)
             }) {
                 JobsInterface.JobsReply(jobs: $0)
             }

@@ -17,10 +17,10 @@ struct EditHandler: VarlinkMethodHandler {
             guard edit.priority != nil || edit.queue != nil || edit.notBefore != nil || edit.name != nil else {
                 throw VarlinkError.invalidParameter("priority")
             }
-            let uid = call.peer.uid
+            let caller = call.caller
             let change = edit
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.edit(parameters.id, change, by: uid)
+                try await scheduler.edit(parameters.id, change, by: caller)
             }) { JobsInterface.JobReply(job: $0) }
         } catch {
             responder.fail(error)

@@ -24,10 +24,11 @@ struct LogsHandler: VarlinkMethodHandler {
             return
         }
         let scheduler = self.scheduler
+        let caller = call.caller
         Task {
             let found: (job: Job, attempts: [JobAttempt])
             do throws(SchedulerError) {
-                found = try await scheduler.job(parameters.id)
+                found = try await scheduler.job(parameters.id, by: caller)
             } catch {
                 responder.fail(error.varlinkError)
                 return
@@ -45,10 +46,17 @@ struct LogsHandler: VarlinkMethodHandler {
             }
             let path = scheduler.logFile(of: job, attempt: attempt, stream: parameters.stream)
             let otherPath = scheduler.logFile(of: job, attempt: attempt, stream: parameters.stream == .stdout ? .stderr : .stdout)
+            if parameters.follow == true, let slash = path.lastIndex(of: "/") {
+                // Following a job not started yet watches its owner's directory for the file;
+                // the directory is made now if this is the owner's first job, as a launch would.
+                let owner = scheduler.runsJobsAsSubmitter && job.submitterUid != 0
+                    ? UserAccount.lookup(uid: job.submitterUid) : nil
+                try? LogDirectory.prepare(String(path[..<slash]), owner: owner)
+            }
             let mustExist = Self.logMustExist(job, attempt: attempt, attempts: found.attempts, otherLogPath: otherPath)
             let follow: LogStream.Follow? = parameters.follow == true
                 ? LogStream.Follow(job: job.id, attempt: attempt, nextAttempts: parameters.attempt == nil) { next in
-                    scheduler.logPath(of: job.id, attempt: next, stream: parameters.stream)
+                    scheduler.logPath(of: job.id, owner: job.submitterUid, attempt: next, stream: parameters.stream)
                 }
                 : nil
             LogStream(

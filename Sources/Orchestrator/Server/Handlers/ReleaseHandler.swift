@@ -9,9 +9,9 @@ struct ReleaseHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
-            let uid = call.peer.uid
+            let caller = call.caller
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.setHeld(parameters.ids, false, by: uid)
+                try await scheduler.setHeld(parameters.ids, false, by: caller)
             }) { JobsInterface.JobsReply(jobs: $0) }
         } catch {
             responder.fail(error)

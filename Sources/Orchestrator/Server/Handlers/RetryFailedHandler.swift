@@ -9,9 +9,9 @@ struct RetryFailedHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.RetryFailedParameters.self)
-            let uid = call.peer.uid
+            let caller = call.caller
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.retryFailed(queue: parameters.queue, by: uid)
+                try await scheduler.retryFailed(queue: parameters.queue, by: caller)
             }) { outcome in
                 JobsInterface.RetryFailedReply(
                     jobs: outcome.jobs,

@@ -6,7 +6,7 @@ extension SchedulerError {
         switch self {
         case .noSuchJob(let id): JobsInterface.noSuchJob(id)
         case .alreadyFinished(let id): JobsInterface.alreadyFinished(id)
-        case .notPermitted(let id): JobsInterface.notPermitted(id)
+        case .permissionDenied(let id): JobsInterface.permissionDenied(id)
         case .invalidSpec(let error): JobsInterface.invalidJobSpec(error.message)
         case .notFinished(let id): JobsInterface.notFinished(id)
         case .dependencyNotSucceeded(let id, let dependency, let result):

@@ -8,9 +8,9 @@ struct SuspendHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
-            let uid = call.peer.uid
+            let caller = call.caller
             responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.setSuspended(parameters.id, true, by: uid)
+                try await scheduler.setSuspended(parameters.id, true, by: caller)
             }) { JobsInterface.JobReply(job: $0) }
         } catch {
             responder.fail(error)
