@@ -35,11 +35,11 @@ struct AttemptLogsTests {
         #expect(zero.status == 64 && zero.standardError.contains("'--attempt'"), "\(zero)")
         let both = try daemon.orchctl(["logs", "--both", "--stderr", id])
         #expect(both.status == 64, "\(both)")
-        let files = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/logs").filter { $0.hasPrefix("\(id).") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/logs/0").filter { $0.hasPrefix("\(id).") }
         #expect(files.sorted() == ["\(id).1.err", "\(id).1.out", "\(id).2.err", "\(id).2.out"])
         // Pruning deletes every attempt's files.
         #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
-        let left = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/logs").filter { $0.hasPrefix("\(id).") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/logs/0").filter { $0.hasPrefix("\(id).") }
         #expect(left.isEmpty)
     }
 
@@ -94,8 +94,8 @@ struct AttemptLogsTests {
         #expect(daemon.stop() == 0)
         // What an older orchd left: one pair of files per job.
         let logs = daemon.stateDirectory + "/logs/"
-        try #require(rename(logs + "\(id).1.out", logs + "\(id).out") == 0)
-        try #require(rename(logs + "\(id).1.err", logs + "\(id).err") == 0)
+        try #require(rename(logs + "0/\(id).1.out", logs + "\(id).out") == 0)
+        try #require(rename(logs + "0/\(id).1.err", logs + "\(id).err") == 0)
         try daemon.start()
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "old\n")
         #expect(try daemon.orchctl(["logs", "--attempt", "1", "--stderr", id]).standardOutput == "olderr\n")
@@ -104,7 +104,7 @@ struct AttemptLogsTests {
         #expect(try daemon.orchctl(["wait", id]).status == 0)
         #expect(try daemon.orchctl(["logs", "--attempt", "1", id]).standardOutput == "old\n")
         #expect(try daemon.orchctl(["logs", "--attempt", "2", id]).standardOutput == "old\n")
-        #expect(FileManager.default.fileExists(atPath: logs + "\(id).2.out"))
+        #expect(FileManager.default.fileExists(atPath: logs + "0/\(id).2.out"))
         #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: logs + "\(id).out"))
     }

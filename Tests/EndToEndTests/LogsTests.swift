@@ -87,7 +87,7 @@ struct LogsTests {
         let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo old layout"]).line
         let logs = daemon.stateDirectory + "/logs"
         for suffix in ["out", "err"] {
-            #expect(rename("\(logs)/0/\(id).\(suffix)", "\(logs)/\(id).\(suffix)") == 0)
+            #expect(rename("\(logs)/0/\(id).1.\(suffix)", "\(logs)/\(id).\(suffix)") == 0)
         }
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "old layout\n")
         #expect(try daemon.orchctl(["logs", "--follow", id]).standardOutput == "old layout\n")

@@ -49,8 +49,8 @@ struct MultiUserTests {
 
         let directory = daemon.stateDirectory + "/logs/\(a.uid)"
         #expect(mode(directory).map { [$0.mode, $0.uid] } == [0o700, a.uid])
-        #expect(mode(directory + "/\(id).out").map { [$0.mode, $0.uid] } == [0o600, a.uid])
-        #expect(mode(directory + "/\(id).err").map { [$0.mode, $0.uid] } == [0o600, a.uid])
+        #expect(mode(directory + "/\(id).1.out").map { [$0.mode, $0.uid] } == [0o600, a.uid])
+        #expect(mode(directory + "/\(id).1.err").map { [$0.mode, $0.uid] } == [0o600, a.uid])
 
         // A retry writes A's log files again (A's own files now, no longer made by orchd).
         #expect(try daemon.orchctl(as: a, ["retry", id]).status == 0)
@@ -79,7 +79,7 @@ struct MultiUserTests {
             #expect(result.status == 77, "only admins may \(command): \(result)")
         }
         #expect(try daemon.orchctl(["show", aJob, "--json"]).standardOutput == before, "nothing changed")
-        let log = daemon.stateDirectory + "/logs/\(a.uid)/\(aDone).out"
+        let log = daemon.stateDirectory + "/logs/\(a.uid)/\(aDone).1.out"
         #expect(access(log, R_OK) == 0, "root reads it: the file is there")
         #expect(try b.run("/bin/cat", [log]).status != 0, "B cannot read A's log file")
         #expect(try b.run("/bin/ls", [daemon.stateDirectory + "/logs/\(a.uid)"]).status != 0, "nor list A's log directory")
@@ -122,7 +122,7 @@ struct MultiUserTests {
         let bPID = try #require((try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])?["pid"] as? Int)
         let orchdPID = try #require(daemon.process?.processIdentifier)
         let database = daemon.stateDirectory + "/orchd.db"
-        let bLog = daemon.stateDirectory + "/logs/\(b.uid)/\(bLogged).out"
+        let bLog = daemon.stateDirectory + "/logs/\(b.uid)/\(bLogged).1.out"
         #expect(access(database, R_OK) == 0 && access(bLog, R_OK) == 0, "the files are there")
 
         let script = """
@@ -233,7 +233,7 @@ struct MultiUserTests {
         // A's second job plants links where A's third job's logs go.
         let planter = try daemon.orchctl(as: a, [
             "submit", "--shell",
-            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).out",
+            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).1.out",
         ]).line
         #expect(try daemon.orchctl(as: a, ["wait", planter]).status == 0)
         let third = try daemon.orchctl(as: a, ["submit", "--", "echo", "overwritten"]).line
