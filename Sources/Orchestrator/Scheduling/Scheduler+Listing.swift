@@ -11,10 +11,10 @@ extension Scheduler {
     /// - Returns: the listing (its ID range is fixed now).
     /// - Throws: a storage failure.
     public func beginListing(
-        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?, result: String? = nil, labels: [String: String]? = nil
     ) throws(SchedulerError) -> JobStore.JobListing {
         do {
-            return try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit)
+            return try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit, result: result, labels: labels)
         } catch {
             throw .storage(String(describing: error))
         }

@@ -88,8 +88,10 @@ extension Scheduler {
 
     /// Lists jobs matching every filter given, in ID order.
     /// - Parameter limit: only the newest this many; `nil` for all.
-    public func list(ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil) throws(SchedulerError) -> [Job] {
-        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit) }
+    public func list(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, result: String? = nil, labels: [String: String]? = nil
+    ) throws(SchedulerError) -> [Job] {
+        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, result: result, labels: labels) }
     }
 
     /// Cancels jobs: finishes those not started, tears down the running ones.

@@ -203,7 +203,8 @@ public final class JobStore {
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
-        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, result: String? = nil,
+        labels: [String: String]? = nil
     ) throws -> [Job] {
         var conditions: [String] = []
         var values: [DatabaseValue] = []
@@ -219,6 +220,7 @@ public final class JobStore {
             conditions.append("state = ?")
             values.append(.text(stateName))
         }
+        Self.appendConditions(result: result, labels: labels, to: &conditions, values: &values)
         var sql = "SELECT \(Self.columns) FROM jobs"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         guard let limit else {

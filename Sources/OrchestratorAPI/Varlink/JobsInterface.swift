@@ -153,7 +153,7 @@ public enum JobsInterface {
         }
     }
 
-    /// `List(ids, queue, state, limit) -> (jobs)`: jobs in ID order, filtered by every field
+    /// `List(ids, queue, state, limit, result, labels) -> (jobs)`: jobs in ID order, filtered by every field
     /// given. With `more`, the jobs come in several replies of at most 1,000.
     public struct ListParameters: Codable, Sendable {
         /// The job IDs.
@@ -164,12 +164,21 @@ public enum JobsInterface {
         public var state: String?
         /// Only the newest `limit` matching jobs (still listed in ID order).
         public var limit: Int?
+        /// Only finished jobs with this result (one of ``JobResult/names``, e.g. `failed`).
+        public var result: String?
+        /// Only jobs carrying every one of these labels with these values.
+        public var labels: [String: String]?
         /// Creates a value with every field given.
-        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil) {
+        public init(
+            ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil, result: String? = nil,
+            labels: [String: String]? = nil
+        ) {
             self.ids = ids
             self.queue = queue
             self.state = state
             self.limit = limit
+            self.result = result
+            self.labels = labels
         }
     }
 

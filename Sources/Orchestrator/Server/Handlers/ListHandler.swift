@@ -1,7 +1,7 @@
 import OrchestratorAPI
 import Synchronization
 
-/// `io.orchd.Jobs.List`: jobs filtered by IDs, queue and state, optionally only the newest
+/// `io.orchd.Jobs.List`: jobs filtered by IDs, queue, state, result and labels, optionally only the newest
 /// `limit`. Called with `more`, the jobs come in pages (``JobPageStream``), each read from the
 /// store only when the client has room for it, so no reply outgrows the message cap and no
 /// listing sits in memory whole, however many jobs match.
@@ -16,9 +16,14 @@ struct ListHandler: VarlinkMethodHandler {
                 throw VarlinkError.invalidParameter("state")
             }
             if let limit = parameters.limit, limit < 0 { throw VarlinkError.invalidParameter("limit") }
+            if let result = parameters.result, !JobResult.names.contains(result) {
+                throw VarlinkError.invalidParameter("result")
+            }
             guard call.more else {
                 responder.complete({ [scheduler] () async throws(SchedulerError) in
-                    try await scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
+                    try await scheduler.list(
+                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit,
+                        result: parameters.result, labels: parameters.labels)
                 }) { JobsInterface.JobsReply(jobs: $0) }
                 return
             }
@@ -27,7 +32,8 @@ struct ListHandler: VarlinkMethodHandler {
                 let listing: JobStore.JobListing
                 do throws(SchedulerError) {
                     listing = try await scheduler.beginListing(
-                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
+                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit,
+                        result: parameters.result, labels: parameters.labels)
                 } catch {
                     responder.fail(error.varlinkError)
                     return
