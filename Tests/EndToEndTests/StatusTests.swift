@@ -102,4 +102,15 @@ struct StatusTests {
         let forced = try daemon.orchctl(["status", "--color", "always"])
         #expect(forced.standardOutput.contains("\u{1B}[31mfailed(3)"))
     }
+
+    @Test("info --json is one object with jsonVersion beside orchd's fields")
+    func infoJSONVersion() throws {
+        let daemon = try TestDaemon()
+        let info = try daemon.orchctl(["info", "--json"])
+        #expect(info.status == 0, "\(info)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])
+        #expect(object["jsonVersion"] as? Int == 1)
+        #expect(object["version"] is String)
+        #expect(object["jobs"] is [String: Any])
+    }
 }
