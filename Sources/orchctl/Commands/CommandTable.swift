@@ -20,6 +20,8 @@ enum CommandTable {
         PingCommand.self,
         ReloadCommand.self,
         ShutdownCommand.self,
+        CompletionCommand.self,
+        ManualCommand.self,
         HelpCommand.self,
     ]
 
