@@ -114,3 +114,57 @@ struct StatusTests {
         #expect(object["jobs"] is [String: Any])
     }
 }
+
+/// `orchctl top --once`: one frame of the live view.
+@Suite("top end to end")
+struct TopTests {
+    @Test("top --once shows a running job with its queue, elapsed time and last line of output, and the queue's counts")
+    func once() throws {
+        let daemon = try TestDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        #expect(try daemon.orchctl(["queue", "set", "builds", "--concurrency", "3"]).status == 0)
+        let id = try daemon.orchctl([
+            "submit", "--queue", "builds", "--name", "nightly", "--shell", "echo compiling foo.c; echo go > \(started.path); read x < \(gate)",
+        ]).line
+        #expect(started.read() == "go")
+        #expect(try daemon.orchctl(["submit", "--wait", "--queue", "builds", "--", "sh", "-c", "exit 4"]).status == 4)
+
+        let top = try daemon.orchctl(["top", "--once"])
+        #expect(top.status == 0, "\(top)")
+        let lines = top.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("orchd ") == true, "\(top.standardOutput)")
+        let queueLine = try #require(lines.first { $0.hasPrefix("builds ") }, "\(top.standardOutput)")
+        #expect(queueLine.split(separator: " ").prefix(5) == ["builds", "1/3", "0", "0", "1"], "running 1 of 3, 1 ended in the last minute: \(queueLine)")
+        let runningLine = try #require(lines.first { $0.contains(" \(id) ") && $0.contains("nightly") }, "\(top.standardOutput)")
+        #expect(runningLine.contains("builds"))
+        #expect(runningLine.hasSuffix("compiling foo.c"), "\(runningLine)")
+        #expect(lines.contains { $0.contains("failed(4)") }, "the recent end is listed")
+        #expect(!top.standardOutput.contains("\u{1B}"), "no escape sequences when piped")
+
+        // On a terminal of 50 columns, with --once, the frame fits.
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = nil
+        let terminal = try PseudoTerminal.run(Binaries.orchctl, ["--socket", daemon.socketPath, "top", "--once"], columns: 50, environment: environment)
+        #expect(terminal.status == 0, "\(terminal.errors)")
+        for line in terminal.output.split(separator: "\n") {
+            #expect(PseudoTerminal.displayWidth(line) <= 50, "\(line)")
+        }
+        close(open(gate, O_WRONLY | O_CLOEXEC))
+    }
+
+    @Test("top on a terminal draws on the alternate screen, and q quits and restores the terminal", arguments: ["q", "\u{3}"])
+    func live(key: String) throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = nil
+        let top = try PseudoTerminal.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "top"], columns: 80, environment: environment, typing: ("QUEUE", key))
+        #expect(top.status == 0, "\(top.errors)")
+        #expect(top.output.hasPrefix("\u{1B}[?1049h\u{1B}[?25l"), "enters the alternate screen")
+        #expect(top.output.contains("default"), "\(top.output)")
+        #expect(top.output.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "leaves it and shows the cursor again")
+    }
+}

@@ -15,6 +15,7 @@ enum CommandTable {
         PauseCommand.self,
         ResumeCommand.self,
         EventsCommand.self,
+        TopCommand.self,
         PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,

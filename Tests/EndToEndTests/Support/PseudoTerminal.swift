@@ -9,7 +9,8 @@ enum PseudoTerminal {
     /// Runs `path` with `arguments` on a terminal `columns` wide; returns its exit status,
     /// the terminal output and standard error.
     static func run(
-        _ path: String, _ arguments: [String], columns: UInt16, environment: [String: String]
+        _ path: String, _ arguments: [String], columns: UInt16, environment: [String: String],
+        typing: (after: String, keys: String)? = nil
     ) throws -> (status: Int32, output: String, errors: String) {
         var nameBuffer = [CChar](repeating: 0, count: 128)
         let master = cposix_open_pseudo_terminal(&nameBuffer, UInt(nameBuffer.count))
@@ -28,11 +29,13 @@ enum PseudoTerminal {
         process.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         let errors = Pipe()
         process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        // With keys to type, the terminal is standard input too, as for a user.
+        process.standardInput = typing == nil ? FileHandle.nullDevice : FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         try process.run()
         // Only the child holds the terminal open now: reading ends with EIO once it exits.
         close(slave)
         var output = Data()
+        var typed = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             var entry = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
@@ -40,6 +43,10 @@ enum PseudoTerminal {
             let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             output.append(contentsOf: buffer[..<count])
+            if let (after, keys) = typing, !typed, String(decoding: output, as: UTF8.self).contains(after) {
+                typed = true
+                _ = keys.withCString { write(master, $0, strlen($0)) }
+            }
         }
         process.waitUntilExit()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -143,3 +143,36 @@ struct TerminalTableTests {
         #expect(StatusCommand.runningFirst(Self.jobs + [late]).map(\.id.rawValue) == [7, 20, 8, 9])
     }
 }
+
+@Suite("top frame")
+struct TopFrameTests {
+    static func snapshot(running count: Int) -> TopFrame.Snapshot {
+        let running = (1...count).map { index in
+            makeJob(Int64(index), .argv(["build", "target-\(index)", "日本語の引数"]), state: .running, submitted: -100, started: -65)
+        }
+        let ended = makeJob(100, .argv(["false"]), state: .finished(.failed(exitCode: 1)), submitted: -50, started: -40, finished: -30)
+        let queue = QueueInfo(
+            name: .default, concurrency: 4, paused: false, retryBaseUSec: 1, retryCapUSec: 1,
+            jobs: JobCounts(waiting: 0, queued: 1_200, running: count, finished: 1))
+        return TopFrame.Snapshot(
+            version: "1.0", queues: [queue], running: running, lastOutput: [JobID(rawValue: 1): "compiling\tfoo.c"], recent: [ended])
+    }
+
+    @Test("a frame shows the queue's counts and throughput, the running jobs' elapsed time and last line, and recent ends")
+    func content() {
+        let lines = TopFrame(time: TimeFormatter(utc: true)).lines(Self.snapshot(running: 2), now: referenceDate)
+        #expect(lines[0] == "orchd 1.0 at 12:00:00: 2 running, 1,200 queued, 1 finished")
+        #expect(lines.contains("default  2/4      1,200   0        1          -"), "\(lines)")
+        #expect(lines.contains { $0.contains("1   default  1min 5s  build target-1 日本語の引数  compiling\\tfoo.c") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("30s ago") && $0.contains("failed(1)") }, "\(lines)")
+    }
+
+    @Test("a frame fits a small terminal: every line within its width, no more lines than its height")
+    func fits() {
+        let frame = TopFrame(time: TimeFormatter(utc: true), width: 40, height: 12)
+        let lines = frame.lines(Self.snapshot(running: 30), now: referenceDate)
+        #expect(lines.count <= 12, "\(lines)")
+        for line in lines { #expect(DisplayWidth.of(line) <= 40, "\(line)") }
+        #expect(lines.last?.hasPrefix("… ") == true, "says how many running jobs did not fit: \(lines)")
+    }
+}
