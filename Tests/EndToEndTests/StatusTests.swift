@@ -167,4 +167,28 @@ struct TopTests {
         #expect(top.output.contains("default"), "\(top.output)")
         #expect(top.output.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "leaves it and shows the cursor again")
     }
+
+    @Test("top redraws when an event arrives: a job submitted while it runs appears")
+    func redrawOnEvent() throws {
+        let daemon = try TestDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        defer { close(open(gate, O_WRONLY | O_CLOEXEC | O_NONBLOCK)) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = nil
+        let top = try PseudoTerminal.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "top"], columns: 100, environment: environment,
+            steps: [
+                ("RUNNING  none", {
+                    _ = try daemon.orchctl(["submit", "--name", "appears-live", "--shell", "echo go > \(started.path); read x < \(gate)"])
+                    _ = started.read()
+                    return ""
+                }),
+                ("appears-live", { "q" }),
+            ])
+        #expect(top.status == 0, "\(top.errors)")
+        #expect(top.output.contains("appears-live"))
+        #expect(top.output.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"))
+    }
 }

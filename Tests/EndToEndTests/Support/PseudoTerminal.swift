@@ -10,8 +10,12 @@ enum PseudoTerminal {
     /// the terminal output and standard error.
     static func run(
         _ path: String, _ arguments: [String], columns: UInt16, environment: [String: String],
-        typing: (after: String, keys: String)? = nil
+        typing: (after: String, keys: String)? = nil, steps: [(after: String, action: () throws -> String)] = []
     ) throws -> (status: Int32, output: String, errors: String) {
+        // Each step runs once its text has appeared (after what the step before wrote), and
+        // its result is typed.
+        var steps = steps
+        if let typing { steps.insert((typing.after, { typing.keys }), at: 0) }
         var nameBuffer = [CChar](repeating: 0, count: 128)
         let master = cposix_open_pseudo_terminal(&nameBuffer, UInt(nameBuffer.count))
         guard master >= 0 else { throw TestFailure("cannot open a pseudo-terminal: \(errno)") }
@@ -30,12 +34,12 @@ enum PseudoTerminal {
         let errors = Pipe()
         process.standardError = errors
         // With keys to type, the terminal is standard input too, as for a user.
-        process.standardInput = typing == nil ? FileHandle.nullDevice : FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardInput = steps.isEmpty ? FileHandle.nullDevice : FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         try process.run()
         // Only the child holds the terminal open now: reading ends with EIO once it exits.
         close(slave)
         var output = Data()
-        var typed = false
+        var seen = 0
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             var entry = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
@@ -43,8 +47,10 @@ enum PseudoTerminal {
             let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             output.append(contentsOf: buffer[..<count])
-            if let (after, keys) = typing, !typed, String(decoding: output, as: UTF8.self).contains(after) {
-                typed = true
+            if let step = steps.first, String(decoding: output[seen...], as: UTF8.self).contains(step.after) {
+                steps.removeFirst()
+                seen = output.count
+                let keys = try step.action()
                 _ = keys.withCString { write(master, $0, strlen($0)) }
             }
         }
