@@ -18,7 +18,7 @@ struct Reconnection: Sendable {
     /// How long ``timeout`` is when `--reconnect-timeout` is not given.
     static let defaultTimeout = Duration.seconds(60)
     /// The `--reconnect-timeout` option's help.
-    static let optionHelp = "When orchd goes away (a restart), keep trying to reconnect this long and resume; 0 gives up at once (exit 69)."
+    static let optionHelp = "When orchd goes away (a restart), keep trying to reconnect this long and resume (then exit 69); 0 gives up at once."
 
     /// The socket to reach orchd on.
     var socket: String
@@ -56,9 +56,10 @@ struct Reconnection: Sendable {
     ) throws(CommandFailure) -> Value {
         var current: OrchdConnection
         if let connection { current = connection } else { current = try OrchdConnection(socket: socket, uid: uid) }
-        // One outage lasts until a new connection has answered: a connection that orchd
-        // accepted while it was still starting or stopping and then lost is part of it, with
-        // the same deadline and no second message.
+        // One outage lasts until a new connection has answered: a connection lost before that
+        // is part of it, with the same deadline and no second message. (A killed orchd's
+        // listening socket can outlive the connection it closed first by an instant, so the
+        // first reconnect may land in a backlog that is then reset.)
         var outageDeadline: ContinuousClock.Instant?
         while true {
             do throws(CommandFailure) {
