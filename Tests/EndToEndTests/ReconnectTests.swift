@@ -34,26 +34,79 @@ struct ReconnectTests {
         let daemon = try TestDaemon()
         try Self.pauseDefaultQueue(daemon)
         let id = try daemon.orchctl(["submit", "--", "true"]).line
-        // Nothing tells when `wait` has reached orchd (it prints only at the end); one killed
-        // before that exits 69 at once, as orchd was never there for it. Then try again.
-        var waiter: OrchctlStream?
-        for _ in 0..<5 {
-            let candidate = try OrchctlStream(daemon, ["wait", id], captureErrors: true)
-            daemon.crash()
-            let message = candidate.nextErrorLine() ?? ""
-            try daemon.start()
-            if message.contains(Self.reconnecting) {
-                waiter = candidate
-                break
-            }
-            #expect(message.contains("cannot reach orchd"), "\(message)")
-            #expect(candidate.exitStatus() == 69)
-        }
-        let wait = try #require(waiter, "wait never reached orchd before it was killed")
+        // `wait` prints nothing until the end, so nothing would tell when it has reached
+        // orchd. Instead, while orchd is stopped, the test holds its socket: accepting the
+        // connection and reading the call is the marker; closing it is orchd going away.
+        daemon.crash()
+        unlink(daemon.socketPath)
+        let holder = try SocketHolder(path: daemon.socketPath)
+        let wait = try OrchctlStream(daemon, ["wait", id], captureErrors: true)
         defer { wait.stop() }
+        let call = try #require(holder.acceptAndReadCall(), "orchctl sent its call")
+        #expect(call.contains("io.orchd.Jobs.Wait"), "\(call)")
+        holder.close()
+
+        let message = try #require(wait.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        try daemon.start()
         #expect(try daemon.orchctl(["resume", "default"]).status == 0)
         #expect(wait.rest() == "\(id) succeeded\n")
         #expect(wait.exitStatus() == 0)
+        #expect(wait.nextErrorLine(timeout: 1) == nil, "the message comes once")
+    }
+
+    /// A listening socket at orchd's path that accepts one client and reads its first call.
+    final class SocketHolder {
+        private var listener: Int32
+        private var client: Int32 = -1
+        private let path: String
+
+        init(path: String) throws {
+            self.path = path
+            listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(path.utf8))
+                raw[path.utf8.count] = 0
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard listener >= 0, bound == 0, listen(listener, 8) == 0 else { throw TestFailure("cannot listen on \(path): \(errno)") }
+        }
+
+        deinit { close() }
+
+        /// Accepts one client (within 30 s) and reads until its call's closing NUL.
+        func acceptAndReadCall() -> String? {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 30_000) == 1 else { return nil }
+            client = accept(listener, nil, nil)
+            guard client >= 0 else { return nil }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !bytes.contains(0) {
+                var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                guard poll(&pending, 1, 30_000) == 1 else { return nil }
+                let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+                guard count > 0 else { return nil }
+                bytes += buffer[..<count]
+            }
+            return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+
+        /// Closes the connection and the listener and removes the socket file, as an orchd
+        /// that stopped would.
+        func close() {
+            if client >= 0 { Glibc.close(client) }
+            if listener >= 0 {
+                Glibc.close(listener)
+                unlink(path)
+            }
+            client = -1
+            listener = -1
+        }
     }
 
     @Test("logs -f resumes at the byte it had reached: output written during the outage comes once")
