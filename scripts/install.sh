@@ -3,8 +3,9 @@
 # the Swift toolchain on PATH. Run as root from the repository: scripts/install.sh
 #
 # Installs: $PREFIX/bin/{orchd,orchctl} (PREFIX=/usr/local), /etc/systemd/system/orchd.{service,socket},
-# /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), and a commented
-# /etc/orchd/orchd.conf unless one exists.
+# /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), a commented
+# /etc/orchd/orchd.conf unless one exists, the manual pages orchctl(1) and orchd(8) in
+# $PREFIX/share/man, and completions for bash, zsh and fish in $PREFIX/share.
 # Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
 # queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
 # `systemctl enable --now orchd.socket` adds it (systemd then holds the socket, and clients
@@ -50,6 +51,17 @@ install -m 0755 "$bin/orchd" "$bin/orchctl" "$bindir/"
 install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd/system/"
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
 [ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
+
+# Manual pages (generated from the command tables; see man/) and shell completions, written
+# by the orchctl being installed so they match its commands.
+share=$DESTDIR$PREFIX/share
+install -d -m 0755 "$share/man/man1" "$share/man/man8" "$share/bash-completion/completions" \
+    "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
+install -m 0644 man/orchctl.1 "$share/man/man1/"
+install -m 0644 man/orchd.8 "$share/man/man8/"
+"$bin/orchctl" completion bash >"$share/bash-completion/completions/orchctl"
+"$bin/orchctl" completion zsh >"$share/zsh/site-functions/_orchctl"
+"$bin/orchctl" completion fish >"$share/fish/vendor_completions.d/orchctl.fish"
 
 if [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl daemon-reload

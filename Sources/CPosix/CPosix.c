@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -319,4 +320,16 @@ long cposix_getxattr(const char *path, const char *name, void *value, unsigned l
 
 int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size) {
     return setxattr(path, name, value, size, 0);
+}
+
+int cposix_open_pseudo_terminal(char *name, unsigned long size) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, size) != 0) {
+        int saved = errno;
+        close(master);
+        errno = saved;
+        return -1;
+    }
+    return master;
 }

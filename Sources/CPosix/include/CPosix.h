@@ -139,4 +139,9 @@ long cposix_getxattr(const char *path, const char *name, void *value, unsigned l
 /// set.
 int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size);
 
+/// posix_openpt(3), grantpt(3), unlockpt(3) and ptsname_r(3): opens a new pseudo-terminal's
+/// master side (close-on-exec, not the controlling terminal) and writes its slave's path to
+/// `name`. Returns the master fd, or -1 with errno set.
+int cposix_open_pseudo_terminal(char *name, unsigned long size);
+
 #endif

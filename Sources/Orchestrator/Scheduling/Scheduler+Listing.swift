@@ -12,10 +12,12 @@ extension Scheduler {
     /// - Returns: the listing (its ID range is fixed now).
     /// - Throws: a storage failure.
     public func beginListing(
-        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?, owner: UInt32? = nil
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?, owner: UInt32? = nil, result: String? = nil,
+        labels: [String: String]? = nil
     ) throws(SchedulerError) -> JobStore.JobListing {
         do {
-            return try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit, owner: owner)
+            return try store.listing(
+                ids: ids, queue: queue, stateName: stateName, newest: limit, owner: owner, result: result, labels: labels)
         } catch {
             throw .storage(String(describing: error))
         }

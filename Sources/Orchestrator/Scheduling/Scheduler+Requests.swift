@@ -93,10 +93,15 @@ extension Scheduler {
     /// - Parameters:
     ///   - limit: only the newest this many; `nil` for all.
     ///   - owner: only the jobs of this uid; `nil` for everyone's.
+    ///   - result: only finished jobs with this result (``JobResult/name``).
+    ///   - labels: only jobs carrying every one of these labels with these values.
     public func list(
-        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, owner: UInt32? = nil
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, owner: UInt32? = nil, result: String? = nil,
+        labels: [String: String]? = nil
     ) throws(SchedulerError) -> [Job] {
-        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner) }
+        try storeCall {
+            try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner, result: result, labels: labels)
+        }
     }
 
     /// Cancels jobs: finishes those not started, tears down the running ones.

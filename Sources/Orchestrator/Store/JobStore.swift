@@ -200,10 +200,14 @@ public final class JobStore {
     ///   - stateName: only jobs in this state (one of ``JobState/names``; another name matches
     ///     nothing); `nil` for any.
     ///   - limit: only the newest (highest IDs) this many; `nil` for no limit.
+    ///   - owner: only jobs this uid submitted; `nil` for everyone's.
+    ///   - result: only finished jobs with this result; `nil` for any.
+    ///   - labels: only jobs carrying every one of these labels with these values.
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
-        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, owner: UInt32? = nil
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, owner: UInt32? = nil,
+        result: String? = nil, labels: [String: String]? = nil
     ) throws -> [Job] {
         var conditions: [String] = []
         var values: [DatabaseValue] = []
@@ -223,6 +227,7 @@ public final class JobStore {
             conditions.append("state = ?")
             values.append(.text(stateName))
         }
+        Self.appendConditions(result: result, labels: labels, to: &conditions, values: &values)
         var sql = "SELECT \(Self.columns) FROM jobs"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         guard let limit else {

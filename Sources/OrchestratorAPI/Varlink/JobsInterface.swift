@@ -290,7 +290,7 @@ public enum JobsInterface {
         }
     }
 
-    /// `List(ids, queue, state, limit) -> (jobs)`: jobs in ID order, filtered by every field
+    /// `List(ids, queue, state, limit, result, labels) -> (jobs)`: jobs in ID order, filtered by every field
     /// given. With `more`, the jobs come in several replies of at most 1,000.
     public struct ListParameters: Codable, Sendable {
         /// The job IDs.
@@ -304,13 +304,22 @@ public enum JobsInterface {
         /// Every user's jobs, not only the caller's (a caller who is not an admin then gets
         /// other users' jobs with their owner, state and command only).
         public var allUsers: Bool?
+        /// Only finished jobs with this result (one of ``JobResult/names``, e.g. `failed`).
+        public var result: String?
+        /// Only jobs carrying every one of these labels with these values.
+        public var labels: [String: String]?
         /// Creates a value with every field given.
-        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil, allUsers: Bool? = nil) {
+        public init(
+            ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil, allUsers: Bool? = nil,
+            result: String? = nil, labels: [String: String]? = nil
+        ) {
             self.ids = ids
             self.queue = queue
             self.state = state
             self.limit = limit
             self.allUsers = allUsers
+            self.result = result
+            self.labels = labels
         }
     }
 

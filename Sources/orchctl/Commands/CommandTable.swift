@@ -22,11 +22,14 @@ enum CommandTable {
         PauseCommand.self,
         ResumeCommand.self,
         EventsCommand.self,
+        TopCommand.self,
         PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,
         ReloadCommand.self,
         ShutdownCommand.self,
+        CompletionCommand.self,
+        ManualCommand.self,
         HelpCommand.self,
     ]
 

@@ -19,7 +19,7 @@ enum LogsCommand: OrchctlCommand {
 
             --both prints the standard output, then the standard error; on a terminal each under a header (==> stdout <==, ==> stderr <==), plain when piped. With --follow, both streams are followed at once, each piece printed as it arrives, under a header whenever the stream changes (on a terminal).
 
-            With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start (with --attempt, only that attempt is followed).
+            With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start (with --attempt, only that attempt is followed). When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on from the byte it had reached.
             """,
         usage: "logs <id> [--stderr | --both] [--attempt <n>] [--follow] [--tail <lines>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],
@@ -32,6 +32,7 @@ enum LogsCommand: OrchctlCommand {
         var attempt: Int?
         var follow = false
         var tail: Int?
+        var reconnectTimeout: Duration?
 
         static let bindings: [OptionBinding<Options>] = [
             .flag(\.stderr, "stderr", help: "Print the job's standard error instead of its standard output."),
@@ -42,6 +43,7 @@ enum LogsCommand: OrchctlCommand {
             .value(\.tail, "tail", "lines", kind: .integerIn(0...Int.max),
                    help: "Start with the last this many lines (a last line without a newline counts).",
                    default: "all the output"),
+            .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan, help: Reconnection.optionHelp, default: "1min"),
         ]
     }
 
@@ -60,10 +62,11 @@ enum LogsCommand: OrchctlCommand {
         }
         let parameters = parameters(invocation)
         let follow = parameters.follow == true
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         guard options.both else {
             try StreamSession.run(follow: follow, context: context, invocation: invocation) {
                 (socket, uid, console) throws(CommandFailure) in
-                let written = try stream(parameters, socket: socket, uid: uid, console: console)
+                let written = try stream(parameters, reconnection: reconnection, console: console)
                 // `--tail 0` asked for nothing: no hint then.
                 if written == 0 && parameters.stream == .stdout && parameters.tailLines != 0 {
                     hintAtStandardError(parameters, socket: socket, uid: uid, console: console)
@@ -74,48 +77,56 @@ enum LogsCommand: OrchctlCommand {
         let headers = context.console.outputIsTerminal
         if follow {
             try StreamSession.run(follow: true, context: context, invocation: invocation) {
-                (socket, uid, console) throws(CommandFailure) in
-                try followBoth(parameters, socket: socket, uid: uid, console: console, headers: headers)
+                (_, _, console) throws(CommandFailure) in
+                try followBoth(parameters, reconnection: reconnection, console: console, headers: headers)
             }
             return .success
         }
         try StreamSession.run(follow: false, context: context, invocation: invocation) {
-            (socket, uid, console) throws(CommandFailure) in
+            (_, _, console) throws(CommandFailure) in
             let output = InterleavedOutput(console: console, headers: headers)
             for stream in [JobsInterface.LogStream.stdout, .stderr] {
                 var streamParameters = parameters
                 streamParameters.stream = stream
                 output.begin(stream)
-                _ = try Self.stream(streamParameters, socket: socket, uid: uid, console: console) { output.write($0, from: stream) }
+                _ = try Self.stream(streamParameters, reconnection: reconnection, console: console) { output.write($0, from: stream) }
             }
         }
         return .success
     }
 
     /// Writes each chunk as it arrives, until orchd ends the stream or nothing reads the
-    /// output any more (`EPIPE`, a normal end).
+    /// output any more (`EPIPE`, a normal end). When orchd restarts meanwhile, `reconnection`
+    /// connects again and the stream resumes at the byte offset written so far, so nothing is
+    /// written twice.
     /// - Parameter write: writes a chunk; returns 0 or the errno of the failed write.
     /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
     ///   not base64, or the output cannot be written for another reason (a full disk).
     @discardableResult
     static func stream(
-        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console,
+        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console,
         write: (([UInt8]) -> Int32)? = nil
     ) throws(CommandFailure) -> Int {
-        let connection = try OrchdConnection(socket: socket, uid: uid)
+        var parameters = parameters
         var written = 0
-        try connection.streamWhile(JobsInterface.logs, parameters) {
-            (reply) throws(CommandFailure) -> Bool in
-            guard let data = Data(base64Encoded: reply.data) else {
-                throw CommandFailure("orchd sent log data that is not base64")
-            }
-            if data.isEmpty { return true }
-            written += data.count
-            switch (write ?? console.writeOutputChecked)(Array(data)) {
-            case 0: return true
-            case EPIPE: return false
-            case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+        try reconnection.run { (connection) throws(CommandFailure) in
+            try connection.streamWhile(JobsInterface.logs, parameters) {
+                (reply) throws(CommandFailure) -> Bool in
+                guard let data = Data(base64Encoded: reply.data) else {
+                    throw CommandFailure("orchd sent log data that is not base64")
+                }
+                if data.isEmpty { return true }
+                switch (write ?? console.writeOutputChecked)(Array(data)) {
+                case 0:
+                    written += data.count
+                    // Where a resumed stream starts: just past what was written.
+                    parameters.offset = reply.offset
+                    parameters.tailLines = nil
+                    return true
+                case EPIPE: return false
+                case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+                }
             }
         }
         return written
@@ -123,7 +134,7 @@ enum LogsCommand: OrchctlCommand {
 
     /// Follows both streams at once, each on a connection of its own, until both end.
     private static func followBoth(
-        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console, headers: Bool
+        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console, headers: Bool
     ) throws(CommandFailure) {
         let output = InterleavedOutput(console: console, headers: headers)
         let failures = Mutex<[CommandFailure]>([])
@@ -134,7 +145,7 @@ enum LogsCommand: OrchctlCommand {
             let fixed = streamParameters
             DispatchQueue.global().async(group: group) {
                 do throws(CommandFailure) {
-                    try Self.stream(fixed, socket: socket, uid: uid, console: console) { output.write($0, from: stream) }
+                    try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
                 } catch {
                     failures.withLock { $0.append(error) }
                 }
