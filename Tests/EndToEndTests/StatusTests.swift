@@ -124,7 +124,7 @@ struct TopTests {
         let started = try ReadyMarker(path: daemon.directory + "/started")
         let gate = daemon.directory + "/gate"
         try #require(mkfifo(gate, 0o600) == 0)
-        #expect(try daemon.orchctl(["queue", "set", "builds", "--concurrency", "3"]).status == 0)
+        try #require(daemon.orchctl(["queue", "add", "builds", "--concurrency", "3"]).status == 0)
         let id = try daemon.orchctl([
             "submit", "--queue", "builds", "--name", "nightly", "--shell", "echo compiling foo.c; echo go > \(started.path); read x < \(gate)",
         ]).line
