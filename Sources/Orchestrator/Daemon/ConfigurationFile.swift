@@ -1,9 +1,12 @@
+import CommandLineParsing
 import Foundation
 import Glibc
 
 /// orchd's configuration file: `key = value` lines, `#` starts a comment, blank lines are
-/// ignored. Keys are the long flag names without `--`: `concurrency`, `kill-grace`,
-/// `log-level`. Flags given on the command line override the file.
+/// ignored. Keys are the long option names without `--` (``DaemonConfiguration/fileKeys``):
+/// `concurrency`, `kill-grace`, `log-level`; each value is checked by its option's own
+/// declaration, as on the command line. Options given on the command line override the file
+/// (``DaemonConfiguration/applying(file:)``).
 ///
 /// ```
 /// # /etc/orchd/orchd.conf
@@ -17,13 +20,13 @@ public enum ConfigurationFile {
     ///   - path: the file.
     ///   - required: whether a missing file is an error (`--config` given) or means "no
     ///     settings" (the default path).
-    /// - Returns: the settings the file gives.
+    /// - Returns: the settings the file gives, by key.
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or has a bad line.
-    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> DaemonSettings {
+    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> [String: ParsedValue] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            if code == ENOENT && !required { return DaemonSettings() }
+            if code == ENOENT && !required { return [:] }
             throw .unreadable(path: path, errno: code)
         }
         defer { close(fd) }
@@ -52,9 +55,10 @@ public enum ConfigurationFile {
     ///   - path: the file's name, for error messages.
     ///   Lines may end in LF or CRLF (a file written on Windows). A key given twice is refused,
     ///   naming both lines: which one was meant is not for orchd to guess.
+    /// - Returns: the settings the file gives, by key.
     /// - Throws: ``ConfigurationFileError`` naming the first bad line.
-    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> DaemonSettings {
-        var settings = DaemonSettings()
+    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> [String: ParsedValue] {
+        var settings: [String: ParsedValue] = [:]
         var seen: [String: Int] = [:]
         // "\r\n" is one Character in Swift, so it is named as a separator of its own.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
@@ -68,16 +72,22 @@ public enum ConfigurationFile {
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard let setting = DaemonSetting(rawValue: key) else {
-                let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
+            let option = DaemonConfiguration.bindings.first { $0.spec.name == key }?.spec
+            guard let option, DaemonConfiguration.fileKeys.contains(key) else {
+                let known = DaemonConfiguration.fileKeys.joined(separator: ", ")
+                if option != nil {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key)' is set on the command line only (--\(key)); known keys: \(known)")
+                }
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
             }
             if let first = seen[key] {
                 throw .invalidLine(path: path, line: number, reason: "'\(key)' is set again (first on line \(first)); give each key once")
             }
             seen[key] = number
-            if let problem = setting.apply(value, to: &settings) {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value.visible)' for '\(key)': \(problem)")
+            do throws(CommandLineError) {
+                settings[key] = try ArgumentParser.value(value, as: option.kind, what: "'\(key)'", placeholder: option.valueName ?? key)
+            } catch {
+                throw .invalidLine(path: path, line: number, reason: error.message.visible)
             }
         }
         return settings

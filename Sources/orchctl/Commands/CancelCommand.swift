@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl cancel ID...`: dequeues jobs or tears down their running processes.

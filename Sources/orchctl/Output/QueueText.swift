@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// How `queues`, `queue set`, `pause` and `resume` show queues.

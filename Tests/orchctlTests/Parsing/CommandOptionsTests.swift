@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -16,6 +17,7 @@ struct CommandOptionsTests {
         case .queueName: "q7"
         case .jobID: "7"
         case .timeSpan: "7s"
+        case .timeSpanIn(let range): TimeSpan.format(range.upperBound)
         case .startTime: "08:00"
         case .choice(let words): words[words.count - 1]
         }
