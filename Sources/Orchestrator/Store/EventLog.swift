@@ -52,15 +52,16 @@ public final class EventLog {
             try statement.bind(values)
             var events: [Event] = []
             while try statement.step() {
-                func int(_ index: Int) -> Int64? { statement.isNull(at: index) ? nil : statement.int64(at: index) }
+                let row = statement.row
                 events.append(Event(
-                    seq: statement.int64(at: 0), at: Timestamp.date(microseconds: statement.int64(at: 1)),
+                    seq: row.int64("seq") ?? 0, at: Timestamp.date(microseconds: row.int64("at") ?? 0),
                     // The one place stored kind names become typed (the triggers write them).
-                    kind: EventKind(rawValue: statement.string(at: 2) ?? ""), jobId: int(3).map(JobID.init(rawValue:)),
-                    queue: statement.string(at: 4).flatMap(QueueName.init(rawValue:)), state: statement.string(at: 5),
-                    previousState: statement.string(at: 6), result: statement.string(at: 7),
-                    exitCode: int(8).map { Int32(truncatingIfNeeded: $0) }, signal: int(9).map { Int32(truncatingIfNeeded: $0) },
-                    attempt: int(10).map { Int($0) }))
+                    kind: EventKind(rawValue: row.string("kind") ?? ""), jobId: row.int64("job_id").map(JobID.init(rawValue:)),
+                    queue: row.string("queue").flatMap(QueueName.init(rawValue:)), state: row.string("state"),
+                    previousState: row.string("previous_state"), result: row.string("result"),
+                    exitCode: row.int64("exit_code").map { Int32(truncatingIfNeeded: $0) },
+                    signal: row.int64("signal").map { Int32(truncatingIfNeeded: $0) },
+                    attempt: row.int64("attempt").map { Int($0) }))
             }
             return events
         }
