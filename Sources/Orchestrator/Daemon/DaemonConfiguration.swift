@@ -181,8 +181,11 @@ public struct DaemonConfiguration: CommandOptions {
 
     /// What orchd's command line asks for.
     public enum Outcome: Sendable {
+        /// Run the daemon with this configuration (the file not yet applied).
         case run(DaemonConfiguration)
+        /// Print ``help`` and exit 0.
         case help
+        /// Print the version and exit 0.
         case version
     }
 
