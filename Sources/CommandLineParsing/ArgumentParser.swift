@@ -4,8 +4,9 @@ import OrchestratorAPI
 /// command that has no command word (orchd).
 ///
 /// Rules: global options (orchctl's `--socket` and `--json`; `-h/--help` and `--version`
-/// everywhere) go before or after the command word; `--opt value` and `--opt=value` are the same; `--` ends options, and what
-/// follows is kept verbatim (the job's argv for `submit`); `help COMMAND` is
+/// everywhere) go before or after the command word; `--opt value` and `--opt=value` are the
+/// same; `--` ends options, and what follows is kept verbatim (the job's argv for
+/// `submit`); `help COMMAND` is
 /// `COMMAND --help`; a command option with a one-letter alias takes it after the command
 /// word (`logs -f`). Every mistake is a ``CommandLineError``.
 public struct ArgumentParser: Sendable {
