@@ -280,6 +280,7 @@ public struct ArgumentParser: Sendable {
             }
         case .choice(let words):
             words.contains(value) ? .success(.text(value)) : .failure(Problem("'\(value)' is not one of \(words.joined(separator: ", "))"))
+        case .rule(let rule): rule.problem(value).map { .failure(Problem($0)) } ?? .success(.text(value))
         }
         switch result {
         case .success(let parsed): return parsed

@@ -27,4 +27,7 @@ public enum ValueKind: Hashable, Sendable {
     case startTime
     /// One of a fixed set of words.
     case choice([String])
+    /// Text that a rule of the declaring program accepts (``TextRule``): for a value whose
+    /// syntax belongs to the type that reads it (orchd's `--allow-users`).
+    case rule(TextRule)
 }

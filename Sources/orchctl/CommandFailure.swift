@@ -80,7 +80,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// The exit code for an error reply.
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
-        case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.notPermitted: .permissionDenied
+        case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.permissionDenied: .permissionDenied
         default: .failure
         }
     }

@@ -10,7 +10,7 @@ struct SyncPolicyTests {
     /// kills orchd with SIGKILL right after each reply, restarts it, and checks that every
     /// acknowledged job is there, queued.
     static func acknowledgedSurviveKill(_ daemon: TestDaemon) throws {
-        #expect(try daemon.orchctl(["queue", "set", "held", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "held", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "held"]).status == 0)
         var acknowledged: [String] = []
         for round in 0..<3 {

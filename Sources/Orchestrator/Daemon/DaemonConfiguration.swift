@@ -46,6 +46,16 @@ public struct DaemonConfiguration: CommandOptions {
     public var syncsAtInterval = false
     /// The longest a committed change waits for its `fsync` under `--sync interval`.
     public var syncInterval = SyncPolicy.defaultInterval
+    /// Who may submit to the system service (`--allow-users`; default: every user).
+    public var allowedUsers: AllowedUsers = .all
+    /// Members of this group are admins (`--admin-group`; default `orchd`).
+    public var adminGroup = AccessPolicy.defaultAdminGroup
+    /// The most running jobs one user may have in a queue that sets no limit of its own
+    /// (`--max-running-per-user`); `nil` (given as 0): no limit.
+    public var maxRunningPerUser: Int? = nil
+    /// The queues the configuration file declares (`queue.NAME` lines); declared at start-up
+    /// and at each reload. Only the file declares queues this way.
+    public var queues: [Scheduler.ConfiguredQueue] = []
     /// Test-only (``testBlockControlQueueFlag``, not in `--help`): on SIGUSR1 the daemon
     /// blocks its control queue forever, so tests can see the watchdog stop pinging.
     public var testBlockControlQueueOnSIGUSR1 = false
@@ -73,7 +83,7 @@ public struct DaemonConfiguration: CommandOptions {
     /// only.
     public static let fileKeys = [
         "concurrency", "kill-grace", "log-level", "drain-timeout", "retention-age", "retention-count",
-        "event-retention", "sync", "sync-interval",
+        "event-retention", "sync", "sync-interval", "allow-users", "admin-group", "max-running-per-user",
     ]
 
     /// Every option, in the order `orchd --help` lists them.
@@ -95,7 +105,7 @@ public struct DaemonConfiguration: CommandOptions {
         OptionBinding(
             spec: .value(
                 "config", "path", kind: .path,
-                help: "Configuration file of 'key = value' lines, read again on SIGHUP; its keys are these options without the dashes: \(fileKeys.joined(separator: ", ")). The command line overrides the file.",
+                help: "Configuration file of 'key = value' lines, read again on SIGHUP; its keys are these options without the dashes: \(fileKeys.joined(separator: ", ")); 'queue.NAME = concurrency=N, retry-base=SPAN, retry-cap=SPAN, max-running-per-user=N' lines declare queues. The command line overrides the file.",
                 default: "/etc/orchd/orchd.conf for root, ${XDG_CONFIG_HOME:-~/.config}/orchd/orchd.conf for others; may be missing")
         ) { configuration, value in
             guard case .text(let path) = value else { preconditionFailure("--config is declared as a path") }
@@ -144,6 +154,28 @@ public struct DaemonConfiguration: CommandOptions {
         ) { configuration, value in
             configuration.logLevel = choice(value, DaemonLog.Level.init(name:))
         },
+        OptionBinding(
+            spec: .value(
+                "allow-users", "list", kind: .rule(allowUsersRule),
+                help: "Who may submit to a root orchd: all, or user names and @groups, separated by commas or spaces.", default: "all")
+        ) { configuration, value in
+            configuration.allowedUsers = choice(value, AllowedUsers.init)
+        },
+        OptionBinding(
+            spec: .value(
+                "admin-group", "group", kind: .rule(groupNameRule),
+                help: "Members manage every user's jobs and the queues, as root does.", default: AccessPolicy.defaultAdminGroup)
+        ) { configuration, value in
+            configuration.adminGroup = choice(value) { $0 }
+        },
+        OptionBinding(
+            spec: .value(
+                "max-running-per-user", "n", kind: .integerIn(0...10_000),
+                help: "The most running jobs one user may have in a queue that sets no limit of its own; 0: no limit.", default: "0")
+        ) { configuration, value in
+            guard case .integer(let limit) = value else { preconditionFailure("--max-running-per-user is declared as a number") }
+            configuration.maxRunningPerUser = limit > 0 ? limit : nil
+        },
         .flag(\.testBlockControlQueueOnSIGUSR1, String(testBlockControlQueueFlag.dropFirst(2)), help: "", hidden: true),
     ]
 
@@ -170,8 +202,21 @@ public struct DaemonConfiguration: CommandOptions {
     /// The usage line printed after a command-line error.
     public static var usage: String { renderer.usage(for: command) }
 
-    /// The value of a `.choice` option as its type: the parser admitted only the declared
-    /// words, so a word `make` does not know is a declaration out of step with the type.
+    /// `--allow-users`: what ``AllowedUsers`` reads, so the value the binding stores is the one
+    /// the parser let through.
+    static let allowUsersRule = TextRule("allow-users") { text in
+        AllowedUsers(text) == nil ? "'\(text)' is not 'all' or user names and @groups separated by commas or spaces" : nil
+    }
+
+    /// `--admin-group`: one group name (no separators of `/etc/group` or of lists).
+    static let groupNameRule = TextRule("group-name") { text in
+        text.isEmpty || text.contains(where: { $0 == " " || $0 == "," || $0 == ":" || $0 == "/" || $0.isWhitespace })
+            ? "'\(text)' is not a group name (no spaces, commas, colons or slashes)" : nil
+    }
+
+    /// The value of a `.choice` or `.rule` option as its type: the parser admitted only the
+    /// declared words (or what the rule accepts), so a word `make` does not know is a
+    /// declaration out of step with the type.
     private static func choice<Value>(_ value: ParsedValue, _ make: (String) -> Value?) -> Value {
         guard case .text(let word) = value, let result = make(word) else { preconditionFailure("a choice option declares '\(value)', which its field cannot hold") }
         return result
@@ -225,11 +270,13 @@ public struct DaemonConfiguration: CommandOptions {
     }
 
     /// This configuration with a configuration file's settings: the command line's
-    /// (``commandLine``) over the file's over the defaults. The start-up facts (paths,
-    /// containment, the test flag) stay as they are.
-    /// - Parameter file: the file's settings by key (``ConfigurationFile/load(path:required:)``);
-    ///   every value was checked against its option's declaration.
-    public func applying(file: [String: ParsedValue]) -> DaemonConfiguration {
+    /// (``commandLine``) over the file's over the defaults, and the file's queue declarations
+    /// (``queues``: only the file declares them). The start-up facts (paths, containment, the
+    /// test flag) stay as they are.
+    /// - Parameter file: the file's settings by key and its queue declarations
+    ///   (``ConfigurationFile/load(path:required:)``); every value was checked against its
+    ///   option's declaration.
+    public func applying(file: ConfigurationFile.Contents) -> DaemonConfiguration {
         var result = DaemonConfiguration()
         result.stateDirectory = stateDirectory
         result.socketPath = socketPath
@@ -238,8 +285,9 @@ public struct DaemonConfiguration: CommandOptions {
         result.containment = containment
         result.testBlockControlQueueOnSIGUSR1 = testBlockControlQueueOnSIGUSR1
         result.commandLine = commandLine
-        result.set(file)
+        result.set(file.settings)
         result.set(commandLine)
+        result.queues = file.queues
         return result
     }
 

@@ -7,7 +7,7 @@ extension JobStore {
     /// The IDs of the next queued jobs of a queue, in start order; served by the partial
     /// index `jobs_runnable` (no table scan, no sort).
     static let claimCandidatesSQL = """
-        SELECT id FROM jobs WHERE state = 'queued' AND queue = ?1 \
+        SELECT id FROM jobs WHERE state = 'queued' AND queue = ?1 AND held = 0 \
         AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
         """
 

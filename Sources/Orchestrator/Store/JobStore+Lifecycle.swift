@@ -123,7 +123,7 @@ extension JobStore {
             try recordAttempt(id, result: result, at: at, in: db)
             return try transition(id, to: "waiting", sql: """
                 UPDATE jobs SET state = 'waiting', not_before = ?2, pid = NULL, process_start_ticks = NULL, \
-                boot_id = NULL WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
+                boot_id = NULL, suspended = 0 WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
                 """, values: [.integer(id.rawValue), .integer(Timestamp.microseconds(retryAt))])
         }
     }

@@ -11,6 +11,8 @@ extension JobStore {
         public var queue: QueueName?
         /// Only jobs in this state (one of ``JobState/names``); `nil` for any.
         public var stateName: String?
+        /// Only jobs of this owner (submitter uid); `nil` for any.
+        public var owner: UInt32? = nil
         /// The lowest ID listed; `nil` from the first job.
         public var from: JobID?
         /// The highest ID listed (jobs submitted after the listing began are not in it);
@@ -23,9 +25,10 @@ extension JobStore {
     /// - Parameters:
     ///   - ids, queue, stateName: the filters, as in ``jobs(ids:queue:stateName:limit:)``.
     ///   - newest: only the newest (highest IDs) this many; `nil` for no limit.
+    ///   - owner: only jobs this uid submitted; `nil` for everyone's.
     /// - Throws: ``DatabaseError``.
-    public func listing(ids: [JobID]?, queue: QueueName?, stateName: String?, newest: Int?) throws -> JobListing {
-        var listing = JobListing(ids: ids, queue: queue, stateName: stateName)
+    public func listing(ids: [JobID]?, queue: QueueName?, stateName: String?, newest: Int?, owner: UInt32? = nil) throws -> JobListing {
+        var listing = JobListing(ids: ids, queue: queue, stateName: stateName, owner: owner)
         listing.through = try database.read { db in
             let statement = try db.cachedStatement("SELECT max(id) FROM jobs")
             defer { statement.reset() }
@@ -90,6 +93,10 @@ extension JobStore {
         if let stateName = listing.stateName {
             conditions.append("state = ?")
             values.append(.text(stateName))
+        }
+        if let owner = listing.owner {
+            conditions.append("submitter_uid = ?")
+            values.append(.integer(Int64(owner)))
         }
         return (conditions, values)
     }

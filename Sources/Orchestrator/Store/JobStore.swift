@@ -45,7 +45,7 @@ public final class JobStore {
     static let columns = """
         id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code, \
         signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
-        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, \
+        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, held, suspended, \
         (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies
         """
 
@@ -58,7 +58,7 @@ public final class JobStore {
     /// Served by the partial index `jobs_runnable`: a search on `queue`, already in
     /// `priority DESC, id` order, so no sort and no table scan however many jobs wait.
     static let nextQueuedSQL = """
-        SELECT \(columns) FROM jobs WHERE state = 'queued' AND queue = ?1 \
+        SELECT \(columns) FROM jobs WHERE state = 'queued' AND queue = ?1 AND held = 0 \
         AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
         """
 
@@ -71,8 +71,8 @@ public final class JobStore {
 
     static let markFinishedSQL = """
         UPDATE jobs SET state = 'finished', result = ?2, exit_code = ?3, signal = ?4, reason = ?5, \
-        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL \
-        WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
+        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL, held = 0, \
+        suspended = 0 WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
         """
 
     // MARK: - Inserting
@@ -195,10 +195,14 @@ public final class JobStore {
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
-        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, owner: UInt32? = nil
     ) throws -> [Job] {
         var conditions: [String] = []
         var values: [DatabaseValue] = []
+        if let owner {
+            conditions.append("submitter_uid = ?")
+            values.append(.integer(Int64(owner)))
+        }
         if let ids {
             conditions.append("id IN (SELECT value FROM json_each(?))")
             values.append(.text(Self.jsonArray(ids)))

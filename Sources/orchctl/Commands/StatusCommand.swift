@@ -11,7 +11,7 @@ enum StatusCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "List jobs with their state, queue and times.",
-        discussion: "Without IDs, lists the newest 100 matching jobs (see --limit and --all), in ID order, then the job counts of orchd (or of the queue given with --queue). Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX).",
+        discussion: "Without IDs, lists the newest 100 matching jobs (see --limit and --all), in ID order, then the job counts of orchd (or of the queue given with --queue). On a shared orchd you see your own jobs (root and the admin group see every job); --all-users lists everyone's, as ps does. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX).",
         usage: "status [<options>] [<id> ...]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "Only these jobs.")],
         options: Options.specs)
@@ -22,6 +22,7 @@ enum StatusCommand: OrchctlCommand {
         var state: String?
         var limit: Int?
         var all = false
+        var allUsers = false
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.queue, "queue", "queue", kind: .queueName, help: "Only jobs in this queue."),
@@ -29,6 +30,7 @@ enum StatusCommand: OrchctlCommand {
                    help: "Only jobs in this state: waiting, queued, running or finished."),
             .value(\.limit, "limit", "n", kind: .integerIn(1...Int.max), help: "Show only the newest N matching jobs.", default: "100"),
             .flag(\.all, "all", help: "Show every matching job."),
+            .flag(\.allUsers, "all-users", help: "Show every user's jobs, not only yours; other users' with their owner, state and command only."),
         ]
     }
 
@@ -41,7 +43,8 @@ enum StatusCommand: OrchctlCommand {
         let ids = invocation.jobIDs
         let queue = options.queue
         let state = options.state
-        let parameters = JobsInterface.ListParameters(ids: ids.isEmpty ? nil : ids, queue: queue, state: state)
+        let parameters = JobsInterface.ListParameters(
+            ids: ids.isEmpty ? nil : ids, queue: queue, state: state, allUsers: options.allUsers ? true : nil)
 
         // Named IDs are shown whatever the limit; otherwise one more than the limit is asked
         // for, so a cut list is known to be cut without trusting the counts.
@@ -70,7 +73,7 @@ enum StatusCommand: OrchctlCommand {
         }
         let width = context.console.outputIsTerminal ? (context.console.terminalColumns ?? 80) : nil
         context.console.write(render(jobs, counts: counts, queue: queue, note: note,
-                                     table: JobTable(time: context.time, maximumWidth: width), now: Date()))
+                                     table: JobTable(time: context.time, maximumWidth: width, showsOwner: options.allUsers), now: Date()))
         return .success
     }
 

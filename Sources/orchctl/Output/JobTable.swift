@@ -13,6 +13,9 @@ struct JobTable: Sendable {
     /// The widest the whole row may be, in characters (the command is cut to fit with `…`);
     /// `nil` means never cut (output to a pipe).
     var maximumWidth: Int?
+    /// Whether an OWNER column (the submitter's login name) follows the ID
+    /// (`status --all-users`).
+    var showsOwner = false
 
     private static let headers = ["ID", "STATE", "QUEUE", "PRI", "SUBMITTED", "STARTED", "DURATION", "COMMAND"]
 
@@ -20,9 +23,9 @@ struct JobTable: Sendable {
     /// - Parameter now: the current time, for running durations and the compact time format.
     func render(_ jobs: [Job], now: Date) -> String {
         guard !jobs.isEmpty else { return "No jobs.\n" }
+        let headers = showsOwner ? ["ID", "OWNER"] + Self.headers.dropFirst() : Self.headers
         let rows = jobs.map { job in
-            [
-                job.id.description,
+            (showsOwner ? [job.id.description, QueueText.userName(job.submitterUid)] : [job.id.description]) + [
                 JobText.state(of: job),
                 job.spec.queue.rawValue,
                 String(job.spec.priority),
@@ -33,7 +36,7 @@ struct JobTable: Sendable {
             ]
         }
         // Every column but the last is padded to its widest cell.
-        var widths = Self.headers.map(\.count)
+        var widths = headers.map(\.count)
         for row in rows {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
         }
@@ -44,7 +47,7 @@ struct JobTable: Sendable {
         let commandWidth = maximumWidth.map { max(12, $0 - prefixWidth) } ?? Self.maximumPipedCommandLength
 
         var text = ""
-        for row in [Self.headers] + rows {
+        for row in [headers] + rows {
             var line = ""
             for (column, cell) in row.enumerated() {
                 if column == row.count - 1 {

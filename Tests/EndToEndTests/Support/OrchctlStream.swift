@@ -8,10 +8,17 @@ final class OrchctlStream {
     private let output = Pipe()
     private var buffer = Data()
 
-    /// Starts `orchctl --socket SOCKET ARGUMENTS`.
-    init(_ daemon: TestDaemon, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: Binaries.orchctl)
-        process.arguments = ["--socket", daemon.socketPath] + arguments
+    /// Starts `orchctl --socket SOCKET ARGUMENTS`, as `user` when one is given.
+    init(_ daemon: TestDaemon, _ arguments: [String], as user: TestUser? = nil) throws {
+        let command = ["--socket", daemon.socketPath] + arguments
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--", Binaries.orchctl] + command
+            process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+        } else {
+            process.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+            process.arguments = command
+        }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -9,7 +9,8 @@ struct ConfigurationFileTests {
     func parsesSettings() throws {
         let settings = try ConfigurationFile.parse(
             "# orchd\n\nconcurrency = 4   # per queue\n  kill-grace=1min 30s\nlog-level = debug\n", path: "orchd.conf")
-        #expect(settings == ["concurrency": .integer(4), "kill-grace": .timeSpan(microseconds: 90_000_000), "log-level": .text("debug")])
+        #expect(settings.settings == ["concurrency": .integer(4), "kill-grace": .timeSpan(microseconds: 90_000_000), "log-level": .text("debug")])
+        #expect(settings.queues.isEmpty)
         let applied = DaemonConfiguration().applying(file: settings)
         #expect(applied.concurrency == 4 && applied.teardownGrace == .seconds(90) && applied.logLevel == .debug)
     }
@@ -17,7 +18,7 @@ struct ConfigurationFileTests {
     @Test("CRLF line ends are accepted like LF ones")
     func acceptsCRLF() throws {
         let settings = try ConfigurationFile.parse("# from Windows\r\nconcurrency = 4\r\nlog-level = debug\r\n", path: "f")
-        #expect(settings == ["concurrency": .integer(4), "log-level": .text("debug")])
+        #expect(settings.settings == ["concurrency": .integer(4), "log-level": .text("debug")])
     }
 
     @Test("a bad value's invisible characters are shown escaped, not printed raw")
@@ -47,7 +48,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, allow-users, admin-group, max-running-per-user, queue.NAME)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")
@@ -59,7 +60,7 @@ struct ConfigurationFileTests {
 
     @Test("a missing default file is no settings; a missing explicit one is an error")
     func missingFile() throws {
-        #expect(try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: false) == [:])
+        #expect(try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: false) == ConfigurationFile.Contents())
         #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: true) }
     }
 
@@ -83,5 +84,41 @@ struct ConfigurationFileTests {
             }
         }
         #expect(throws: Never.self) { try ConfigurationFile.parse("\(key) = 1h 30min\n", path: "f") }
+    }
+
+    @Test("queue.NAME lines declare queues with their settings; an empty value gives the defaults")
+    func declaresQueues() throws {
+        let settings = try ConfigurationFile.parse("queue.builds = concurrency=4, retry-base=10s, retry-cap=1h 30min\nqueue.io =\n", path: "f")
+        #expect(settings.queues == [
+            Scheduler.ConfiguredQueue(
+                name: .init(rawValue: "builds")!, concurrency: 4, retryBase: .seconds(10), retryCap: .seconds(5400)),
+            Scheduler.ConfiguredQueue(name: .init(rawValue: "io")!),
+        ])
+        // The configuration's queues are the file's, at each reload: a line taken out is no
+        // longer declared by the file.
+        let started = DaemonConfiguration().applying(file: settings)
+        #expect(started.queues.map(\.name.rawValue) == ["builds", "io"])
+        #expect(started.applying(file: try ConfigurationFile.parse("queue.io = max-running-per-user=2\n", path: "f")).queues == [
+            Scheduler.ConfiguredQueue(name: .init(rawValue: "io")!, maxRunningPerUser: 2),
+        ])
+    }
+
+    @Test("a bad queue line names the line and what is wrong", arguments: [
+        ("queue.a = concurrency=0", "invalid concurrency '0': expected a whole number from 1 to 10000"),
+        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap, max-running-per-user)"),
+        ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap, max-running-per-user), got 'concurrency'"),
+        ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
+        ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),
+        ("queue.a = retry-base=-1s", "invalid retry-base '-1s'"),
+        ("queue.no/slash =", "'no/slash' is not a queue name"),
+        ("queue.a =\nqueue.a = concurrency=2", "'queue.a' is set again (first on line 1)"),
+    ])
+    func refusesBadQueues(line: String, problem: String) {
+        do {
+            _ = try ConfigurationFile.parse(line + "\n", path: "f")
+            Issue.record("expected an error for \(line)")
+        } catch {
+            #expect(error.description.contains(problem), "\(error.description)")
+        }
     }
 }

@@ -46,6 +46,7 @@ struct DaemonConfigurationTests {
             case .timeSpan: "7s"
             case .timeSpanIn(let range): TimeSpan.format(range.upperBound)
             case .choice(let words): words.first { !DaemonConfiguration.help.contains("(default: \($0)") }
+            case .rule: "x7"  // a user name for --allow-users, a group name for --admin-group
             default: nil
             }
             if option.takesValue { try #require(value != nil, "\(option.name) has a kind this test does not know") }
@@ -85,6 +86,7 @@ struct DaemonConfigurationTests {
         let bad = [
             "concurrency": "0", "kill-grace": "soon", "log-level": "loud", "drain-timeout": "-1s", "retention-age": "1h30",
             "retention-count": "-1", "event-retention": "999", "sync": "never", "sync-interval": "2h",
+            "allow-users": "a:b", "admin-group": "a b", "max-running-per-user": "10001",
         ]
         #expect(Set(bad.keys) == Set(DaemonConfiguration.fileKeys))
         for (key, value) in bad {

@@ -71,7 +71,7 @@ struct VarlinkInterfaceTests {
         #expect(listed == declaredByOrchd)
         let id = JobID(rawValue: 1)
         let sent: [VarlinkError] = [
-            JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.notPermitted(id),
+            JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.permissionDenied(id),
             JobsInterface.storageFailure("x"), JobsInterface.logMissing(path: "/x"), JobsInterface.storageFull(stateDirectory: "/", freeBytes: 0, message: "x"),
             JobsInterface.databaseLocked(path: "/x", message: "x"), JobsInterface.duplicateJob(id, uniqueKey: "k"), JobsInterface.notFinished(id),
             JobsInterface.dependencyNotSucceeded(id, dependency: id, result: nil), JobsInterface.subscriberTooSlow(lastSeen: nil),

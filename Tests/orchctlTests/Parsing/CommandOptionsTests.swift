@@ -20,6 +20,8 @@ struct CommandOptionsTests {
         case .timeSpanIn(let range): TimeSpan.format(range.upperBound)
         case .startTime: "08:00"
         case .choice(let words): words[words.count - 1]
+        // No orchctl option has a rule (orchd's do); a rule that refuses this fails the test.
+        case .rule: "x7"
         }
     }
 
