@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// What a running command may use: the console, the environment and a way to reach orchd.

@@ -60,7 +60,7 @@ struct SyncPolicyTests {
     @Test("a bad --sync or --sync-interval is refused with what is expected")
     func badValues() throws {
         for (arguments, expected) in [
-            (["--sync", "sometimes"], "always or interval"),
+            (["--sync", "sometimes"], "is not one of always, interval"),
             (["--sync-interval", "0"], "from 1ms to 1h"),
             (["--sync-interval", "2h"], "from 1ms to 1h"),
             (["--sync-interval", "soon"], "--sync-interval"),

@@ -64,14 +64,6 @@ public final class JobStore {
 
     /// A loose index scan: each step seeks the next distinct queue in `jobs_runnable`, so the
     /// cost grows with the number of queues, not of queued jobs.
-    static let queuesSQL = """
-        WITH RECURSIVE q(name) AS (
-            SELECT min(queue) FROM jobs WHERE state = 'queued'
-            UNION ALL
-            SELECT (SELECT min(queue) FROM jobs WHERE state = 'queued' AND queue > q.name) FROM q WHERE q.name IS NOT NULL
-        ) SELECT name FROM q WHERE name IS NOT NULL
-        """
-
     static let markRunningSQL = """
         UPDATE jobs SET state = 'running', attempt = attempt + 1, started_at = ?2, finished_at = NULL, \
         pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING \(columns)
@@ -253,25 +245,6 @@ public final class JobStore {
         ]).map(\.job)
     }
 
-    /// The queues that hold at least one queued job, sorted by name.
-    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)`` for a
-    ///   stored queue name that is not valid.
-    public func queuesWithQueuedJobs() throws -> [QueueName] {
-        try database.read { db in
-            let statement = try db.cachedStatement(Self.queuesSQL)
-            defer { statement.reset() }
-            var queues: [QueueName] = []
-            while try statement.step() {
-                let text = statement.string(at: 0) ?? ""
-                guard let queue = QueueName(rawValue: text) else {
-                    throw JobStoreError.invalidRow(id: 0, column: "queue", detail: "'\(text)' is not a queue name")
-                }
-                queues.append(queue)
-            }
-            return queues
-        }
-    }
-
     /// Jobs recorded as running, with their process identity, for recovery at start.
     /// - Returns: one record per running job, by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
@@ -317,21 +290,6 @@ public final class JobStore {
         ])
     }
 
-    /// Records the identity of a claimed job's process, to recognise it after a restart.
-    /// - Parameters:
-    ///   - id: the job; it must be running.
-    ///   - pid: the main process ID (also its process group ID).
-    ///   - processStartTicks: its start time in clock ticks after boot (`/proc/PID/stat` field 22).
-    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
-    /// - Returns: the job as now stored.
-    @discardableResult
-    public func recordProcess(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws -> Job {
-        try transition(id, to: "running", sql: """
-            UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running' \
-            RETURNING \(Self.columns)
-            """, values: [.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
-    }
-
     /// Gives back a claim whose process was never spawned (the daemon is stopping): queued
     /// again, the attempt not counted.
     @discardableResult
@@ -340,16 +298,6 @@ public final class JobStore {
             UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL \
             WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue)])
-    }
-
-    /// Claims a queued job and records its process in one transaction (``claim(_:at:)`` then
-    /// ``recordProcess(_:pid:processStartTicks:bootID:)``).
-    @discardableResult
-    public func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
-        try database.write { _ in
-            try claim(id, at: at)
-            return try recordProcess(id, pid: pid, processStartTicks: processStartTicks, bootID: bootID)
-        }
     }
 
     /// Records that a job ended: state finished with `result`, the finish time; the process

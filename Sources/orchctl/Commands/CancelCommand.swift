@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl cancel ID... | --queue Q | --state S [--signal NAME]`: dequeues jobs or tears

@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// Every command orchctl knows, in the order help lists them.
 enum CommandTable {
     /// The commands' implementations, subcommands (`queue set`) included.

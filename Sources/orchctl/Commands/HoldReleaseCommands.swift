@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl hold ID...`: keeps jobs that have not started from starting.

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl info`: the daemon's version, uptime, paths, job counts, containment and sync.

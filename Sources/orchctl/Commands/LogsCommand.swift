@@ -1,3 +1,4 @@
+import CommandLineParsing
 #if canImport(Glibc)
 import Glibc
 #endif

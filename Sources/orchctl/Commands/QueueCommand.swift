@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl queue`: the group of commands that change one queue (`queue set`).

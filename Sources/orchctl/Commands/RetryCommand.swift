@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl retry ID` or `orchctl retry --failed [--queue Q]`: runs finished jobs again.

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl shutdown [--wait]`: asks orchd to stop, as SIGTERM does.

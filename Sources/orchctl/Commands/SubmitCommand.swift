@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

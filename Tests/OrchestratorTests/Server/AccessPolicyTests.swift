@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Foundation
 import Testing
 
@@ -7,12 +8,14 @@ import Testing
 struct AccessPolicyTests {
     @Test("allow-users, admin-group and max-running-per-user are read from the configuration file")
     func settingsParse() throws {
-        let settings = try ConfigurationFile.parse(
-            "allow-users = alice, bob @staff\nadmin-group = wheel\nmax-running-per-user = 2\n", path: "f")
-        #expect(settings.allowUsers == .only(users: ["alice", "bob"], groups: ["staff"]))
+        let settings = DaemonConfiguration().applying(file: try ConfigurationFile.parse(
+            "allow-users = alice, bob @staff\nadmin-group = wheel\nmax-running-per-user = 2\n", path: "f"))
+        #expect(settings.allowedUsers == .only(users: ["alice", "bob"], groups: ["staff"]))
         #expect(settings.adminGroup == "wheel")
         #expect(settings.maxRunningPerUser == 2)
-        #expect(try ConfigurationFile.parse("allow-users = all\n", path: "f").allowUsers == .all)
+        #expect(DaemonConfiguration().applying(file: try ConfigurationFile.parse("allow-users = all\n", path: "f")).allowedUsers == .all)
+        let defaults = DaemonConfiguration().applying(file: try ConfigurationFile.parse("max-running-per-user = 0\n", path: "f"))
+        #expect(defaults.allowedUsers == .all && defaults.adminGroup == "orchd" && defaults.maxRunningPerUser == nil)
     }
 
     @Test("a bad allow-users, admin-group or max-running-per-user names the line and what is expected", arguments: [
@@ -21,6 +24,32 @@ struct AccessPolicyTests {
     ])
     func badSettings(_ line: String) {
         #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.parse(line + "\n", path: "f") }
+    }
+
+    @Test("--allow-users, --admin-group and --max-running-per-user refuse the same values as the file, with the reason", arguments: [
+        ("--allow-users=a@b", "invalid value for option '--allow-users': 'a@b' is not 'all' or user names and @groups separated by commas or spaces"),
+        ("--allow-users=", "invalid value for option '--allow-users': '' is not 'all' or user names and @groups separated by commas or spaces"),
+        ("--admin-group=two words", "invalid value for option '--admin-group': 'two words' is not a group name (no spaces, commas, colons or slashes)"),
+        ("--max-running-per-user=-1", "invalid value for option '--max-running-per-user': '-1' is not a whole number from 0 to 10000"),
+    ])
+    func badFlags(_ argument: String, message: String) {
+        let error = #expect(throws: CommandLineError.self) { try DaemonConfiguration.parse([argument], environment: [:], uid: 0) }
+        #expect(error?.message == message)
+    }
+
+    @Test("the access flags override the file's keys, at start-up and at every reload")
+    func flagsOverrideFile() throws {
+        guard case .run(let parsed) = try DaemonConfiguration.parse(
+            ["--allow-users", "carol", "--max-running-per-user", "3"], environment: [:], uid: 0)
+        else { Issue.record("expected run"); return }
+        let file = try ConfigurationFile.parse("allow-users = alice\nadmin-group = wheel\nmax-running-per-user = 1\n", path: "f")
+        let applied = parsed.applying(file: file)
+        #expect(applied.allowedUsers == .only(users: ["carol"], groups: []))
+        #expect(applied.adminGroup == "wheel")
+        #expect(applied.maxRunningPerUser == 3)
+        // A key taken out of the file returns to its default at the reload.
+        let reloaded = applied.applying(file: try ConfigurationFile.parse("", path: "f"))
+        #expect(reloaded.adminGroup == "orchd" && reloaded.maxRunningPerUser == 3)
     }
 
     @Test("a per-user orchd answers only its own user and root; the system service answers everyone")

@@ -11,8 +11,10 @@ struct VarlinkInterfaceTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try JobStore(database: try Database(path: directory + "/orchd.db"))
         let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, stateDirectory: directory, logDirectory: directory, teardownGrace: .seconds(1)))
-        let configuration = DaemonConfiguration(
-            stateDirectory: directory, socketPath: directory + "/s", concurrency: 1, teardownGrace: .seconds(1), logLevel: .error)
+        var configuration = DaemonConfiguration()
+        configuration.stateDirectory = directory
+        configuration.socketPath = directory + "/s"
+        configuration.concurrency = 1
         let service = Daemon.makeService(
             scheduler: scheduler, configuration: configuration, startTime: .now,
             reload: { ManagerInterface.ReloadReply(concurrency: 1) })

@@ -14,7 +14,7 @@
 /// }
 /// let options = Options(decoding: invocation)
 /// ```
-protocol CommandOptions: Sendable {
+public protocol CommandOptions: Sendable {
     /// Every field's default.
     init()
     /// The options, in the order help lists them.
@@ -23,12 +23,12 @@ protocol CommandOptions: Sendable {
 
 extension CommandOptions {
     /// The declarations the parser and help renderer use.
-    static var specs: [OptionSpec] { bindings.map(\.spec) }
+    @inlinable public static var specs: [OptionSpec] { bindings.map(\.spec) }
 
     /// The options of `invocation`: each given option's parsed value stored in its field, in
     /// command-line order (a later value of a single option wins); absent ones keep their
     /// defaults.
-    init(decoding invocation: Invocation) {
+    @inlinable public init(decoding invocation: Invocation) {
         self.init()
         for binding in Self.bindings {
             if binding.spec.takesValue {
@@ -43,20 +43,33 @@ extension CommandOptions {
 }
 
 /// Options for a command that has none.
-struct NoOptions: CommandOptions {
-    static let bindings: [OptionBinding<NoOptions>] = []
+public struct NoOptions: CommandOptions {
+    /// None.
+    public init() {}
+    public static let bindings: [OptionBinding<NoOptions>] = []
 }
 
 /// One option of a command: its declaration (``OptionSpec``, for the parser and help) and the
 /// field of the command's ``CommandOptions`` its value goes into.
-struct OptionBinding<Options: CommandOptions>: Sendable {
+///
+/// The declaring functions are `@inlinable`: specialized in the program that declares its
+/// options, a field's key path becomes a direct store, where an unspecialized call from
+/// another module instantiates every key path at run time, at each start of orchctl.
+public struct OptionBinding<Options: CommandOptions>: Sendable {
     /// The declaration.
-    let spec: OptionSpec
+    public let spec: OptionSpec
     /// Stores one parsed value in the field.
-    let apply: @Sendable (inout Options, ParsedValue) -> Void
+    public let apply: @Sendable (inout Options, ParsedValue) -> Void
+
+    /// An option whose value `apply` stores itself, for a field that is not one of the
+    /// shapes below (a value kept in two fields, or one converted on the way in).
+    @inlinable public init(spec: OptionSpec, apply: @escaping @Sendable (inout Options, ParsedValue) -> Void) {
+        self.spec = spec
+        self.apply = apply
+    }
 
     /// An option whose value goes into an optional field (`nil` when absent).
-    static func value<Value: OptionValue>(
+    @inlinable public static func value<Value: OptionValue>(
         _ field: WritableKeyPath<Options, Value?> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
         help: String, default defaultValue: String? = nil
     ) -> OptionBinding {
@@ -66,7 +79,7 @@ struct OptionBinding<Options: CommandOptions>: Sendable {
     }
 
     /// An option whose value replaces a field's default.
-    static func value<Value: OptionValue>(
+    @inlinable public static func value<Value: OptionValue>(
         _ field: WritableKeyPath<Options, Value> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
         help: String, default defaultValue: String? = nil
     ) -> OptionBinding {
@@ -76,7 +89,7 @@ struct OptionBinding<Options: CommandOptions>: Sendable {
     }
 
     /// A repeatable option whose values accumulate, in order.
-    static func values<Value: OptionValue>(
+    @inlinable public static func values<Value: OptionValue>(
         _ field: WritableKeyPath<Options, [Value]> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,
         help: String
     ) -> OptionBinding {
@@ -86,7 +99,7 @@ struct OptionBinding<Options: CommandOptions>: Sendable {
     }
 
     /// A repeatable `KEY=VALUE` option, later keys winning.
-    static func keyValues(
+    @inlinable public static func keyValues(
         _ field: WritableKeyPath<Options, [String: String]> & Sendable, _ name: String, _ valueName: String,
         kind: ValueKind = .keyValue, help: String
     ) -> OptionBinding {
@@ -97,17 +110,18 @@ struct OptionBinding<Options: CommandOptions>: Sendable {
     }
 
     /// A flag: the field is `true` when it was given.
-    static func flag(
-        _ field: WritableKeyPath<Options, Bool> & Sendable, _ name: String, short: Character? = nil, help: String
+    @inlinable public static func flag(
+        _ field: WritableKeyPath<Options, Bool> & Sendable, _ name: String, short: Character? = nil, help: String,
+        hidden: Bool = false
     ) -> OptionBinding {
-        OptionBinding(spec: .flag(name, short: short, help: help)) { options, _ in
+        OptionBinding(spec: .flag(name, short: short, help: help, hidden: hidden)) { options, _ in
             options[keyPath: field] = true
         }
     }
 
     /// The typed value; the parser produced it from the option's own kind, so a mismatch is
     /// a declaration pairing a field with the wrong kind.
-    private static func convert<Value: OptionValue>(_ parsed: ParsedValue, _ name: String) -> Value {
+    @usableFromInline static func convert<Value: OptionValue>(_ parsed: ParsedValue, _ name: String) -> Value {
         guard let value = Value(parsed: parsed) else { preconditionFailure("--\(name) is declared with a kind its field cannot hold") }
         return value
     }

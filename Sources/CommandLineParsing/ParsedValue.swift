@@ -2,7 +2,7 @@ import OrchestratorAPI
 
 /// An option's or argument's value, converted once by the parser according to its
 /// ``ValueKind``: commands receive these typed values, never the text again.
-enum ParsedValue: Hashable, Sendable {
+public enum ParsedValue: Hashable, Sendable {
     /// Any text, or one word of a fixed choice.
     case text(String)
     /// A whole number.
@@ -21,21 +21,21 @@ enum ParsedValue: Hashable, Sendable {
 
 /// A type an option's value can be decoded into (``OptionBinding``): the typed field of a
 /// command's options.
-protocol OptionValue: Sendable {
+public protocol OptionValue: Sendable {
     /// The value, when `parsed` is of this type's kind; `nil` is a declaration that pairs a
     /// field with the wrong ``ValueKind``, a programming error.
     init?(parsed: ParsedValue)
 }
 
 extension String: OptionValue {
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .text(let text) = parsed else { return nil }
         self = text
     }
 }
 
 extension Int: OptionValue {
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .integer(let number) = parsed else { return nil }
         self = number
     }
@@ -43,7 +43,7 @@ extension Int: OptionValue {
 
 extension Int64: OptionValue {
     /// A time span in microseconds, or a whole number.
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         switch parsed {
         case .timeSpan(let microseconds): self = microseconds
         case .integer(let number): self = Int64(number)
@@ -53,21 +53,21 @@ extension Int64: OptionValue {
 }
 
 extension QueueName: OptionValue {
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .queueName(let name) = parsed else { return nil }
         self = name
     }
 }
 
 extension JobID: OptionValue {
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .jobID(let id) = parsed else { return nil }
         self = id
     }
 }
 
 extension StartTime: OptionValue {
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .startTime(let start) = parsed else { return nil }
         self = start
     }
@@ -75,7 +75,7 @@ extension StartTime: OptionValue {
 
 extension Duration: OptionValue {
     /// A time span.
-    init?(parsed: ParsedValue) {
+    public init?(parsed: ParsedValue) {
         guard case .timeSpan(let microseconds) = parsed else { return nil }
         self = Duration(microseconds: microseconds)
     }

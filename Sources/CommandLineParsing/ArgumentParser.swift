@@ -1,25 +1,57 @@
 import OrchestratorAPI
 
-/// Parses orchctl's command line against a table of ``CommandSpec``s.
+/// Parses a command line against a table of ``CommandSpec``s (orchctl), or against one
+/// command that has no command word (orchd).
 ///
-/// Rules: global options (`--socket`, `--json`, `-h/--help`, `--version`) go before or after
-/// the command word; `--opt value` and `--opt=value` are the same; `--` ends options, and what
-/// follows is kept verbatim (the job's argv for `submit`); `help COMMAND` is
+/// Rules: global options (orchctl's `--socket` and `--json`; `-h/--help` and `--version`
+/// everywhere) go before or after the command word; `--opt value` and `--opt=value` are the
+/// same; `--` ends options, and what follows is kept verbatim (the job's argv for
+/// `submit`); `help COMMAND` is
 /// `COMMAND --help`; a command option with a one-letter alias takes it after the command
 /// word (`logs -f`). Every mistake is a ``CommandLineError``.
-struct ArgumentParser: Sendable {
+public struct ArgumentParser: Sendable {
     /// The commands, in the order help lists them; built only once a command word needs
     /// them, so `--version` and `--help` do not pay for declaring every command's options.
     private let commandTable: @Sendable () -> [CommandSpec]
+    /// The command of a program without command words: every word is its option or argument.
+    private let impliedCommand: CommandSpec?
+    /// Options accepted with every command, before or after its word (``GlobalOptions``).
+    private let globalSpecs: [OptionSpec]
 
     /// Creates a parser over `commands`, evaluated at most once per parse and only when needed.
-    init(commands: @escaping @autoclosure @Sendable () -> [CommandSpec]) {
+    public init(commands: @escaping @autoclosure @Sendable () -> [CommandSpec]) {
         commandTable = commands
+        impliedCommand = nil
+        globalSpecs = GlobalOptions.specs
+    }
+
+    /// Creates a parser for a program that is one command, without a command word (`orchd
+    /// --state-dir DIR`): its options and arguments, `-h/--help` and `--version`, no global
+    /// options. ``parse(_:)`` returns `.help(command)` for `--help`.
+    public init(command: CommandSpec) {
+        commandTable = { [] }
+        impliedCommand = command
+        globalSpecs = []
+    }
+
+    /// Checks one value against `kind` and converts it, as for an option: for text that
+    /// declares options elsewhere (orchd's configuration file), so that it is checked
+    /// exactly as on the command line.
+    /// - Parameters:
+    ///   - value: the text.
+    ///   - kind: what it must look like.
+    ///   - what: how the message names its source (`'concurrency'` gives "invalid value for
+    ///     'concurrency': …").
+    ///   - placeholder: the value's name in help, for messages about its form.
+    /// - Returns: the converted value.
+    /// - Throws: ``CommandLineError`` (`invalidValue`) saying what is wrong with it.
+    public static func value(_ value: String, as kind: ValueKind, what: String, placeholder: String) throws(CommandLineError) -> ParsedValue {
+        try parse(value, as: kind, what: what, placeholder: placeholder, command: nil)
     }
 
     /// Parses `arguments` (without the program name).
     /// - Throws: ``CommandLineError`` describing the first problem found.
-    func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
+    public func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
         var table: [CommandSpec]?
         func commands() -> [CommandSpec] {
             if let table { return table }
@@ -28,8 +60,8 @@ struct ArgumentParser: Sendable {
             return built
         }
         var global = GlobalOptions()
-        var command: CommandSpec?
-        var invocation: Invocation?
+        var command: CommandSpec? = impliedCommand
+        var invocation: Invocation? = impliedCommand.map { Invocation(command: $0, global: global) }
         var wantsHelp = false
         var wantsVersion = false
         var index = 0
@@ -82,7 +114,8 @@ struct ArgumentParser: Sendable {
                     continue
                 }
 
-                let spec = GlobalOptions.specs.first { $0.name == name } ?? command?.option(named: name)
+                let globalSpec = globalSpecs.first { $0.name == name }
+                let spec = globalSpec ?? command?.option(named: name)
                 guard let spec else {
                     let display = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
                     throw CommandLineError(.unknownOption, "unknown option '\(display)'", command: command?.name)
@@ -91,7 +124,7 @@ struct ArgumentParser: Sendable {
                     if attached != nil {
                         throw CommandLineError(.unexpectedValue, "option '--\(name)' does not take a value", command: command?.name)
                     }
-                    if name == "json" { global.json = true } else { invocation?.flags.insert(name) }
+                    if globalSpec != nil && name == "json" { global.json = true } else { invocation?.flags.insert(name) }
                     continue
                 }
                 let value: String
@@ -104,7 +137,7 @@ struct ArgumentParser: Sendable {
                     throw CommandLineError(.missingValue, "missing value for option '--\(name) <\(spec.valueName ?? "value")>'", command: command?.name)
                 }
                 let parsed = try Self.parse(value, as: spec.kind, what: "option '--\(name)'", placeholder: spec.valueName ?? name, command: command?.name)
-                if name == "socket" {
+                if globalSpec != nil && name == "socket" {
                     global.socket = value
                 } else if let current = invocation {
                     var updated = current
@@ -156,7 +189,7 @@ struct ArgumentParser: Sendable {
         }
         invocation.global = global
 
-        if command.name == "help" {
+        if impliedCommand == nil && command.name == "help" {
             // `help queue set` names a subcommand by its words.
             guard !invocation.arguments.isEmpty else { return .help(nil) }
             let topic = invocation.arguments.joined(separator: " ")
@@ -233,6 +266,12 @@ struct ArgumentParser: Sendable {
                 ?? .failure(Problem("'\(value)' is not a valid queue name (\(QueueName.rule))"))
         case .jobID: JobID(parsing: value).map { .success(.jobID($0)) } ?? .failure(Problem("'\(value)' is not a job ID (a positive integer)"))
         case .timeSpan: span(value)
+        case .timeSpanIn(let range):
+            switch span(value) {
+            case .success(.timeSpan(let microseconds)) where range.contains(Duration(microseconds: microseconds)): .success(.timeSpan(microseconds: microseconds))
+            case .success: .failure(Problem("'\(value)' is not a time span from \(TimeSpan.format(range.lowerBound)) to \(TimeSpan.format(range.upperBound))"))
+            case .failure(let problem): .failure(problem)
+            }
         case .keyedValue(let keys):
             if let (key, text) = KeyValue.split(value) {
                 keys.contains(key) ? .success(.keyValue(key: key, value: text)) : .failure(Problem("'\(key)' is not one of \(keys.joined(separator: ", "))"))
@@ -241,6 +280,7 @@ struct ArgumentParser: Sendable {
             }
         case .choice(let words):
             words.contains(value) ? .success(.text(value)) : .failure(Problem("'\(value)' is not one of \(words.joined(separator: ", "))"))
+        case .rule(let rule): rule.problem(value).map { .failure(Problem($0)) } ?? .success(.text(value))
         }
         switch result {
         case .success(let parsed): return parsed

@@ -1,18 +1,33 @@
-/// Writes all of orchctl's help text from the command table, in the swift-argument-parser
-/// layout: `OVERVIEW:`, `USAGE:`, `ARGUMENTS:`, `OPTIONS:`, `SUBCOMMANDS:`.
-struct HelpRenderer: Sendable {
+/// Writes all of orchctl's help text from the command table, and orchd's from its one
+/// command, in the swift-argument-parser layout: `OVERVIEW:`, `USAGE:`, `ARGUMENTS:`,
+/// `OPTIONS:`, `SUBCOMMANDS:`.
+public struct HelpRenderer: Sendable {
     /// The program name in usage lines.
-    var program = "orchctl"
+    public var program = "orchctl"
     /// The commands, for the top-level `SUBCOMMANDS:` section.
-    var commands: [CommandSpec]
+    public var commands: [CommandSpec]
+    /// The options every command accepts, listed after its own and before `-h, --help`.
+    public var globalOptions = GlobalOptions.specs
     /// Total line width help is wrapped to, in columns.
-    var width = 80
+    public var width = 80
+
+    /// Creates a renderer.
+    /// - Parameters:
+    ///   - program: the program name in usage lines.
+    ///   - commands: the command table (empty for a program without command words).
+    ///   - globalOptions: the options every command accepts (orchctl's `--socket` and
+    ///     `--json` by default).
+    public init(program: String = "orchctl", commands: [CommandSpec], globalOptions: [OptionSpec] = GlobalOptions.specs) {
+        self.program = program
+        self.commands = commands
+        self.globalOptions = globalOptions
+    }
 
     /// Help starts in this column; labels are indented by 2.
     private let helpColumn = 26
 
     /// The top-level help (`orchctl --help`).
-    func rootHelp() -> String {
+    public func rootHelp() -> String {
         var text = "OVERVIEW: Control orchd, the task orchestration daemon.\n\n"
         text += "orchd keeps a durable queue of commands and runs them, N at a time, as a systemd\n"
         text += "service. orchctl submits jobs to it and reports on them over its Unix socket.\n\n"
@@ -30,7 +45,7 @@ struct HelpRenderer: Sendable {
     }
 
     /// The help of one command (`orchctl COMMAND --help`).
-    func help(for command: CommandSpec) -> String {
+    public func help(for command: CommandSpec) -> String {
         var text = "OVERVIEW: \(command.abstract)\n\n"
         if let discussion = command.discussion {
             text += wrap(discussion, indent: 0) + "\n"
@@ -43,7 +58,7 @@ struct HelpRenderer: Sendable {
             }
         }
         text += "\nOPTIONS:\n"
-        for option in command.options + GlobalOptions.specs + [GlobalOptions.help] {
+        for option in command.options + globalOptions + [GlobalOptions.help] where !option.isHidden {
             text += row(option.label, helpText(option))
         }
         if command.isGroup {
@@ -57,12 +72,12 @@ struct HelpRenderer: Sendable {
     }
 
     /// The usage line of `command`, without the `USAGE:` prefix.
-    func usage(for command: CommandSpec) -> String {
+    public func usage(for command: CommandSpec) -> String {
         "\(program) \(command.usage)"
     }
 
     /// The top-level usage line.
-    var rootUsage: String { "\(program) [--socket <path>] [--json] <subcommand>" }
+    public var rootUsage: String { "\(program) [--socket <path>] [--json] <subcommand>" }
 
     // MARK: - Layout
 

@@ -6,7 +6,7 @@ import Glibc
 
 /// The value of `submit --at`: an instant in RFC 3339 (`2026-12-01T08:00:00Z`, offsets such as
 /// `+02:00` allowed), or a local time of day (`08:00`, `08:00:30`) meaning its next occurrence.
-enum StartTime: Hashable, Sendable {
+public enum StartTime: Hashable, Sendable {
     /// An absolute instant.
     case instant(Date)
     /// A local time of day: the next time the local clock shows it, today or tomorrow.
@@ -16,7 +16,7 @@ enum StartTime: Hashable, Sendable {
     /// - Returns: `nil` unless `text` is RFC 3339 with a date, a `T` and a zone, or
     ///   `HH:MM` / `HH:MM:SS` with hour 0-23 (one or two digits) and two-digit minutes and
     ///   seconds 0-59.
-    static func parse(_ text: String) -> StartTime? {
+    public static func parse(_ text: String) -> StartTime? {
         if text.contains("T") {
             return Timestamp.parse(text).map(StartTime.instant)
         }
@@ -34,7 +34,7 @@ enum StartTime: Hashable, Sendable {
 
     /// The instant this start time names, seen at `now`: an instant as is; a time of day at
     /// its next occurrence strictly after `now` in `zone` (today, else tomorrow).
-    func resolve(now: Date, zone: LocalTimeZone = .system) -> Date {
+    public func resolve(now: Date, zone: LocalTimeZone = .system) -> Date {
         switch self {
         case .instant(let date):
             return date
@@ -47,14 +47,14 @@ enum StartTime: Hashable, Sendable {
 /// The time zone `HH:MM` is read in. FoundationEssentials' `TimeZone.current` does not know
 /// the local zone on Linux (it reports GMT whatever `TZ` or `/etc/localtime` say), so the
 /// system zone goes through Glibc's localtime_r(3) and mktime(3), which honour both.
-enum LocalTimeZone: Hashable, Sendable {
+public enum LocalTimeZone: Hashable, Sendable {
     /// The process's local time zone (`TZ`, else `/etc/localtime`), daylight saving included.
     case system
     /// A fixed offset east of UTC, in seconds; for tests.
     case fixed(secondsFromGMT: Int)
 
     /// The first instant after `now` at which the local clock reads `hour:minute:second`.
-    func nextOccurrence(hour: Int, minute: Int, second: Int, after now: Date) -> Date {
+    public func nextOccurrence(hour: Int, minute: Int, second: Int, after now: Date) -> Date {
         let nowSeconds = now.timeIntervalSince1970
         switch self {
         case .fixed(let offset):

@@ -1,10 +1,10 @@
-/// A command line orchctl cannot run: the one error type of the parsing layer.
+/// A command line that cannot run: the one error type of the parsing layer.
 ///
 /// Always exits with ``ExitCode/usage`` (64). ``message`` is the text after `Error: `;
 /// ``command`` selects the usage line and the `See 'orchctl <cmd> --help'.` hint.
-struct CommandLineError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct CommandLineError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of mistake it is, for callers and tests that switch on it.
-    enum Code: Hashable, Sendable {
+    public enum Code: Hashable, Sendable {
         /// The first word is not a command.
         case unknownCommand
         /// No command was given.
@@ -26,18 +26,18 @@ struct CommandLineError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What kind of mistake.
-    var code: Code
+    public var code: Code
     /// A sentence saying what is wrong, without the `Error: ` prefix.
-    var message: String
+    public var message: String
     /// The command whose usage to show; `nil` for the top level.
-    var command: String?
+    public var command: String?
 
     /// Creates an error.
-    init(_ code: Code, _ message: String, command: String? = nil) {
+    public init(_ code: Code, _ message: String, command: String? = nil) {
         self.code = code
         self.message = message
         self.command = command
     }
 
-    var description: String { message }
+    public var description: String { message }
 }

@@ -1,6 +1,6 @@
 /// What an option's or argument's value must look like. The parser checks it, so a command
 /// never sees a malformed value, and help shows it as the `<placeholder>`.
-enum ValueKind: Hashable, Sendable {
+public enum ValueKind: Hashable, Sendable {
     /// Any text.
     case text
     /// A file system path: any text but the empty one, which is a mistake (an unset shell
@@ -21,8 +21,13 @@ enum ValueKind: Hashable, Sendable {
     case jobID
     /// A systemd-style time span (`30s`, `5min`, `1h30min`, plain seconds).
     case timeSpan
+    /// A time span within a range (orchd's `--sync-interval`, 1ms to 1h).
+    case timeSpanIn(ClosedRange<Duration>)
     /// When a job may start: RFC 3339, or `HH:MM[:SS]` local time (``StartTime``).
     case startTime
     /// One of a fixed set of words.
     case choice([String])
+    /// Text that a rule of the declaring program accepts (``TextRule``): for a value whose
+    /// syntax belongs to the type that reads it (orchd's `--allow-users`).
+    case rule(TextRule)
 }

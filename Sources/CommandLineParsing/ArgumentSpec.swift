@@ -1,21 +1,29 @@
 /// A positional argument of a command, declared as data.
-struct ArgumentSpec: Hashable, Sendable {
+public struct ArgumentSpec: Hashable, Sendable {
     /// How many words the argument takes.
-    enum Arity: Hashable, Sendable {
+    public enum Arity: Hashable, Sendable {
         case one, optional, zeroOrMore, oneOrMore
     }
 
     /// The placeholder in help and messages (`id` renders `<id>`).
-    var name: String
+    public var name: String
     /// What each word must look like.
-    var kind: ValueKind
+    public var kind: ValueKind
     /// How many words.
-    var arity: Arity
+    public var arity: Arity
     /// One sentence for help, ending with a period.
-    var help: String
+    public var help: String
+
+    /// Declares an argument.
+    public init(name: String, kind: ValueKind, arity: Arity, help: String) {
+        self.name = name
+        self.kind = kind
+        self.arity = arity
+        self.help = help
+    }
 
     /// `<id>`, `<id> ...` or `[<id> ...]`, as help shows it.
-    var label: String {
+    public var label: String {
         switch arity {
         case .one: "<\(name)>"
         case .optional: "[<\(name)>]"
