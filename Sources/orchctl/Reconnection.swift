@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CommandLineParsing
 import Glibc
 #endif
 import OrchestratorAPI

@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// `orchctl completion bash|zsh|fish`: prints a shell completion script written from the
 /// command table (``CompletionScript``).
 enum CompletionCommand: OrchctlCommand {

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl manual`: prints orchctl(1), written from the command table (``ManPage``).

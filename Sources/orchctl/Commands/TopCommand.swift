@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Dispatch
 import FoundationEssentials
 import OrchestratorAPI

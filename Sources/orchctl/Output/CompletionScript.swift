@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// Shell completion scripts for bash, zsh and fish, written from the command table, so every
 /// command and option help lists is completed and none that does not exist.
 ///
@@ -301,7 +302,7 @@ struct CompletionScript: Sendable {
         switch kind {
         case .jobID: "-a '(__orchctl_jobs)'"
         case .queueName: "-a '(__orchctl_queues)'"
-        case .path, .text: "-F"
+        case .path, .text, .rule: "-F"
         case .choice(let words): "-a \(fishQuoted(words.joined(separator: " ")))"
         case .keyedValue(let keys): "-a \(fishQuoted(keys.map { $0 + "=" }.joined(separator: " ")))"
         default: "-x"
@@ -316,11 +317,12 @@ struct CompletionScript: Sendable {
         case .text: "text"
         case .path: "path"
         case .integer, .integerIn: "integer"
+        case .rule(let rule): "text:" + rule.name
         case .keyValue: "keyValue"
         case .keyedValue(let keys): "choice:" + keys.map { $0 + "=" }.joined(separator: " ")
         case .queueName: "queueName"
         case .jobID: "jobID"
-        case .timeSpan: "timeSpan"
+        case .timeSpan, .timeSpanIn: "timeSpan"
         case .startTime: "startTime"
         case .choice(let words): "choice:" + words.joined(separator: " ")
         }

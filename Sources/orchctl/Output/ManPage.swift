@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// orchctl's manual page, orchctl(1), in man(7) roff, written from the command table like
 /// `--help`, so the two cannot drift. `man/orchctl.1` is this text (a test keeps it so) and
 /// `orchctl manual` prints it.
@@ -31,26 +32,26 @@ struct ManPage: Sendable {
 
             """
         for option in GlobalOptions.specs + [GlobalOptions.help, GlobalOptions.version] {
-            text += Self.item(option)
+            text += Roff.item(option)
         }
         text += ".SH COMMANDS\n"
         for command in commands.flatMap(\.flattened) {
-            text += ".SS \"\(Self.escape(command.name))\"\n"
+            text += ".SS \"\(Roff.escape(command.name))\"\n"
             text += Self.paragraph(command.abstract)
-            text += ".PP\n.B orchctl\n" + Self.escape(command.usage) + "\n"
+            text += ".PP\n.B orchctl\n" + Roff.escape(command.usage) + "\n"
             if let discussion = command.discussion {
                 for paragraph in discussion.split(separator: "\n", omittingEmptySubsequences: true) {
                     text += ".PP\n" + Self.paragraph(String(paragraph))
                 }
             }
             for argument in command.arguments {
-                text += ".TP\n\\fI\(Self.escape(argument.label))\\fR\n" + Self.paragraph(argument.help)
+                text += ".TP\n\\fI\(Roff.escape(argument.label))\\fR\n" + Self.paragraph(argument.help)
             }
             for option in command.options {
-                text += Self.item(option)
+                text += Roff.item(option)
             }
             if command.isGroup {
-                text += ".PP\nSubcommands: " + command.subcommands.map { "\\fB\(Self.escape($0.word))\\fR" }.joined(separator: ", ") + ".\n"
+                text += ".PP\nSubcommands: " + command.subcommands.map { "\\fB\(Roff.escape($0.word))\\fR" }.joined(separator: ", ") + ".\n"
             }
         }
         text += """
@@ -93,34 +94,6 @@ struct ManPage: Sendable {
         return text
     }
 
-    /// A `.TP` item for an option: its label in bold and italics, then its help.
-    private static func item(_ option: OptionSpec) -> String {
-        var label = option.short.map { "\\fB\\-\($0)\\fR, " } ?? ""
-        label += "\\fB\\-\\-\(escape(option.name))\\fR"
-        if let valueName = option.valueName { label += " \\fI\(escape(valueName))\\fR" }
-        var help = option.help
-        if option.isRepeatable { help += " Can be repeated." }
-        if let value = option.defaultValue { help += " (default: \(value))" }
-        return ".TP\n\(label)\n" + paragraph(help)
-    }
-
     /// `text` as roff body lines: escaped, and no line starting with a control character.
-    private static func paragraph(_ text: String) -> String {
-        escape(text) + "\n"
-    }
-
-    /// Escapes roff: backslashes, hyphens (so they are not broken or turned into dashes), and a
-    /// `.` or `'` starting the text (which would read as a request).
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\\": result += "\\e"
-            case "-": result += "\\-"
-            default: result.append(character)
-            }
-        }
-        if result.hasPrefix(".") || result.hasPrefix("'") { result = "\\&" + result }
-        return result
-    }
+    private static func paragraph(_ text: String) -> String { Roff.escape(text) + "\n" }
 }

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Foundation
 import OrchestratorAPI
 import Testing
@@ -25,9 +26,9 @@ struct GeneratedDocsTests {
     func manualCoversTable() {
         let page = Self.page
         for command in CommandTable.allSpecs {
-            #expect(page.contains(".SS \"\(ManPage.escape(command.name))\"\n"), "\(command.name)")
+            #expect(page.contains(".SS \"\(Roff.escape(command.name))\"\n"), "\(command.name)")
             for option in command.options {
-                #expect(page.contains("\\fB\\-\\-\(ManPage.escape(option.name))\\fR"), "\(command.name) --\(option.name)")
+                #expect(page.contains("\\fB\\-\\-\(Roff.escape(option.name))\\fR"), "\(command.name) --\(option.name)")
             }
         }
         // The root help lists the same top-level commands.
@@ -74,8 +75,8 @@ struct GeneratedDocsTests {
 
     @Test("roff escaping: hyphens, backslashes and a leading dot")
     func escaping() {
-        #expect(ManPage.escape("--queue a\\b") == "\\-\\-queue a\\eb")
-        #expect(ManPage.escape(".hidden") == "\\&.hidden")
-        #expect(ManPage.escape("'quoted'") == "\\&'quoted'")
+        #expect(Roff.escape("--queue a\\b") == "\\-\\-queue a\\eb")
+        #expect(Roff.escape(".hidden") == "\\&.hidden")
+        #expect(Roff.escape("'quoted'") == "\\&'quoted'")
     }
 }
