@@ -11,7 +11,7 @@ enum EventsCommand: OrchctlCommand {
         name: "events",
         abstract: "Print job and queue events as JSON lines.",
         discussion: """
-            Prints the events orchd still retains, oldest first, one JSON object per line, keys in alphabetical order: at, attempt, exitCode, jobId, kind, previousState, queue, result, seq, signal, state (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
+            Prints the events orchd still retains, oldest first, one JSON object per line, keys in alphabetical order: at, attempt, exitCode, jobId, kind, ownerUid, previousState, queue, result, seq, signal, state (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
 
             With --follow, goes on with each new event as orchd records it, until interrupted (Ctrl-C) or until whatever reads the output goes away; either ends it with exit status 0. Each line is written as soon as its event arrives, so a pipe sees it at once. To resume without missing an event still retained, pass the last seq seen to --since. When orchd restarts (or its connection is lost), orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on after the last event it printed.
 
