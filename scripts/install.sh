@@ -92,6 +92,13 @@ else
             while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
         fi
     fi
+    # The modes systemd gives the service's directories at every start (StateDirectoryMode=,
+    # RuntimeDirectoryMode=): orchd creates them so, but leaves an existing one as it is, and
+    # one an older orchd made 0700 would keep every other user out of the socket and logs.
+    if [ "$(id -u)" -eq 0 ]; then
+        [ -n "${ORCHD_SOCKET:-}" ] || install -d -m 0755 /run/orchd
+        [ -n "${ORCHD_STATE_DIR:-}" ] || install -d -m 0711 /var/lib/orchd
+    fi
     mkdir -p "$(dirname "$log")"
     # Its own session (no terminal, no signals from this shell's job control), its output to
     # the log and its input from /dev/null: nothing of the caller's stays open, so a pipe
