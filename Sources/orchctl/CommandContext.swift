@@ -49,9 +49,10 @@ struct CommandContext: Sendable {
         mode.enabled(isTerminal: console.outputIsTerminal, environment: environment)
     }
 
-    /// The socket to use: `--socket`, else the default orchd uses too.
+    /// The socket to use: `--socket`, else the default orchd uses too, else the system
+    /// service's (``OrchdPaths/clientSocket(explicit:environment:uid:exists:)``).
     func socket(for invocation: Invocation) -> String {
-        OrchdPaths.socket(explicit: invocation.global.socket, environment: environment, uid: uid)
+        OrchdPaths.clientSocket(explicit: invocation.global.socket, environment: environment, uid: uid)
     }
 
     /// Opens a connection to orchd.
