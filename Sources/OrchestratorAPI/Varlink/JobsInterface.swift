@@ -503,7 +503,7 @@ public enum JobsInterface {
     /// `NoSuchAttempt(id, attempt, attempts)`: the job has not made that attempt; it has
     /// started `attempts` so far.
     public static func noSuchAttempt(_ id: JobID, attempt: Int, attempts: Int) -> VarlinkError {
-        let has = attempts == 0 ? "it has not started yet" : "its attempts are 1 to \(attempts)"
+        let has = attempts == 0 ? "it has not started yet" : attempts == 1 ? "it has made 1 attempt" : "its attempts are 1 to \(attempts)"
         return VarlinkError(Errors.noSuchAttempt, [
             "id": .number(Double(id.rawValue)), "attempt": .number(Double(attempt)), "attempts": .number(Double(attempts)),
             "message": .string("job \(id) has no attempt \(attempt): \(has)"),
