@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -100,15 +101,37 @@ static int cposix_move_fd(int from, int to) {
     return dup2(from, to) < 0 ? -1 : 0;
 }
 
-/// In the child: creates or truncates a log file (``cposix_spawn_log``). Returns the fd or -1.
-static int cposix_open_log(const struct cposix_spawn_log *log) {
-    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY;
+/// In the child: creates or truncates a log file (``cposix_spawn_log``). With `owner` (the
+/// identity was dropped to that uid), a link or a FIFO the user planted where the file goes is
+/// refused rather than followed or blocked on (the daemon's thread waits for this child's
+/// exec), and only a regular file of the user's own with one link is used. Returns the fd, or
+/// -1 with errno set.
+static int cposix_open_log(const struct cposix_spawn_log *log, const uid_t *owner) {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY;
+    // Without an owner the daemon's own file: truncated on open, as a shell's `>`.
+    flags |= owner != NULL ? O_NOFOLLOW | O_NONBLOCK : O_TRUNC;
     int fd = log->directory_fd >= 0 ? openat(log->directory_fd, log->name, flags, log->mode) : -1;
     if (fd < 0 && (log->directory_fd < 0 || errno == ENOENT)) fd = open(log->path, flags, log->mode);
     if (fd < 0) return -1;
-    // Exactly `mode`, whatever the umask; best effort, as for a file that existed.
-    (void)fchmod(fd, log->mode);
+    struct stat info;
+    if (fstat(fd, &info) != 0) goto fail;
+    if (owner != NULL) {
+        if (!S_ISREG(info.st_mode) || info.st_nlink != 1 || info.st_uid != *owner) {
+            errno = EPERM;
+            goto fail;
+        }
+        int status = fcntl(fd, F_GETFL);
+        if (status < 0 || ftruncate(fd, 0) != 0 || fcntl(fd, F_SETFL, status & ~O_NONBLOCK) != 0) goto fail;
+    }
+    // Exactly `mode`, whatever the umask, for a file of the job's; a device such as
+    // /dev/null (a hook's output) keeps its own. Best effort, as for a file that existed.
+    if (S_ISREG(info.st_mode)) (void)fchmod(fd, log->mode);
     return fd;
+fail:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
 }
 
 static void cposix_spawn_child(const struct cposix_spawn_request *request, int report_fd) {
@@ -128,24 +151,46 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
     }
     if (setsid() < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SESSION);
+    if (request->change_identity) {
+        // Groups first, while still root; then the gid; the uid last, after which neither can
+        // change. setresuid to a non-zero uid clears the permitted, effective and ambient
+        // capabilities (capabilities(7)).
+        if (syscall(SYS_setgroups, (size_t)request->group_count, request->groups) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GROUPS);
+        }
+        if (syscall(SYS_setresgid, request->gid, request->gid, request->gid) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GID);
+        }
+        if (syscall(SYS_setresuid, request->uid, request->uid, request->uid) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_UID);
+        }
+        if (request->uid != 0 && syscall(SYS_setuid, 0) == 0) {
+            errno = EPERM;
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_REGAIN);
+        }
+    }
+    // After the drop: the job's user creates its log files, so nothing planted in its log
+    // directory can make root write anywhere, and a new file is the user's from the start.
     // Before chdir(2): a relative fallback path means what it meant to the daemon.
-    int out_file = cposix_open_log(&request->stdout_log);
+    const uid_t *owner = request->change_identity ? &request->uid : NULL;
+    int out_file = cposix_open_log(&request->stdout_log, owner);
     if (out_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDOUT);
     int err_file = out_file;
     if (request->stderr_log.name != NULL) {
-        err_file = cposix_open_log(&request->stderr_log);
+        err_file = cposix_open_log(&request->stderr_log, owner);
         if (err_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDERR);
     }
     if (chdir(request->working_directory) != 0) {
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
     }
     // The log fds are moved out of 0-2 first, so placing one cannot overwrite another.
+    int in = fcntl(request->stdin_fd, F_DUPFD_CLOEXEC, 3);
+    if (in < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
     int out = fcntl(out_file, F_DUPFD_CLOEXEC, 3);
     if (out < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
     int err = fcntl(err_file, F_DUPFD_CLOEXEC, 3);
     if (err < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
-    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd < 0 || cposix_move_fd(null_fd, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
+    if (cposix_move_fd(in, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
     if (cposix_move_fd(out, 1) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
     if (cposix_move_fd(err, 2) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
     // Close-on-exec, not closed: the report pipe must stay open until execve succeeds.
@@ -327,4 +372,16 @@ long cposix_getxattr(const char *path, const char *name, void *value, unsigned l
 
 int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size) {
     return setxattr(path, name, value, size, 0);
+}
+
+int cposix_open_pseudo_terminal(char *name, unsigned long size) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, size) != 0) {
+        int saved = errno;
+        close(master);
+        errno = saved;
+        return -1;
+    }
+    return master;
 }

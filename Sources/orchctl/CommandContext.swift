@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// What a running command may use: the console, the environment and a way to reach orchd.
@@ -34,9 +35,24 @@ struct CommandContext: Sendable {
         self.readEnvironment = readEnvironment
     }
 
-    /// The socket to use: `--socket`, else the default orchd uses too.
+    /// The width tables fit, in columns, when standard output is a terminal: `$COLUMNS` when
+    /// it is a positive number (as ls(1) reads it), else the terminal's own width
+    /// (TIOCGWINSZ), else 80. `nil` for a pipe or file: nothing is fitted.
+    var tableWidth: Int? {
+        guard console.outputIsTerminal else { return nil }
+        if let columns = environment["COLUMNS"].flatMap({ Int($0) }), columns > 0 { return columns }
+        return console.terminalColumns ?? 80
+    }
+
+    /// Whether to colour output, by `--color` (``ColorMode``), the terminal and `NO_COLOR`.
+    func colors(_ mode: ColorMode) -> Bool {
+        mode.enabled(isTerminal: console.outputIsTerminal, environment: environment)
+    }
+
+    /// The socket to use: `--socket`, else the default orchd uses too, else the system
+    /// service's (``OrchdPaths/clientSocket(explicit:environment:uid:exists:)``).
     func socket(for invocation: Invocation) -> String {
-        OrchdPaths.socket(explicit: invocation.global.socket, environment: environment, uid: uid)
+        OrchdPaths.clientSocket(explicit: invocation.global.socket, environment: environment, uid: uid)
     }
 
     /// Opens a connection to orchd.

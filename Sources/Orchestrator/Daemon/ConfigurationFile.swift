@@ -1,29 +1,56 @@
+import CommandLineParsing
 import Foundation
 import Glibc
+import OrchestratorAPI
 
 /// orchd's configuration file: `key = value` lines, `#` starts a comment, blank lines are
-/// ignored. Keys are the long flag names without `--`: `concurrency`, `kill-grace`,
-/// `log-level`. Flags given on the command line override the file.
+/// ignored. Keys are the long option names without `--` (``DaemonConfiguration/fileKeys``):
+/// `concurrency`, `kill-grace`, `log-level`; each value is checked by its option's own
+/// declaration, as on the command line. Options given on the command line override the file
+/// (``DaemonConfiguration/applying(file:)``). `queue.NAME = SETTINGS` lines declare queues
+/// (``queue(named:from:)``); only the file declares queues this way.
 ///
 /// ```
 /// # /etc/orchd/orchd.conf
 /// concurrency = 4
 /// kill-grace = 10s
 /// log-level = info
+/// queue.builds = concurrency=2, retry-base=10s, retry-cap=10min
 /// ```
 public enum ConfigurationFile {
+    /// What a file gives: settings by key, each checked by its option's declaration, and the
+    /// queues its `queue.NAME` lines declare, in file order.
+    public struct Contents: Sendable, Equatable {
+        /// The settings, by key (the long option name).
+        public var settings: [String: ParsedValue]
+        /// The declared queues.
+        public var queues: [Scheduler.ConfiguredQueue]
+
+        /// Creates contents; the default is an empty file's.
+        public init(settings: [String: ParsedValue] = [:], queues: [Scheduler.ConfiguredQueue] = []) {
+            self.settings = settings
+            self.queues = queues
+        }
+    }
+
+    /// The prefix of a key that declares a queue: `queue.NAME`.
+    static let queueKeyPrefix = "queue."
+
+    /// The settings a `queue.NAME` line may give.
+    static let queueSettings = ["concurrency", "retry-base", "retry-cap", "max-running-per-user"]
+
     /// Reads and parses the file at `path`.
     /// - Parameters:
     ///   - path: the file.
     ///   - required: whether a missing file is an error (`--config` given) or means "no
     ///     settings" (the default path).
-    /// - Returns: the settings the file gives.
+    /// - Returns: what the file gives; an empty ``Contents`` for a missing default file.
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or has a bad line.
-    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> DaemonSettings {
+    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> Contents {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            if code == ENOENT && !required { return DaemonSettings() }
+            if code == ENOENT && !required { return Contents() }
             throw .unreadable(path: path, errno: code)
         }
         defer { close(fd) }
@@ -52,9 +79,10 @@ public enum ConfigurationFile {
     ///   - path: the file's name, for error messages.
     ///   Lines may end in LF or CRLF (a file written on Windows). A key given twice is refused,
     ///   naming both lines: which one was meant is not for orchd to guess.
+    /// - Returns: what the file gives.
     /// - Throws: ``ConfigurationFileError`` naming the first bad line.
-    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> DaemonSettings {
-        var settings = DaemonSettings()
+    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> Contents {
+        var contents = Contents()
         var seen: [String: Int] = [:]
         // "\r\n" is one Character in Swift, so it is named as a separator of its own.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
@@ -68,19 +96,95 @@ public enum ConfigurationFile {
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard let setting = DaemonSetting(rawValue: key) else {
-                let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
+            if key.hasPrefix(queueKeyPrefix) {
+                if let first = seen[key] {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key.visible)' is set again (first on line \(first)); give each key once")
+                }
+                seen[key] = number
+                switch queue(named: String(key.dropFirst(queueKeyPrefix.count)), from: value) {
+                case .success(let queue): contents.queues.append(queue)
+                case .failure(let problem): throw .invalidLine(path: path, line: number, reason: problem.message)
+                }
+                continue
+            }
+            let option = DaemonConfiguration.bindings.first { $0.spec.name == key }?.spec
+            guard let option, DaemonConfiguration.fileKeys.contains(key) else {
+                let known = (DaemonConfiguration.fileKeys + ["queue.NAME"]).joined(separator: ", ")
+                if option != nil {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key)' is set on the command line only (--\(key)); known keys: \(known)")
+                }
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
             }
             if let first = seen[key] {
                 throw .invalidLine(path: path, line: number, reason: "'\(key)' is set again (first on line \(first)); give each key once")
             }
             seen[key] = number
-            if let problem = setting.apply(value, to: &settings) {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value.visible)' for '\(key)': \(problem)")
+            do throws(CommandLineError) {
+                contents.settings[key] = try ArgumentParser.value(value, as: option.kind, what: "'\(key)'", placeholder: option.valueName ?? key)
+            } catch {
+                throw .invalidLine(path: path, line: number, reason: error.message.visible)
             }
         }
-        return settings
+        return contents
+    }
+
+    /// Parses the value of a `queue.NAME` line: settings separated by commas, each
+    /// `concurrency=N`, `retry-base=SPAN`, `retry-cap=SPAN` or `max-running-per-user=N`, each
+    /// at most once; an empty value declares the queue with the defaults.
+    /// - Parameters:
+    ///   - nameText: the text after `queue.`.
+    ///   - text: the value.
+    /// - Returns: the queue, or what is wrong with the line.
+    static func queue(named nameText: String, from text: String) -> Result<Scheduler.ConfiguredQueue, QueueLineProblem> {
+        guard let name = QueueName(rawValue: nameText) else {
+            return .failure(.init("'\(nameText.visible)' is not a queue name: \(QueueName.rule)"))
+        }
+        let known = queueSettings.joined(separator: ", ")
+        var queue = Scheduler.ConfiguredQueue(name: name)
+        var seen: Set<String> = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+            guard let equals = part.firstIndex(of: "=") else {
+                return .failure(.init("expected 'setting=value' (\(known)), got '\(part.visible)'"))
+            }
+            let key = part[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard seen.insert(key).inserted else { return .failure(.init("'\(key.visible)' is given twice")) }
+            switch key {
+            case "concurrency":
+                guard let number = Int(value), (1...10_000).contains(number) else {
+                    return .failure(.init("invalid concurrency '\(value.visible)': expected a whole number from 1 to 10000"))
+                }
+                queue.concurrency = number
+            case "max-running-per-user":
+                guard let number = Int(value), (0...10_000).contains(number) else {
+                    return .failure(.init(
+                        "invalid max-running-per-user '\(value.visible)': expected a whole number from 0 (no limit) to 10000"))
+                }
+                queue.maxRunningPerUser = number
+            case "retry-base", "retry-cap":
+                let span: Duration
+                do throws(TimeSpan.Invalid) {
+                    span = Duration(microseconds: try TimeSpan.parseMicroseconds(value))
+                } catch {
+                    return .failure(.init("invalid \(key) '\(value.visible)': \(error.message)"))
+                }
+                guard span > .zero else { return .failure(.init("\(key) must be longer than zero")) }
+                if key == "retry-base" { queue.retryBase = span } else { queue.retryCap = span }
+            default:
+                return .failure(.init("unknown queue setting '\(key.visible)' (known: \(known))"))
+            }
+        }
+        if let base = queue.retryBase, let cap = queue.retryCap,
+           let problem = QueuesInterface.retryProblem(baseUSec: base.microseconds, capUSec: cap.microseconds) {
+            return .failure(.init(problem))
+        }
+        return .success(queue)
+    }
+
+    /// Why a `queue.NAME` line is refused.
+    struct QueueLineProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
     }
 
 }

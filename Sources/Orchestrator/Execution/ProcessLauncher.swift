@@ -11,8 +11,17 @@ import Foundation
 ///   signal the whole group;
 /// - starts with an empty signal mask and every signal at its default disposition, glibc's
 ///   internal 32 and 33 included, whatever the daemon blocks or ignores;
-/// - sees only fds 0-2: `/dev/null`, then the two log files (close_range(2)
-///   `CLOSE_RANGE_CLOEXEC` marks every other fd);
+/// - sees only fds 0-2: `/dev/null` (opened here by the daemon), then the two log files,
+///   which the child creates itself relative to directory descriptors the daemon keeps
+///   (``DirectoryDescriptors``; close_range(2) `CLOSE_RANGE_CLOEXEC` marks every other fd);
+/// - runs as the request's ``LaunchRequest/user`` when one is given: the child drops to
+///   that user's groups, gid and uid, in that order, checks that it cannot regain root, and
+///   only then creates its log files, enters the working directory (with the user's rights)
+///   and execs. The cgroup
+///   stays root's: the process is placed in it by clone3 before the drop, and cannot leave it.
+///   `PR_SET_NO_NEW_PRIVS` is deliberately not set: after the drop the job has exactly the
+///   privileges of that user's login, no capabilities, and the setuid programs a user relies
+///   on (sudo, passwd, newgrp, crontab) keep working, as under cron or `at`;
 /// - starts in the request's working directory.
 ///
 /// One spawn path for both containments: without a cgroup the same clone3 call runs without
@@ -45,6 +54,22 @@ public struct ProcessLauncher: Sendable {
         }
         try checkWorkingDirectory(request.workingDirectory)
         let executable = try resolveExecutable(command, request: request)
+        var account: UserAccount?
+        if let uid = request.user {
+            // Looked up at each launch: groups and home are the user's as they are now.
+            guard let found = UserAccount.lookup(uid: uid) else {
+                throw LaunchError(code: ESRCH, message: "no user with uid \(uid) in the password database")
+            }
+            account = found
+        }
+
+        let inputFD = try openStandardInput()
+        defer { close(inputFD) }
+        // The directories now, as root: the files later, in the child, as the job's user.
+        let outputLog = try logDirectories.directory(of: request.standardOutputPath, owner: account)
+        // Both streams to one path: one file, shared offset, as `2>&1`.
+        let errorLog = request.standardErrorPath == request.standardOutputPath
+            ? nil : try logDirectories.directory(of: request.standardErrorPath, owner: account)
 
         var cgroupFD: Int32 = -1
         if let cgroup = request.cgroup {
@@ -61,7 +86,9 @@ public struct ProcessLauncher: Sendable {
 
         let (pid, pidfd): (pid_t, Int32)
         do {
-            (pid, pidfd) = try spawn(executable, request: request, cgroupFD: cgroupFD)
+            (pid, pidfd) = try spawn(
+                executable, request: request, account: account, inputFD: inputFD,
+                logs: (outputLog, errorLog), cgroupFD: cgroupFD)
         } catch {
             request.cgroup?.remove()
             throw error
@@ -110,16 +137,47 @@ public struct ProcessLauncher: Sendable {
         throw LaunchError(code: ENOENT, message: "command not found: \(command)")
     }
 
+    /// Standard input: `/dev/null`, opened here so that a job of another user gets it even
+    /// where `/dev/null` is not readable by everyone; where the daemon itself may not open it
+    /// (a per-user orchd on such a machine), the read end of an empty pipe whose write end is
+    /// closed, which reads as end of file just the same.
+    private func openStandardInput() throws(LaunchError) -> Int32 {
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        if fd >= 0 { return fd }
+        let code = errno
+        var ends: [Int32] = [-1, -1]
+        guard code == EACCES || code == EPERM, cposix_pipe_cloexec(&ends) == 0 else {
+            throw LaunchError(code: code, context: "cannot open /dev/null as standard input")
+        }
+        close(ends[1])
+        return ends[0]
+    }
+
+    /// Starts the child, which creates the log files itself (``cposix_spawn_log``): mode
+    /// exactly 0600 (a device such as a hook's /dev/null keeps its own), close-on-exec in the
+    /// daemon so no other job inherits them, relative to their kept directories (`logs`: the
+    /// standard output's, and the standard error's unless both streams share one file).
+    ///
+    /// For a job that runs as another user (`account`), the child opens them after dropping
+    /// to that user, so the files are the user's from the start and nothing the user put in
+    /// their directory can make root write anywhere: a symbolic link is not followed, a FIFO
+    /// not blocked on, and an existing file is used (truncated) only if it is a regular file
+    /// of the user's own with one link.
     private func spawn(
-        _ executable: String, request: LaunchRequest, cgroupFD: Int32
+        _ executable: String, request: LaunchRequest, account: UserAccount?, inputFD: Int32,
+        logs: (output: (fd: Int32, name: String), error: (fd: Int32, name: String)?), cgroupFD: Int32
     ) throws(LaunchError) -> (pid_t, Int32) {
-        // The child creates the log files (mode exactly 0640, close-on-exec in the daemon so
-        // no other job inherits them) relative to their kept directories.
-        let output = logDirectories.directory(of: request.standardOutputPath)
-        let sharedFile = request.standardErrorPath == request.standardOutputPath
-        let error = sharedFile ? (fd: Int32(-1), name: "") : logDirectories.directory(of: request.standardErrorPath)
+        var environment = request.environment
+        if let account {
+            // As login(1) sets them: the job is the user's, whatever the client's environment said.
+            environment["HOME"] = account.home
+            environment["USER"] = account.name
+            environment["LOGNAME"] = account.name
+            environment["SHELL"] = account.shell
+        }
         let argv = CStringArray(request.arguments)
-        let envp = CStringArray(request.environment.map { "\($0.key)=\($0.value)" })
+        let envp = CStringArray(environment.map { "\($0.key)=\($0.value)" })
+        var groups = account?.groups ?? []
         defer {
             argv.free()
             envp.free()
@@ -135,25 +193,31 @@ public struct ProcessLauncher: Sendable {
         var envpPointers = envp.pointers
         let result = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
-                executable.withCString { path in
-                    request.workingDirectory.withCString { directory in
-                        output.name.withCString { outputName in
-                            request.standardOutputPath.withCString { outputPath in
-                                error.name.withCString { errorName in
-                                    request.standardErrorPath.withCString { errorPath in
-                                        var spawnRequest = cposix_spawn_request(
-                                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
-                                            working_directory: directory,
-                                            stdout_log: cposix_spawn_log(
-                                                directory_fd: output.fd, name: outputName, path: outputPath, mode: 0o640),
-                                            stderr_log: cposix_spawn_log(
-                                                directory_fd: error.fd, name: sharedFile ? nil : errorName, path: errorPath,
-                                                mode: 0o640),
-                                            cgroup_fd: cgroupFD)
-                                        return SpawnedProcesses.pids.withLock { pids in
-                                            let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
-                                            if result == 0 { pids.insert(pid) }
-                                            return result
+                groups.withUnsafeMutableBufferPointer { groupBuffer in
+                    executable.withCString { path in
+                        request.workingDirectory.withCString { directory in
+                            logs.output.name.withCString { outputName in
+                                request.standardOutputPath.withCString { outputPath in
+                                    (logs.error?.name ?? "").withCString { errorName in
+                                        request.standardErrorPath.withCString { errorPath in
+                                            var spawnRequest = cposix_spawn_request(
+                                                path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
+                                                working_directory: directory, stdin_fd: inputFD,
+                                                stdout_log: cposix_spawn_log(
+                                                    directory_fd: logs.output.fd, name: outputName, path: outputPath,
+                                                    mode: 0o600),
+                                                stderr_log: cposix_spawn_log(
+                                                    directory_fd: logs.error?.fd ?? -1, name: logs.error == nil ? nil : errorName,
+                                                    path: errorPath, mode: 0o600),
+                                                cgroup_fd: cgroupFD, change_identity: account == nil ? 0 : 1,
+                                                uid: account?.uid ?? 0, gid: account?.gid ?? 0,
+                                                groups: UnsafePointer(groupBuffer.baseAddress),
+                                                group_count: Int32(groupBuffer.count))
+                                            return SpawnedProcesses.pids.withLock { pids in
+                                                let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
+                                                if result == 0 { pids.insert(pid) }
+                                                return result
+                                            }
                                         }
                                     }
                                 }
@@ -185,14 +249,25 @@ public struct ProcessLauncher: Sendable {
         case CPOSIX_SPAWN_STEP_WORKING_DIRECTORY.rawValue:
             context = "cannot enter working directory \(request.workingDirectory)"
         case CPOSIX_SPAWN_STEP_STDIN.rawValue: context = "cannot open /dev/null as standard input"
-        case CPOSIX_SPAWN_STEP_OPEN_STDOUT.rawValue: context = "cannot open log file \(request.standardOutputPath)"
-        case CPOSIX_SPAWN_STEP_OPEN_STDERR.rawValue: context = "cannot open log file \(request.standardErrorPath)"
+        case CPOSIX_SPAWN_STEP_OPEN_STDOUT.rawValue, CPOSIX_SPAWN_STEP_OPEN_STDERR.rawValue:
+            let isOutput = UInt32(bitPattern: step) == CPOSIX_SPAWN_STEP_OPEN_STDOUT.rawValue
+            let path = isOutput ? request.standardOutputPath : request.standardErrorPath
+            // What the child refuses as the job's user: a link (O_NOFOLLOW), a FIFO without a
+            // reader (O_NONBLOCK), a directory, or a file that is not its own with one link.
+            if request.user != nil && [ELOOP, ENXIO, EISDIR, EPERM].contains(code) {
+                return LaunchError(code: code, message: "cannot open log file \(path): it is not a regular file of its own")
+            }
+            context = "cannot open log file \(path)"
         case CPOSIX_SPAWN_STEP_STDOUT.rawValue:
             context = "cannot use log file \(request.standardOutputPath) as standard output"
         case CPOSIX_SPAWN_STEP_STDERR.rawValue:
             context = "cannot use log file \(request.standardErrorPath) as standard error"
         case CPOSIX_SPAWN_STEP_FDS.rawValue: context = "cannot close the daemon's file descriptors"
         case CPOSIX_SPAWN_STEP_EXEC.rawValue: context = "cannot execute \(executable)"
+        case CPOSIX_SPAWN_STEP_GROUPS.rawValue: context = "cannot set the groups of uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_GID.rawValue: context = "cannot set the group of uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_UID.rawValue: context = "cannot become uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_REGAIN.rawValue: context = "uid \(request.user ?? 0) could regain root; not starting the job"
         default: context = "cannot start \(executable)"
         }
         return LaunchError(code: code, context: context)

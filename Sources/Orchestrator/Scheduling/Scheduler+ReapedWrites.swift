@@ -67,6 +67,9 @@ extension Scheduler {
                 // As stored: to the microsecond.
                 job.finishedAt = Timestamp.date(microseconds: Timestamp.microseconds(end.at))
                 job.pid = nil
+                // As markFinished clears them: a finished job is neither held nor suspended.
+                job.held = false
+                job.suspended = false
                 do {
                     try finished(previous, as: job)
                 } catch {

@@ -8,7 +8,7 @@ extension JobStore {
     public func queueSettings() throws -> [QueueSettings] {
         try database.read { db in
             let statement = try db.cachedStatement(
-                "SELECT name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks FROM queues ORDER BY name")
+                "SELECT name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user FROM queues ORDER BY name")
             defer { statement.reset() }
             var settings: [QueueSettings] = []
             while try statement.step() {
@@ -21,7 +21,8 @@ extension JobStore {
                     paused: statement.int(at: 2) != 0,
                     retryBaseUSec: statement.isNull(at: 3) ? nil : statement.int64(at: 3),
                     retryCapUSec: statement.isNull(at: 4) ? nil : statement.int64(at: 4),
-                    hooks: (try? JSONDecoder().decode([String: String].self, from: Data((statement.string(at: 5) ?? "{}").utf8))) ?? [:]))
+                    hooks: (try? JSONDecoder().decode([String: String].self, from: Data((statement.string(at: 5) ?? "{}").utf8))) ?? [:],
+                    maxRunningPerUser: statement.isNull(at: 6) ? nil : statement.int(at: 6)))
             }
             return settings
         }
@@ -31,14 +32,27 @@ extension JobStore {
     public func save(_ settings: QueueSettings) throws {
         try database.write { db in
             let statement = try db.cachedStatement("""
-                INSERT INTO queues (name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-                ON CONFLICT (name) DO UPDATE SET concurrency = ?2, paused = ?3, retry_base_usec = ?4, retry_cap_usec = ?5, hooks = ?6
+                INSERT INTO queues (name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user) \
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+                ON CONFLICT (name) DO UPDATE SET concurrency = ?2, paused = ?3, retry_base_usec = ?4, retry_cap_usec = ?5, hooks = ?6, \
+                max_running_per_user = ?7
                 """)
             defer { statement.reset() }
             try statement.bind([
                 .text(settings.name.rawValue), .init(settings.concurrency), .integer(settings.paused ? 1 : 0),
                 .init(settings.retryBaseUSec), .init(settings.retryCapUSec), .text(try json(settings.hooks)),
+                .init(settings.maxRunningPerUser),
             ])
+            try statement.step()
+        }
+    }
+
+    /// Deletes a queue's settings row: the queue is no longer declared.
+    public func deleteQueue(_ name: QueueName) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement("DELETE FROM queues WHERE name = ?1")
+            defer { statement.reset() }
+            try statement.bind([.text(name.rawValue)])
             try statement.step()
         }
     }

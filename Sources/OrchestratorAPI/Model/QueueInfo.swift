@@ -17,12 +17,18 @@ public struct QueueInfo: Hashable, Sendable, Codable {
     /// Commands run (with `/bin/sh -c`) on events of this queue's jobs, by event kind; see
     /// `orchctl queue set --help`.
     public var hooks: [String: String]
+    /// The most running jobs one user may have in this queue; `nil`: no limit.
+    public var maxRunningPerUser: Int?
+    /// Running jobs by owner uid (decimal), for admins; `nil` for other callers.
+    public var runningPerUser: [String: Int]?
 
     /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int, paused: Bool, retryBaseUSec: Int64, retryCapUSec: Int64, jobs: JobCounts,
-        hooks: [String: String] = [:]
+        hooks: [String: String] = [:], maxRunningPerUser: Int? = nil, runningPerUser: [String: Int]? = nil
     ) {
+        self.maxRunningPerUser = maxRunningPerUser
+        self.runningPerUser = runningPerUser
         self.name = name
         self.concurrency = concurrency
         self.paused = paused
@@ -33,7 +39,7 @@ public struct QueueInfo: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks
+        case name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks, maxRunningPerUser, runningPerUser
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,5 +51,7 @@ public struct QueueInfo: Hashable, Sendable, Codable {
         retryCapUSec = try c.decode(Int64.self, forKey: .retryCapUSec)
         jobs = try c.decode(JobCounts.self, forKey: .jobs)
         hooks = try c.decodeIfPresent([String: String].self, forKey: .hooks) ?? [:]
+        maxRunningPerUser = try c.decodeIfPresent(Int.self, forKey: .maxRunningPerUser)
+        runningPerUser = try c.decodeIfPresent([String: Int].self, forKey: .runningPerUser)
     }
 }

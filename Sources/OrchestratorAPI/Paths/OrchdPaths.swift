@@ -36,9 +36,31 @@ public enum OrchdPaths {
         if let value = environment["RUNTIME_DIRECTORY"], !value.isEmpty {
             return String(value.split(separator: ":").first ?? Substring(value)) + "/orchd.sock"
         }
-        if uid == 0 { return "/run/orchd/orchd.sock" }
+        if uid == 0 { return systemSocket }
         if let value = environment["XDG_RUNTIME_DIR"], value.hasPrefix("/") { return value + "/orchd/orchd.sock" }
         return "/tmp/orchd-\(uid)/orchd.sock"
+    }
+
+    /// The system service's control socket (``socket(explicit:environment:uid:)`` for root).
+    public static let systemSocket = "/run/orchd/orchd.sock"
+
+    /// The control socket a client connects to: ``socket(explicit:environment:uid:)``, except
+    /// that a user with no orchd of their own (nothing at their per-user socket, and no
+    /// `--socket`, `$ORCHD_SOCKET` or `$RUNTIME_DIRECTORY`) is pointed at the system service
+    /// when it is there, as at(1) users reach atd: on a shared machine, `orchctl submit` just
+    /// works for every user.
+    /// - Parameters:
+    ///   - explicit, environment, uid: as ``socket(explicit:environment:uid:)``.
+    ///   - exists: whether a path exists (lstat(2) by default; injectable for tests).
+    public static func clientSocket(
+        explicit: String?, environment: [String: String], uid: UInt32,
+        exists: (String) -> Bool = { path in var status = stat(); return lstat(path, &status) == 0 }
+    ) -> String {
+        let own = socket(explicit: explicit, environment: environment, uid: uid)
+        let chosen = (explicit ?? "").isEmpty && (environment["ORCHD_SOCKET"] ?? "").isEmpty
+            && (environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
+        guard uid != 0, chosen, !exists(own), exists(systemSocket) else { return own }
+        return systemSocket
     }
 
     private static func home(environment: [String: String], uid: UInt32) -> String {

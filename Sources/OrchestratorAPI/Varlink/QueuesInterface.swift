@@ -9,7 +9,14 @@ public enum QueuesInterface {
     /// `List(names) -> (queues)`.
     public static let list = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
-    public static let set = VarlinkMethod<SetParameters, QueueReply>("io.orchd.Queues.Set", errors: [Errors.invalidSetting] + storage)
+    public static let set = VarlinkMethod<SetParameters, QueueReply>(
+        "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage)
+    /// `Add(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
+    public static let add = VarlinkMethod<SetParameters, QueueReply>(
+        "io.orchd.Queues.Add", errors: [Errors.invalidSetting, Errors.queueExists] + storage)
+    /// `Remove(name) -> ()`.
+    public static let remove = VarlinkMethod<RemoveParameters, RemoveReply>(
+        "io.orchd.Queues.Remove", errors: [Errors.noSuchQueue, Errors.queueNotRemovable] + storage)
     /// `WaitDrained(name) -> (queue)`.
     public static let waitDrained = VarlinkMethod<WaitDrainedParameters, QueueReply>(
         "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage)
@@ -18,16 +25,34 @@ public enum QueuesInterface {
     /// `Resume(names) -> (queues)`.
     public static let resume = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage)
     /// Every method of the interface.
-    public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased]
+    public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased, add.erased, remove.erased]
 
     /// The qualified names of the interface's errors.
     public enum Errors {
         public static let noSuchQueue = "io.orchd.Queues.NoSuchQueue"
         public static let invalidSetting = "io.orchd.Queues.InvalidSetting"
+        public static let queueExists = "io.orchd.Queues.QueueExists"
+        public static let queueNotRemovable = "io.orchd.Queues.QueueNotRemovable"
     }
 
-    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a queue's
-    /// settings, creating it when new; fields not given keep their value.
+    /// `Remove(name) -> ()`: removes a declared queue that has no unfinished job; its
+    /// finished jobs stay. `default` cannot be removed.
+    public struct RemoveParameters: Codable, Sendable {
+        /// The queue.
+        public var name: QueueName
+        /// Creates a value with every field given.
+        public init(name: QueueName) { self.name = name }
+    }
+
+    /// `Remove`'s empty reply.
+    public struct RemoveReply: Codable, Sendable {
+        /// Creates the value.
+        public init() {}
+    }
+
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a declared
+    /// queue's settings; fields not given keep their value. `Add` takes the same fields to
+    /// declare a new queue.
     public struct SetParameters: Codable, Sendable {
         /// The name.
         public var name: QueueName
@@ -40,11 +65,14 @@ public enum QueuesInterface {
         /// Hook commands to set, by event kind (`finished`, `failed`, `succeeded`, `cancelled`,
         /// `retrying`, `started`, `queue_drained`); an empty command removes that hook.
         public var hooks: [String: String]?
+        /// The most running jobs one user may have in the queue; 0 removes the limit.
+        public var maxRunningPerUser: Int?
         /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-            hooks: [String: String]? = nil
+            hooks: [String: String]? = nil, maxRunningPerUser: Int? = nil
         ) {
+            self.maxRunningPerUser = maxRunningPerUser
             self.name = name
             self.concurrency = concurrency
             self.retryBaseUSec = retryBaseUSec
@@ -110,9 +138,19 @@ public enum QueuesInterface {
         public init(queues: [QueueInfo]) { self.queues = queues }
     }
 
-    /// `NoSuchQueue(name)`: no job or setting has ever named this queue.
+    /// `NoSuchQueue(name)`: no queue of this name is declared.
     public static func noSuchQueue(_ name: QueueName) -> VarlinkError {
-        VarlinkError(Errors.noSuchQueue, ["name": .string(name.rawValue), "message": .string("no queue named '\(name)'")])
+        VarlinkError(Errors.noSuchQueue, ["name": .string(name.rawValue), "message": .string("no queue named '\(name)' (add one with 'orchctl queue add \(name)')")])
+    }
+
+    /// `QueueExists(name, message)`: `Add` of a queue that is declared already.
+    public static func queueExists(_ name: QueueName, message: String) -> VarlinkError {
+        VarlinkError(Errors.queueExists, ["name": .string(name.rawValue), "message": .string(message)])
+    }
+
+    /// `QueueNotRemovable(name, message)`: the queue has unfinished jobs, or is `default`.
+    public static func queueNotRemovable(_ name: QueueName, message: String) -> VarlinkError {
+        VarlinkError(Errors.queueNotRemovable, ["name": .string(name.rawValue), "message": .string(message)])
     }
 
     /// `InvalidSetting(message)`: a value is out of range.

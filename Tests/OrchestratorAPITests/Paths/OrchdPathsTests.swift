@@ -22,4 +22,16 @@ struct OrchdPathsTests {
         #expect(OrchdPaths.socket(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000) == "/run/user/1000/orchd/orchd.sock")
         #expect(OrchdPaths.socket(explicit: nil, environment: [:], uid: 1000) == "/tmp/orchd-1000/orchd.sock")
     }
+
+    @Test("a user with no orchd of their own reaches the system service's socket; an own orchd, --socket or $ORCHD_SOCKET wins")
+    func clientFallsBackToTheSystemService() {
+        let system: Set<String> = [OrchdPaths.systemSocket]
+        #expect(OrchdPaths.clientSocket(explicit: nil, environment: [:], uid: 1000, exists: system.contains) == "/run/orchd/orchd.sock")
+        let own: Set<String> = [OrchdPaths.systemSocket, "/tmp/orchd-1000/orchd.sock"]
+        #expect(OrchdPaths.clientSocket(explicit: nil, environment: [:], uid: 1000, exists: own.contains) == "/tmp/orchd-1000/orchd.sock")
+        #expect(OrchdPaths.clientSocket(explicit: "/x.sock", environment: [:], uid: 1000, exists: system.contains) == "/x.sock")
+        #expect(OrchdPaths.clientSocket(explicit: nil, environment: ["ORCHD_SOCKET": "/y.sock"], uid: 1000, exists: system.contains) == "/y.sock")
+        #expect(OrchdPaths.clientSocket(explicit: nil, environment: [:], uid: 1000, exists: { _ in false }) == "/tmp/orchd-1000/orchd.sock",
+                "neither there: the user's own path, which the error message names")
+    }
 }

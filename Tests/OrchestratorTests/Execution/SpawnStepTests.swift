@@ -30,16 +30,18 @@ struct SpawnStepTests {
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
                 path.withCString { cPath in
                     workingDirectory.withCString { directory in
-                        stdoutPath.withCString { outPath in
+                        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                        defer { close(input) }
+                        return stdoutPath.withCString { outPath in
                             String(stdoutPath.split(separator: "/").last ?? "").withCString { outName in
                                 (stderrPath ?? "").withCString { errPath in
                                     var request = cposix_spawn_request(
                                         path: cPath, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
-                                        working_directory: directory,
+                                        working_directory: directory, stdin_fd: input,
                                         stdout_log: cposix_spawn_log(directory_fd: stdoutDirectoryFD, name: outName, path: outPath, mode: 0o640),
                                         stderr_log: cposix_spawn_log(
                                             directory_fd: -1, name: stderrPath == nil ? nil : errPath, path: errPath, mode: 0o640),
-                                        cgroup_fd: cgroupFD)
+                                        cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0)
                                     return SpawnedProcesses.pids.withLock { _ in cposix_spawn(&request, &pid, &pidfd, &step, &code) }
                                 }
                             }

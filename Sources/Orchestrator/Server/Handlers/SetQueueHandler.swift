@@ -17,7 +17,8 @@ struct SetQueueHandler: VarlinkMethodHandler {
                 try await scheduler.setQueue(
                     parameters.name, concurrency: parameters.concurrency,
                     retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
-                    retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks)
+                    retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks,
+                    maxRunningPerUser: parameters.maxRunningPerUser)
             }) { QueuesInterface.QueueReply(queue: $0) }
         } catch {
             responder.fail(error)
