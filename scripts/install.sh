@@ -4,7 +4,7 @@
 #
 # Installs: $PREFIX/bin/{orchd,orchctl} (PREFIX=/usr/local), /etc/systemd/system/orchd.{service,socket},
 # /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), a commented
-# /etc/orchd/orchd.conf unless one exists, the manual pages orchctl(1) and orchd(8) in
+# /etc/orchd/orchd.conf unless one exists, the manual pages orchctl(1), orchd(8) and orchd.conf(5) in
 # $PREFIX/share/man, and completions for bash, zsh and fish in $PREFIX/share.
 # Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
 # queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
@@ -55,10 +55,11 @@ install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/e
 # Manual pages (generated from the command tables; see man/) and shell completions, written
 # by the orchctl being installed so they match its commands.
 share=$DESTDIR$PREFIX/share
-install -d -m 0755 "$share/man/man1" "$share/man/man8" "$share/bash-completion/completions" \
+install -d -m 0755 "$share/man/man1" "$share/man/man5" "$share/man/man8" "$share/bash-completion/completions" \
     "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
 install -m 0644 man/orchctl.1 "$share/man/man1/"
 install -m 0644 man/orchd.8 "$share/man/man8/"
+install -m 0644 man/orchd.conf.5 "$share/man/man5/"
 "$bin/orchctl" completion bash >"$share/bash-completion/completions/orchctl"
 "$bin/orchctl" completion zsh >"$share/zsh/site-functions/_orchctl"
 "$bin/orchctl" completion fish >"$share/fish/vendor_completions.d/orchctl.fish"

@@ -73,7 +73,7 @@ struct ShutdownTests {
         #expect(first.standardOutput.contains("orchd is running (no systemd here; log: \(log); stop it with: orchctl shutdown)"), "\(first)")
         for installed in ["/usr/local/bin/orchd", "/usr/local/bin/orchctl", "/etc/systemd/system/orchd.service",
                           "/etc/systemd/user/orchd.socket", "/etc/orchd/orchd.conf", "/usr/local/share/man/man1/orchctl.1",
-                          "/usr/local/share/man/man8/orchd.8", "/usr/local/share/bash-completion/completions/orchctl",
+                          "/usr/local/share/man/man8/orchd.8", "/usr/local/share/man/man5/orchd.conf.5", "/usr/local/share/bash-completion/completions/orchctl",
                           "/usr/local/share/zsh/site-functions/_orchctl", "/usr/local/share/fish/vendor_completions.d/orchctl.fish"] {
             #expect(access(destination + installed, F_OK) == 0, "\(installed) installed")
         }

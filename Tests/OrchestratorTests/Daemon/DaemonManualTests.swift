@@ -33,4 +33,30 @@ struct DaemonManualTests {
         }
         #expect(!page.contains(Roff.escape(DaemonConfiguration.testBlockControlQueueFlag)), "hidden options stay out")
     }
+
+    static var configurationFile: URL {
+        file.deletingLastPathComponent().appending(path: "orchd.conf.5")
+    }
+
+    @Test("man/orchd.conf.5 is the generated page (regenerate: ORCHD_WRITE_MANUALS=1 swift test --filter DaemonManualTests)")
+    func configurationPageInStep() throws {
+        let current = ConfigurationManual.render()
+        if ProcessInfo.processInfo.environment["ORCHD_WRITE_MANUALS"] == "1" {
+            try current.write(to: Self.configurationFile, atomically: true, encoding: .utf8)
+        }
+        #expect(try String(contentsOf: Self.configurationFile, encoding: .utf8) == current)
+    }
+
+    @Test("every key the configuration file accepts is an item of orchd.conf(5), with its help")
+    func everyFileKey() {
+        let page = ConfigurationManual.render()
+        let specs = DaemonConfiguration.bindings.map(\.spec)
+        for key in DaemonConfiguration.fileKeys {
+            #expect(page.contains(".TP\n\\fB\(Roff.escape(key))\\fR = "), "\(key)")
+            if let option = specs.first(where: { $0.name == key }) {
+                #expect(page.contains(Roff.escape(option.help)), "\(key)")
+            }
+        }
+        #expect(page.contains("max\\-running\\-per\\-user\\fR=\\fIN"))
+    }
 }
