@@ -51,6 +51,7 @@ CREATE TABLE "jobs" (
     not_before INTEGER,                    -- µs since the Unix epoch: earliest start (delay, --at, retry backoff)
     timeout_usec INTEGER,                  -- run time limit of one attempt, in µs from its start
     unique_key TEXT,                       -- at most one job per key that is not finished
+    slurm_job_id TEXT,                     -- Slurm job ID of the running attempt; '' while submitting (v8)
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
     CHECK (json_type(labels) = 'object'),
@@ -105,6 +106,7 @@ CREATE TABLE job_attempts (
     exit_code INTEGER,
     signal INTEGER,
     reason TEXT,
+    slurm_job_id TEXT,                     -- Slurm job ID the attempt ran as (v8)
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
 
@@ -115,7 +117,10 @@ CREATE TABLE queues (
     paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),          -- 1: start nothing new
     retry_base_usec INTEGER,               -- backoff before the first retry, in µs
     retry_cap_usec INTEGER,                -- longest backoff, in µs
-    hooks TEXT NOT NULL DEFAULT '{}'       -- JSON object: event kind -> command run with /bin/sh -c
+    hooks TEXT NOT NULL DEFAULT '{}',      -- JSON object: event kind -> command run with /bin/sh -c
+    executor TEXT NOT NULL DEFAULT 'local' CHECK (executor IN ('local', 'slurm')),  -- where its jobs run (v8)
+    slurm_partition TEXT,                  -- sbatch --partition; NULL: Slurm's default
+    slurm_options TEXT NOT NULL DEFAULT '[]' CHECK (json_type(slurm_options) = 'array')  -- JSON array of sbatch options
 ) WITHOUT ROWID;
 
 -- One row, updated by each group commit's durable barrier (GroupCommit.swift).

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OrchestratorAPI
 
 /// orchd's configuration file: `key = value` lines, `#` starts a comment, blank lines are
 /// ignored. Keys are the long flag names without `--`: `concurrency`, `kill-grace`,
@@ -10,6 +11,15 @@ import Glibc
 /// concurrency = 4
 /// kill-grace = 10s
 /// log-level = info
+/// ```
+///
+/// A queue's executor is set with `queue.NAME.` keys (`slurm-option` may be repeated; each
+/// line adds one sbatch option):
+///
+/// ```
+/// queue.hpc.executor = slurm
+/// queue.hpc.slurm-partition = batch
+/// queue.hpc.slurm-option = --mem=2G
 /// ```
 public enum ConfigurationFile {
     /// Reads and parses the file at `path`.
@@ -68,6 +78,17 @@ public enum ConfigurationFile {
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if key.hasPrefix(queuePrefix) {
+                let repeatable = key.hasSuffix(".slurm-option")
+                if !repeatable, let first = seen[key] {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key.visible)' is set again (first on line \(first)); give each key once")
+                }
+                seen[key] = seen[key] ?? number
+                if let problem = applyQueueSetting(key: key, value: value, to: &settings) {
+                    throw .invalidLine(path: path, line: number, reason: problem)
+                }
+                continue
+            }
             guard let setting = DaemonSetting(rawValue: key) else {
                 let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
@@ -81,6 +102,31 @@ public enum ConfigurationFile {
             }
         }
         return settings
+    }
+
+    /// The prefix of a queue's keys: `queue.NAME.SETTING`.
+    static let queuePrefix = "queue."
+
+    /// Applies one `queue.NAME.SETTING = value` line.
+    /// - Returns: `nil` when applied, else what is wrong.
+    static func applyQueueSetting(key: String, value: String, to settings: inout DaemonSettings) -> String? {
+        let rest = key.dropFirst(queuePrefix.count)
+        guard let dot = rest.lastIndex(of: "."), let name = QueueName(rawValue: String(rest[..<dot])) else {
+            return "'\(key.visible)' is not 'queue.NAME.SETTING' with a queue name (1-64 characters of A-Z a-z 0-9 . _ -)"
+        }
+        var change = settings.queueExecutors[name] ?? QueueExecutorSettings.Change()
+        switch rest[rest.index(after: dot)...] {
+        case "executor": change.executor = value
+        case "slurm-partition": change.slurmPartition = value
+        case "slurm-option":
+            guard !value.isEmpty else { return "'\(key.visible)' needs an sbatch option, e.g. --mem=2G" }
+            change.slurmOptions = (change.slurmOptions ?? []) + [value]
+        case let other:
+            return "unknown queue setting '\(String(other).visible)' in '\(key.visible)' (known: executor, slurm-partition, slurm-option)"
+        }
+        if let problem = change.problem { return "invalid value '\(value.visible)' for '\(key.visible)': \(problem)" }
+        settings.queueExecutors[name] = change
+        return nil
     }
 
 }

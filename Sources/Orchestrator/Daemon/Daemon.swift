@@ -113,6 +113,7 @@ public enum Daemon {
             teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
             retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention)
         schedulerConfiguration.sync = configuration.sync
+        schedulerConfiguration.queueExecutors = configuration.queueExecutors
         let scheduler = Scheduler(store: store, configuration: schedulerConfiguration, containment: containment)
         // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
         let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
@@ -359,6 +360,7 @@ public enum Daemon {
         Task { [reconfigured] in
             if let reconfigured {
                 await scheduler.reconfigure(concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace)
+                await scheduler.applyQueueExecutors(reconfigured.queueExecutors)
             }
             notifier.ready(status: prefix + (await scheduler.statusLine))
         }

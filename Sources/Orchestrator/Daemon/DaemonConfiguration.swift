@@ -33,6 +33,9 @@ public struct DaemonConfiguration: Sendable {
     public var containment: Containment.Mode = .auto
     /// The settings given as flags; they override the configuration file, at every reload.
     public var commandLineSettings = DaemonSettings()
+    /// Executor settings of queues from the configuration file, applied at start and at each
+    /// reload (they replace what `queue set` stored for those settings).
+    public var queueExecutors: [QueueName: QueueExecutorSettings.Change] = [:]
     /// Test-only (`--test-block-control-queue-on-sigusr1`, not in `--help`): on SIGUSR1 the
     /// daemon blocks its control queue forever, so tests can see the watchdog stop pinging.
     public var testBlockControlQueueOnSIGUSR1 = false
@@ -55,6 +58,7 @@ public struct DaemonConfiguration: Sendable {
         result.retentionCount = settings.retentionCount.flatMap { $0 > 0 ? $0 : nil }
         result.eventRetention = settings.eventRetention ?? DaemonSettings.defaultEventRetention
         result.sync = settings.sync == "interval" ? .interval(settings.syncInterval ?? SyncPolicy.defaultInterval) : .always
+        result.queueExecutors = settings.queueExecutors
         return result
     }
 

@@ -22,6 +22,9 @@ public struct DaemonSettings: Sendable, Equatable {
     public var sync: String?
     /// The barrier interval of `--sync interval` (`--sync-interval`); read at start-up only.
     public var syncInterval: Duration?
+    /// Executor settings of queues, by queue (configuration file only: `queue.NAME.executor`,
+    /// `queue.NAME.slurm-partition`, `queue.NAME.slurm-option`).
+    public var queueExecutors: [QueueName: QueueExecutorSettings.Change] = [:]
 
     /// Creates a value with every field given.
     public init(
@@ -42,7 +45,7 @@ public struct DaemonSettings: Sendable, Equatable {
 
     /// These settings where given, else `other`'s: command-line flags override the file.
     public func overriding(_ other: DaemonSettings) -> DaemonSettings {
-        DaemonSettings(
+        var result = DaemonSettings(
             concurrency: concurrency ?? other.concurrency,
             teardownGrace: teardownGrace ?? other.teardownGrace,
             logLevel: logLevel ?? other.logLevel,
@@ -51,6 +54,8 @@ public struct DaemonSettings: Sendable, Equatable {
             retentionCount: retentionCount ?? other.retentionCount,
             eventRetention: eventRetention ?? other.eventRetention,
             sync: sync ?? other.sync, syncInterval: syncInterval ?? other.syncInterval)
+        result.queueExecutors = other.queueExecutors.merging(queueExecutors) { $1 }
+        return result
     }
 
     /// Default concurrency: the number of online CPUs.

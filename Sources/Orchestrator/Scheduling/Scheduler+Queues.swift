@@ -6,7 +6,18 @@ import OrchestratorAPI
 extension Scheduler {
     /// Every queue that has jobs or settings, by name.
     public var queues: [QueueInfo] {
-        runners.values.map { $0.info(default: configuration.retryPolicy) }.sorted { $0.name < $1.name }
+        runners.values.map(info(of:)).sorted { $0.name < $1.name }
+    }
+
+    /// A queue as `orchctl queues` shows it, with its executor and, for Slurm, whether Slurm
+    /// answered last time.
+    func info(of runner: QueueRunner) -> QueueInfo {
+        var info = runner.info(default: configuration.retryPolicy)
+        info.executor = runner.settings.executor.kind.rawValue
+        if runner.settings.executor.kind == .slurm {
+            info.slurm = slurmExecutor(for: runner.name, settings: runner.settings.executor).info
+        }
+        return info
     }
 
     /// Changes a queue's settings, creating the queue when new; takes effect at once.
@@ -18,11 +29,17 @@ extension Scheduler {
     ///   - retryCap: the longest backoff.
     ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
     ///     command removes one.
+    ///   - executor: where the queue's jobs run from now on, and its Slurm settings; running
+    ///     attempts stay where they are.
     /// - Returns: the queue as now set, once durable.
     /// - Throws: `invalidSetting`, or a storage failure.
     public func setQueue(
-        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
+        executor: QueueExecutorSettings.Change = .init()
     ) async throws(SchedulerError) -> QueueInfo {
+        if let problem = executor.problem {
+            throw .invalidSetting(problem)
+        }
         if let concurrency, !(1...10_000).contains(concurrency) {
             throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
         }
@@ -44,13 +61,38 @@ extension Scheduler {
         if let concurrency { settings.concurrency = concurrency }
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
+        settings.executor = executor.applied(to: settings.executor)
         try storeCall { try store.save(settings) }
         runner.settings = settings
         runner.concurrency = settings.concurrency ?? configuration.concurrency
-        let info = runner.info(default: configuration.retryPolicy)
+        slurmExecutors[name]?.update(settings.executor)
+        let info = info(of: runner)
         feed(runner)
         await durable()
         return info
+    }
+
+    /// Applies the configuration file's executor settings to their queues (creating them when
+    /// new), at start and at each reload; running attempts stay where they are. A queue whose
+    /// settings cannot be stored keeps its old ones, logged.
+    public func applyQueueExecutors(_ changes: [QueueName: QueueExecutorSettings.Change]) {
+        for (name, change) in changes.sorted(by: { $0.key < $1.key }) {
+            let runner = runner(for: name)
+            var settings = runner.settings
+            settings.executor = change.applied(to: settings.executor)
+            guard settings != runner.settings else { continue }
+            do {
+                try store.save(settings)
+            } catch {
+                DaemonLog.error("cannot store the executor of queue \(name) from the configuration file: \(error)")
+                continue
+            }
+            runner.settings = settings
+            slurmExecutors[name]?.update(settings.executor)
+            DaemonLog.info("queue \(name): executor \(settings.executor.kind.rawValue) (configuration file)")
+            groupCommit.changed()
+            feed(runner)
+        }
     }
 
     /// Pauses or resumes queues: a paused queue starts nothing new; running jobs go on.
@@ -75,7 +117,7 @@ extension Scheduler {
             try storeCall { try store.save(settings) }
             runner.settings = settings
         }
-        let infos = targets.map { $0.info(default: configuration.retryPolicy) }
+        let infos = targets.map(info(of:))
         if !paused { targets.forEach(feed) }
         await durable()
         return infos

@@ -123,7 +123,7 @@ extension JobStore {
             try recordAttempt(id, result: result, at: at, in: db)
             return try transition(id, to: "waiting", sql: """
                 UPDATE jobs SET state = 'waiting', not_before = ?2, pid = NULL, process_start_ticks = NULL, \
-                boot_id = NULL WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
+                boot_id = NULL, slurm_job_id = NULL WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
                 """, values: [.integer(id.rawValue), .integer(Timestamp.microseconds(retryAt))])
         }
     }
@@ -151,7 +151,7 @@ extension JobStore {
     public func attempts(of id: JobID) throws -> [JobAttempt] {
         try database.read { db in
             let statement = try db.cachedStatement("""
-                SELECT attempt, started_at, finished_at, result, exit_code, signal, reason \
+                SELECT attempt, started_at, finished_at, result, exit_code, signal, reason, slurm_job_id \
                 FROM job_attempts WHERE job_id = ? ORDER BY attempt
                 """)
             defer { statement.reset() }
@@ -169,7 +169,8 @@ extension JobStore {
                 attempts.append(JobAttempt(
                     attempt: statement.int(at: 0),
                     startedAt: statement.isNull(at: 1) ? nil : Timestamp.date(microseconds: statement.int64(at: 1)),
-                    finishedAt: Timestamp.date(microseconds: statement.int64(at: 2)), result: result))
+                    finishedAt: Timestamp.date(microseconds: statement.int64(at: 2)), result: result,
+                    slurmJobId: statement.string(at: 7)))
             }
             return attempts
         }
@@ -178,8 +179,8 @@ extension JobStore {
     /// Stores the attempt a running job is ending, with its start time from the job row.
     func recordAttempt(_ id: JobID, result: JobResult, at: Date, in db: Database) throws {
         let statement = try db.cachedStatement("""
-            INSERT OR REPLACE INTO job_attempts (job_id, attempt, started_at, finished_at, result, exit_code, signal, reason) \
-            SELECT id, attempt, started_at, ?2, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?1 AND state = 'running' AND attempt > 0
+            INSERT OR REPLACE INTO job_attempts (job_id, attempt, started_at, finished_at, result, exit_code, signal, reason, \
+            slurm_job_id) SELECT id, attempt, started_at, ?2, ?3, ?4, ?5, ?6, nullif(slurm_job_id, '') FROM jobs WHERE id = ?1 AND state = 'running' AND attempt > 0
             """)
         defer { statement.reset() }
         try statement.bind([

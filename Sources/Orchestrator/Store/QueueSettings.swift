@@ -13,12 +13,15 @@ public struct QueueSettings: Hashable, Sendable {
     public var retryCapUSec: Int64?
     /// Hook commands by event kind.
     public var hooks: [String: String]
+    /// Where its jobs run.
+    public var executor: QueueExecutorSettings
 
     /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-        hooks: [String: String] = [:]
+        hooks: [String: String] = [:], executor: QueueExecutorSettings = QueueExecutorSettings()
     ) {
+        self.executor = executor
         self.name = name
         self.concurrency = concurrency
         self.paused = paused

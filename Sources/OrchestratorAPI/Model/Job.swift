@@ -31,6 +31,9 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     public var submitterUid: UInt32
     /// The process ID of the job's main process while it runs (also its process group ID).
     public var pid: Int32?
+    /// The Slurm job ID of the running attempt, when its queue runs jobs on Slurm (`nil`
+    /// otherwise, and while it is being submitted).
+    public var slurmJobId: String?
 
     /// Creates a job value.
     public init(
@@ -53,7 +56,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     private enum CodingKeys: String, CodingKey {
         case id, name, state, result, exitCode, signal, reason, failedDependency, queue, priority
         case argv, shell, cwd, after, attempt, maxAttempts, submittedAt, startedAt, finishedAt
-        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey
+        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey, slurmJobId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -105,6 +108,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         finishedAt = try Self.decodeDate(c, .finishedAt)
         submitterUid = try c.decode(UInt32.self, forKey: .submitterUid)
         pid = try c.decodeIfPresent(Int32.self, forKey: .pid)
+        slurmJobId = try c.decodeIfPresent(String.self, forKey: .slurmJobId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -141,6 +145,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         try c.encode(spec.notBefore.map(Timestamp.format), forKey: .notBefore)
         try c.encode(spec.timeoutUSec, forKey: .timeoutUSec)
         try c.encode(spec.uniqueKey, forKey: .uniqueKey)
+        try c.encodeIfPresent(slurmJobId, forKey: .slurmJobId)
     }
 
     private static func decodeDate(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date? {

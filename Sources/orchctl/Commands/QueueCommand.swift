@@ -39,9 +39,11 @@ enum QueueSetCommand: OrchctlCommand {
 
     static let spec = CommandSpec(
         name: "queue set",
-        abstract: "Change a queue's concurrency, retry backoff and hooks.",
+        abstract: "Change a queue's concurrency, retry backoff, hooks and executor.",
         discussion: """
             Settings not given keep their value; a queue not seen before is created. A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings.
+
+            With --executor slurm the queue's jobs are submitted to a Slurm cluster with sbatch: each runs its command exactly, in its directory, with its environment, its output in orchd's log files; the queue's concurrency is how many orchd has in Slurm at once. See README, "Running on a Slurm cluster".
 
             \(hookHelp)
             """,
@@ -55,6 +57,9 @@ enum QueueSetCommand: OrchctlCommand {
         var retryBaseUSec: Int64?
         var retryCapUSec: Int64?
         var hooks: [String: String] = [:]
+        var executor: String?
+        var slurmPartition: String?
+        var slurmOptions: [String] = []
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.concurrency, "concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
@@ -62,6 +67,12 @@ enum QueueSetCommand: OrchctlCommand {
             .value(\.retryCapUSec, "retry-cap", "span", kind: .timeSpan, help: "Never wait longer than this between retries, e.g. 10min; at least the retry base."),
             .keyValues(\.hooks, "on", "event=command", kind: .keyedValue(keys: hookEvents),
                        help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook."),
+            .value(\.executor, "executor", "name", kind: .choice(QueuesInterface.executors),
+                   help: "Where the queue's jobs run from now on: local (this machine, the default) or slurm (submitted with sbatch)."),
+            .value(\.slurmPartition, "slurm-partition", "partition",
+                   help: "Submit the queue's Slurm jobs to this partition; '' for Slurm's default."),
+            .values(\.slurmOptions, "slurm-option", "option",
+                    help: "Give sbatch this option for each job, e.g. --slurm-option=--mem=2G; repeat for more; replaces the queue's list, '' empties it."),
         ]
     }
 
@@ -85,18 +96,24 @@ enum QueueSetCommand: OrchctlCommand {
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
             concurrency: options.concurrency, retryBaseUSec: options.retryBaseUSec, retryCapUSec: options.retryCapUSec,
-            hooks: options.hooks.isEmpty ? nil : options.hooks)
+            hooks: options.hooks.isEmpty ? nil : options.hooks, executor: options.executor,
+            slurmPartition: options.slurmPartition,
+            slurmOptions: options.slurmOptions.isEmpty ? nil : options.slurmOptions.filter { !$0.isEmpty })
         if let problem = QueuesInterface.hookProblem(parameters.hooks) {
             throw CommandLineError(.invalidValue, "invalid value for option '--on': \(problem)", command: spec.name)
         }
         if let problem = QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
             throw CommandLineError(.conflictingOptions, problem, command: spec.name)
         }
+        if let problem = QueuesInterface.slurmProblem(partition: parameters.slurmPartition, options: parameters.slurmOptions) {
+            throw CommandLineError(.invalidValue, "invalid Slurm setting: \(problem)", command: spec.name)
+        }
         guard parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
-            || parameters.hooks != nil
+            || parameters.hooks != nil || parameters.executor != nil || parameters.slurmPartition != nil || parameters.slurmOptions != nil
         else {
             throw CommandLineError(
-                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap or --on", command: spec.name)
+                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap, --on, --executor, --slurm-partition or --slurm-option",
+                command: spec.name)
         }
         return parameters
     }
