@@ -14,7 +14,7 @@ struct QueueCommandTests {
     @Test("queue set needs at least one setting, and sends the ones given")
     func setNeedsASetting() throws {
         let error = #expect(throws: CommandLineError.self) { try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build"])) }
-        #expect(error?.message == "nothing to change: give --concurrency, --retry-base, --retry-cap or --on")
+        #expect(error?.message == "nothing to change: give --concurrency, --retry-base, --retry-cap, --on, --executor, --slurm-partition or --slurm-option")
         #expect(error?.command == "queue set")
         let parameters = try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build", "--retry-base", "10s", "--concurrency", "4"]))
         #expect(parameters.name.rawValue == "build")
