@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// All mutable state is confined to ``queue``, a serial queue of its own, so Slurm's commands
 /// never hold up the control queue; callbacks go to the control queue.
-final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable state is touched only on `queue` (below), or is in Mutexes
+final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable state is touched only on `queue` (below) or is in Mutexes/Atomics; availabilityChanged is set once before use
     /// How often squeue is asked while attempts are in Slurm.
     static let pollInterval: Duration = .seconds(1)
     /// The first wait after Slurm could not be reached; doubled up to ``unreachableBackoffCap``.
@@ -40,6 +40,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// Whether Slurm answered the last call, and what it said when it did not.
     private let health = Mutex<(answered: Bool?, lastError: String?)>((nil, nil))
     private let available = Atomic<Bool>(true)
+    /// Set once by the scheduler before the first launch, read on `queue` afterwards.
     var availabilityChanged: (@Sendable () -> Void)?
 
     // On `queue`:
@@ -361,6 +362,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                         DaemonLog.warning("job \(attempt.jobID) was submitted to Slurm as \(entry.id) before the previous daemon stopped; following it")
                         attempt.phase = .inSlurm(entry.id)
                         callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.success(.slurmJob(entry.id))) }
+                        // Cancelled or timed out while it was being looked for.
+                        if attempt.stopReason != nil { cancelInSlurm(attempt) }
                         let state = SlurmJobState(entry.state)
                         if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode) }
                     } else {
