@@ -26,10 +26,14 @@ let package = Package(
         // Model and wire protocol shared by daemon and CLI; FoundationEssentials only.
         .target(name: "OrchestratorAPI"),
 
+        // Command lines as data: the parser and help renderer of orchctl and orchd, and the
+        // value checks orchd's configuration file shares; FoundationEssentials only.
+        .target(name: "CommandLineParsing", dependencies: ["OrchestratorAPI"]),
+
         // The engine: everything the daemon does, testable as a library.
         .target(
             name: "Orchestrator",
-            dependencies: ["OrchestratorAPI", "CSQLite", "CSystemd", "CPosix"],
+            dependencies: ["OrchestratorAPI", "CommandLineParsing", "CSQLite", "CSystemd", "CPosix"],
             // Served by org.varlink.service.GetInterfaceDescription; embedded so the static
             // binary needs no resource bundle beside it.
             resources: [
@@ -43,7 +47,7 @@ let package = Package(
         .executableTarget(name: "orchd", dependencies: ["Orchestrator", "OrchestratorAPI"]),
         .executableTarget(
             name: "orchctl",
-            dependencies: ["OrchestratorAPI"],
+            dependencies: ["OrchestratorAPI", "CommandLineParsing"],
             // A position-dependent executable: the loader then has no relocations to apply to
             // the Swift metadata, which was a third of orchctl's start-up (Benchmarks/README.md).
             // A short-lived client gains little from ASLR of its own image; its libraries and
@@ -52,8 +56,8 @@ let package = Package(
         ),
 
         .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),
-        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "CPosix"]),
-        .testTarget(name: "orchctlTests", dependencies: ["orchctl"], exclude: ["Golden"]),
+        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "CommandLineParsing", "CPosix"], exclude: ["Golden"]),
+        .testTarget(name: "orchctlTests", dependencies: ["orchctl", "CommandLineParsing"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["OrchestratorAPI", "Orchestrator", "CPosix"]

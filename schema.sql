@@ -22,7 +22,8 @@ CREATE TABLE environments (
 );
 CREATE INDEX environments_by_hash ON environments (hash);
 
--- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON)
+-- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON); v7
+-- added held and suspended, v8 slurm_job_id
 CREATE TABLE "jobs" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
     name TEXT,                             -- optional display name
@@ -51,6 +52,8 @@ CREATE TABLE "jobs" (
     not_before INTEGER,                    -- µs since the Unix epoch: earliest start (delay, --at, retry backoff)
     timeout_usec INTEGER,                  -- run time limit of one attempt, in µs from its start
     unique_key TEXT,                       -- at most one job per key that is not finished
+    held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),  -- v7: 1: kept from starting (orchctl hold)
+    suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),  -- v7: 1: running, frozen (orchctl suspend)
     slurm_job_id TEXT,                     -- Slurm job ID of the running attempt; '' while submitting (v8)
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
@@ -64,6 +67,9 @@ CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
 CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
 CREATE INDEX jobs_by_environment ON jobs (environment_id);
+-- Each owner's queued jobs of a queue in start order (v6-multi-user): the scheduler hands free
+-- slots to the users with queued work in turn.
+CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC, id) WHERE state = 'queued';
 
 -- Dependencies: job_id starts only after every depends_on succeeded. A row outlives a pruned
 -- dependency (v2), so a retry can tell that the dependency is gone.
@@ -110,7 +116,8 @@ CREATE TABLE job_attempts (
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
 
--- Queue settings; a queue gets a row when first used. NULL means the daemon's default.
+-- The declared queues and their settings (v7: a queue exists exactly when it has a row here;
+-- `default` always does). NULL means the daemon's default.
 CREATE TABLE queues (
     name TEXT PRIMARY KEY,                 -- QueueName
     concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- jobs run at once
@@ -118,6 +125,7 @@ CREATE TABLE queues (
     retry_base_usec INTEGER,               -- backoff before the first retry, in µs
     retry_cap_usec INTEGER,                -- longest backoff, in µs
     hooks TEXT NOT NULL DEFAULT '{}',      -- JSON object: event kind -> command run with /bin/sh -c
+    max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1),  -- v6: per-user limit
     executor TEXT NOT NULL DEFAULT 'local' CHECK (executor IN ('local', 'slurm')),  -- where its jobs run (v8)
     slurm_partition TEXT,                  -- sbatch --partition; NULL: Slurm's default
     slurm_options TEXT NOT NULL DEFAULT '[]' CHECK (json_type(slurm_options) = 'array')  -- JSON array of sbatch options
@@ -150,6 +158,8 @@ CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, result, attempt)
     VALUES (NEW.submitted_at, 'submitted', NEW.id, NEW.queue, NEW.state, NEW.result, NEW.attempt);
 END;
+-- v7: only an attempt's end (running -> waiting) is 'retrying'; an edit that makes a queued job
+-- wait is 'requeued'.
 CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
     SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
@@ -158,7 +168,7 @@ CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> 
             WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
             WHEN NEW.state = 'finished' THEN 'finished'
             WHEN OLD.state = 'finished' THEN 'requeued'
-            WHEN NEW.state = 'waiting' THEN 'retrying'
+            WHEN NEW.state = 'waiting' AND OLD.state = 'running' THEN 'retrying'
             WHEN OLD.state = 'waiting' THEN 'queued'
             ELSE 'requeued'
         END,

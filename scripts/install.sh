@@ -3,8 +3,9 @@
 # the Swift toolchain on PATH. Run as root from the repository: scripts/install.sh
 #
 # Installs: $PREFIX/bin/{orchd,orchctl} (PREFIX=/usr/local), /etc/systemd/system/orchd.{service,socket},
-# /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), and a commented
-# /etc/orchd/orchd.conf unless one exists.
+# /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), a commented
+# /etc/orchd/orchd.conf unless one exists, the manual pages orchctl(1) and orchd(8) in
+# $PREFIX/share/man, and completions for bash, zsh and fish in $PREFIX/share.
 # Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
 # queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
 # `systemctl enable --now orchd.socket` adds it (systemd then holds the socket, and clients
@@ -51,6 +52,17 @@ install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
 [ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
 
+# Manual pages (generated from the command tables; see man/) and shell completions, written
+# by the orchctl being installed so they match its commands.
+share=$DESTDIR$PREFIX/share
+install -d -m 0755 "$share/man/man1" "$share/man/man8" "$share/bash-completion/completions" \
+    "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
+install -m 0644 man/orchctl.1 "$share/man/man1/"
+install -m 0644 man/orchd.8 "$share/man/man8/"
+"$bin/orchctl" completion bash >"$share/bash-completion/completions/orchctl"
+"$bin/orchctl" completion zsh >"$share/zsh/site-functions/_orchctl"
+"$bin/orchctl" completion fish >"$share/fish/vendor_completions.d/orchctl.fish"
+
 if [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl daemon-reload
     systemctl enable orchd.service
@@ -79,6 +91,13 @@ else
             kill -TERM "$pid"
             while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
         fi
+    fi
+    # The modes systemd gives the service's directories at every start (StateDirectoryMode=,
+    # RuntimeDirectoryMode=): orchd creates them so, but leaves an existing one as it is, and
+    # one an older orchd made 0700 would keep every other user out of the socket and logs.
+    if [ "$(id -u)" -eq 0 ]; then
+        [ -n "${ORCHD_SOCKET:-}" ] || install -d -m 0755 /run/orchd
+        [ -n "${ORCHD_STATE_DIR:-}" ] || install -d -m 0711 /var/lib/orchd
     fi
     mkdir -p "$(dirname "$log")"
     # Its own session (no terminal, no signals from this shell's job control), its output to

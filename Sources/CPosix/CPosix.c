@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -115,16 +116,35 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
     }
     if (setsid() < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SESSION);
+    if (request->change_identity) {
+        // Groups first, while still root; then the gid; the uid last, after which neither can
+        // change. setresuid to a non-zero uid clears the permitted, effective and ambient
+        // capabilities (capabilities(7)).
+        if (syscall(SYS_setgroups, (size_t)request->group_count, request->groups) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GROUPS);
+        }
+        if (syscall(SYS_setresgid, request->gid, request->gid, request->gid) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GID);
+        }
+        if (syscall(SYS_setresuid, request->uid, request->uid, request->uid) != 0) {
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_UID);
+        }
+        if (request->uid != 0 && syscall(SYS_setuid, 0) == 0) {
+            errno = EPERM;
+            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_REGAIN);
+        }
+    }
     if (chdir(request->working_directory) != 0) {
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
     }
     // The log fds are moved out of 0-2 first, so placing one cannot overwrite another.
+    int in = fcntl(request->stdin_fd, F_DUPFD_CLOEXEC, 3);
+    if (in < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
     int out = fcntl(request->stdout_fd, F_DUPFD_CLOEXEC, 3);
     if (out < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
     int err = fcntl(request->stderr_fd, F_DUPFD_CLOEXEC, 3);
     if (err < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
-    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd < 0 || cposix_move_fd(null_fd, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
+    if (cposix_move_fd(in, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
     if (cposix_move_fd(out, 1) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
     if (cposix_move_fd(err, 2) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
     // Close-on-exec, not closed: the report pipe must stay open until execve succeeds.
@@ -300,4 +320,16 @@ long cposix_getxattr(const char *path, const char *name, void *value, unsigned l
 
 int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size) {
     return setxattr(path, name, value, size, 0);
+}
+
+int cposix_open_pseudo_terminal(char *name, unsigned long size) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, size) != 0) {
+        int saved = errno;
+        close(master);
+        errno = saved;
+        return -1;
+    }
+    return master;
 }

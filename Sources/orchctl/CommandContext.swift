@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// What a running command may use: the console, the environment and a way to reach orchd.
@@ -32,6 +33,20 @@ struct CommandContext: Sendable {
         self.currentDirectory = currentDirectory
         self.time = time
         self.readEnvironment = readEnvironment
+    }
+
+    /// The width tables fit, in columns, when standard output is a terminal: `$COLUMNS` when
+    /// it is a positive number (as ls(1) reads it), else the terminal's own width
+    /// (TIOCGWINSZ), else 80. `nil` for a pipe or file: nothing is fitted.
+    var tableWidth: Int? {
+        guard console.outputIsTerminal else { return nil }
+        if let columns = environment["COLUMNS"].flatMap({ Int($0) }), columns > 0 { return columns }
+        return console.terminalColumns ?? 80
+    }
+
+    /// Whether to colour output, by `--color` (``ColorMode``), the terminal and `NO_COLOR`.
+    func colors(_ mode: ColorMode) -> Bool {
+        mode.enabled(isTerminal: console.outputIsTerminal, environment: environment)
     }
 
     /// The socket to use: `--socket`, else the default orchd uses too.

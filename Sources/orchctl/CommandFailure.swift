@@ -17,6 +17,9 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     var remoteErrorName: String?
     /// The `id` parameter of the daemon's error (`NoSuchJob(id)`), when it has one.
     var remoteJobID: JobID?
+    /// Whether orchd went away or is not there (nothing listens, or the connection closed),
+    /// as opposed to refusing the request: a command that follows orchd can reconnect.
+    var isConnectionLoss = false
 
     /// Creates a failure.
     init(_ message: String, exitCode: ExitCode = .failure, remoteErrorName: String? = nil) {
@@ -44,6 +47,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             self.init(
                 "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? \(Self.startHint(uid: uid))",
                 exitCode: .unavailable)
+            isConnectionLoss = true
         case .pathTooLong(let path):
             self.init("the socket path is too long (at most 107 bytes): \(path)", exitCode: .usage)
         case .connectionLost(let code):
@@ -55,6 +59,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
                     "cannot reach orchd at \(socket): it closed the connection\(why). Is it shutting down?",
                     exitCode: .unavailable)
             }
+            isConnectionLoss = true
         case .protocolViolation(let what):
             self.init("unexpected answer from orchd at \(socket): \(what)", exitCode: .failure)
         case .remote(let remote):
@@ -80,7 +85,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// The exit code for an error reply.
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
-        case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.notPermitted: .permissionDenied
+        case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.permissionDenied: .permissionDenied
         default: .failure
         }
     }

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 import OrchestratorAPI
 #if canImport(Glibc)
@@ -16,7 +17,13 @@ enum Orchctl {
     static func run(_ arguments: [String], context: CommandContext) -> ExitCode {
         let outcome: ParseOutcome
         do {
-            outcome = try parser.parse(arguments)
+            do {
+                outcome = try parser.parse(arguments)
+            } catch where error.code == .missingCommand && error.command == nil && !arguments.contains("--") {
+                // No command at all (only global options, or nothing): `status`, as
+                // task-spooler's `ts` lists its queue.
+                outcome = try parser.parse(arguments + [StatusCommand.spec.name])
+            }
         } catch {
             report(error, context: context)
             return .usage

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

@@ -18,7 +18,7 @@ struct ClientRobustnessTests {
     func hookCommandCap() throws {
         let daemon = try TestDaemon()
         let long = String(repeating: "x", count: QueuesInterface.maximumHookBytes + 1)
-        let refused = try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + long])
+        let refused = try daemon.orchctl(["queue", "add", "big", "--on", "failed=" + long])
         #expect(refused.status == 64, "\(refused)")
         #expect(refused.standardError.contains("the failed hook's command is 4097 bytes; a hook command may have at most 4096"), "\(refused)")
         // Another client, not orchctl: orchd checks too.
@@ -27,15 +27,15 @@ struct ClientRobustnessTests {
             try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "big")!, hooks: ["failed": long]))
         }
         let fits = String(repeating: "x", count: QueuesInterface.maximumHookBytes)
-        #expect(try daemon.orchctl(["queue", "set", "big", "--on", "failed=" + fits]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "big", "--on", "failed=" + fits]).status == 0)
         #expect(try daemon.orchctl(["queues", "--json"]).standardOutput.contains(fits))
     }
 
     @Test("pause Q, resume Q and status --queue Q list only that queue, not every queue's hooks")
     func namedQueueListing() throws {
         let daemon = try TestDaemon()
-        #expect(try daemon.orchctl(["queue", "set", "a", "--concurrency", "1"]).status == 0)
-        #expect(try daemon.orchctl(["queue", "set", "b", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "a", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "b", "--concurrency", "1"]).status == 0)
         let client = try VarlinkClient(socketPath: daemon.socketPath)
         let listed = try client.call(QueuesInterface.list, .init(names: [QueueName(rawValue: "b")!, QueueName(rawValue: "nope")!]))
         #expect(listed.queues.map(\.name.rawValue) == ["b"])
@@ -124,7 +124,7 @@ struct ClientRobustnessTests {
     @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")
     func retryCapBelowBase() throws {
         let daemon = try TestDaemon()
-        let refused = try daemon.orchctl(["queue", "set", "Z", "--retry-base", "10min", "--retry-cap", "1s"])
+        let refused = try daemon.orchctl(["queue", "add", "Z", "--retry-base", "10min", "--retry-cap", "1s"])
         #expect(refused.status == 64, "\(refused)")
         #expect(refused.standardError.contains("the retry cap (1s) is shorter than the retry base (10min)"), "\(refused)")
         let client = try VarlinkClient(socketPath: daemon.socketPath)
@@ -136,7 +136,7 @@ struct ClientRobustnessTests {
         } catch {
             Issue.record("expected InvalidSetting, got \(error)")
         }
-        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
     }
 
     @Test("an empty --socket or --state-dir is a usage error for orchd and orchctl, not the default path")

@@ -319,6 +319,7 @@ struct ContainmentTests {
         let gate = fixture.daemon.directory + "/gate"
         try #require(mkfifo(gate, 0o600) == 0)
         let script = "\(spawn) 'trap \"\" TERM; echo $$ > \(marker.path); exec sleep 900' & read x < '\(gate)'"
+        try #require(fixture.daemon.orchctl(["queue", "add", "q"]).status == 0)
         let id = try fixture.daemon.orchctl(["submit", "--queue", "q", "--shell", script]).line
         let child = try #require(marker.read().flatMap { Int32($0) })
         let waiter = Process()

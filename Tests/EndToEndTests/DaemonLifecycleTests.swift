@@ -105,6 +105,23 @@ struct DaemonLifecycleTests {
         #expect(unknown.standardError.hasPrefix("Error: "))
         let badConcurrency = try TestDaemon.run(Binaries.orchd, ["--concurrency", "0"])
         #expect(badConcurrency.status == 64)
+        for arguments in [["stray"], ["--json"], ["--concurrency=0"], ["--state-dir"]] {
+            let refused = try TestDaemon.run(Binaries.orchd, arguments)
+            #expect(refused.status == 64, "\(arguments): \(refused)")
+            #expect(refused.standardError.hasPrefix("Error: ") && refused.standardError.contains("\nUsage: orchd [--state-dir <dir>]"), "\(refused)")
+            #expect(refused.standardError.hasSuffix("See 'orchd --help'.\n"), "\(refused)")
+        }
+    }
+
+    @Test("orchd --help and -h print the help rendered from its option declarations (the golden file) and exit 0")
+    func daemonHelp() throws {
+        let golden = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "OrchestratorTests/Golden/orchd-help.txt")
+        let expected = String(decoding: try Data(contentsOf: golden), as: UTF8.self)
+        for flag in ["--help", "-h"] {
+            let help = try TestDaemon.run(Binaries.orchd, [flag])
+            #expect(help.status == 0 && help.standardOutput == expected, "\(help)")
+        }
     }
 
     @Test("with a drain timeout, SIGTERM lets a running job finish by itself and extends systemd's stop timeout")

@@ -43,6 +43,7 @@ struct EventTests {
         let marker = try ReadyMarker(path: daemon.directory + "/started")
         let gate = daemon.directory + "/gate"
         try #require(mkfifo(gate, 0o600) == 0)
+        #expect(try daemon.orchctl(["queue", "add", "q"]).status == 0)
         let blocker = try daemon.orchctl(["submit", "--queue", "q", "--", "sh", "-c", "echo go > '\(marker.path)'; cat '\(gate)'"]).line
         #expect(marker.read() != nil)
 
@@ -66,7 +67,7 @@ struct EventTests {
         let daemon = try TestDaemon()
         let marker = try ReadyMarker(path: daemon.directory + "/hook")
         let set = try daemon.orchctl([
-            "queue", "set", "nightly", "--on", "failed=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT $ORCHD_EXIT_CODE\" > '\(marker.path)'",
+            "queue", "add", "nightly", "--on", "failed=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT $ORCHD_EXIT_CODE\" > '\(marker.path)'",
         ])
         #expect(set.status == 0, "\(set)")
         _ = try daemon.orchctl(["submit", "--queue", "nightly", "--wait", "--", "true"])
@@ -80,7 +81,7 @@ struct EventTests {
         let failed = try ReadyMarker(path: daemon.directory + "/failed")
         let cancelled = try ReadyMarker(path: daemon.directory + "/cancelled")
         let set = try daemon.orchctl([
-            "queue", "set", "q",
+            "queue", "add", "q",
             "--on", "failed=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT ${ORCHD_EXIT_CODE-unset}\" > '\(failed.path)'",
             "--on", "cancelled=echo \"$ORCHD_JOB_ID $ORCHD_EVENT $ORCHD_RESULT\" > '\(cancelled.path)'",
         ])

@@ -10,7 +10,7 @@ struct LaunchErrorTests {
         let daemon = try TestDaemon()
         let workingDirectory = daemon.directory + "/gone"
         try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: true)
-        #expect(try daemon.orchctl(["queue", "set", "q", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "q", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "q"]).status == 0)
         let id = try daemon.orchctl(["submit", "--queue", "q", "--", "pwd"], workingDirectory: workingDirectory).line
         try FileManager.default.removeItem(atPath: workingDirectory)

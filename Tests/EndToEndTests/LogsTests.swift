@@ -25,7 +25,7 @@ struct LogsTests {
     @Test("following a job still queued waits for its log file to appear, then follows it to the end")
     func followQueued() throws {
         let daemon = try TestDaemon()
-        #expect(try daemon.orchctl(["queue", "set", "later", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "later", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "later"]).status == 0)
         let id = try daemon.orchctl(["submit", "--queue", "later", "--", "sh", "-c", "echo a; echo b >&2; echo c"]).line
         let jobID = try #require(JobID(parsing: id))
@@ -81,12 +81,26 @@ struct LogsTests {
         }
     }
 
+    @Test("a log written before logs had a directory per owner (<log dir>/<id>.out) is still read, and pruned with its job")
+    func legacyLogPath() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo old layout"]).line
+        let logs = daemon.stateDirectory + "/logs"
+        for suffix in ["out", "err"] {
+            #expect(rename("\(logs)/0/\(id).1.\(suffix)", "\(logs)/\(id).\(suffix)") == 0)
+        }
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "old layout\n")
+        #expect(try daemon.orchctl(["logs", "--follow", id]).standardOutput == "old layout\n")
+        #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: "\(logs)/\(id).out"))
+    }
+
     @Test("a started job whose log file was deleted is an error naming the file, for stdout, --stderr and --follow")
     func missingLog() throws {
         let daemon = try TestDaemon()
         let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo out; echo err >&2"]).line
-        let out = daemon.stateDirectory + "/logs/\(id).out"
-        let err = daemon.stateDirectory + "/logs/\(id).err"
+        let out = daemon.stateDirectory + "/logs/0/\(id).1.out"
+        let err = daemon.stateDirectory + "/logs/0/\(id).1.err"
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "out\n")
         try FileManager.default.removeItem(atPath: out)
         for arguments in [["logs", id], ["logs", "--follow", id], ["logs", "--tail", "3", id]] {
@@ -117,7 +131,7 @@ struct LogsTests {
     @Test("a job that never started has empty output, not an error: queued, dependency_failed, spawn_failed")
     func neverStarted() throws {
         let daemon = try TestDaemon()
-        #expect(try daemon.orchctl(["queue", "set", "held", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "held", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "held"]).status == 0)
         let queued = try daemon.orchctl(["submit", "--queue", "held", "--", "echo", "x"]).line
         let spawnFailed = try daemon.orchctl(["submit", "--wait", "--", "/nonexistent/program"]).line

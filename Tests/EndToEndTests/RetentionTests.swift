@@ -8,6 +8,7 @@ struct RetentionTests {
     /// Submits `count` jobs running `true` in one batch and returns their IDs.
     @discardableResult
     private func submitBatch(_ daemon: TestDaemon, count: Int, queue: String = "default") throws -> [String] {
+        if queue != "default" { try #require(daemon.orchctl(["queue", "add", queue]).status == 0) }
         let batch = try daemon.orchctl(
             ["submit", "--queue", queue, "--batch", "-"], input: String(repeating: "true\n", count: count))
         try #require(batch.status == 0, "\(batch)")
@@ -66,7 +67,7 @@ struct RetentionTests {
         let later = try daemon.orchctl(["submit", "--delay", "3s", "--", "true"]).line
         #expect(try daemon.orchctl(["wait", later]).status == 0)
         #expect(try daemon.orchctl(["show", old]).status == 1, "pruned by age")
-        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(old).out"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/0/\(old).1.out"))
         #expect(try daemon.orchctl(["show", needed]).status == 0, "kept: job \(dependent) depends on it")
 
         // Once nothing live depends on it, it goes too, without waiting for another job to age.

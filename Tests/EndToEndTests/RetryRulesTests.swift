@@ -33,7 +33,7 @@ struct RetryRulesTests {
         let records = daemon.directory + "/records"
         let gate = try makeGate(daemon, "gate")
         let started = try ReadyMarker(path: daemon.directory + "/started")
-        #expect(try daemon.orchctl(["queue", "set", "wide", "--concurrency", "4"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "wide", "--concurrency", "4"]).status == 0)
         let a = try daemon.orchctl([
             "submit", "--queue", "wide", "--shell", "echo go > '\(started.path)'; cat '\(gate)' >/dev/null; echo A >> '\(records)'",
         ]).line
@@ -135,6 +135,7 @@ struct RetryRulesTests {
         #expect(shown["state"] as? String == "waiting" && shown["notBefore"] != nil, "\(shown)")
         #expect(try daemon.orchctl(["cancel", delayed]).status == 0)
 
+        #expect(try daemon.orchctl(["queue", "add", "held"]).status == 0)
         let id = try daemon.orchctl(["submit", "--wait", "--queue", "held", "--", "true"]).line
         #expect(try daemon.orchctl(["pause", "held"]).status == 0)
         #expect(try daemon.orchctl(["retry", id]).status == 0)

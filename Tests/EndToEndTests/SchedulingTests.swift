@@ -21,7 +21,7 @@ struct SchedulingTests {
     func priorities() throws {
         let daemon = try TestDaemon()
         let records = daemon.directory + "/order"
-        #expect(try daemon.orchctl(["queue", "set", "work", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "work", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "work"]).status == 0)
         var ids: [String] = []
         for (label, priority) in [("p0", 0), ("p5a", 5), ("p1", 1), ("p5b", 5)] {
@@ -39,7 +39,7 @@ struct SchedulingTests {
     func concurrencyAtRunTime() throws {
         let daemon = try TestDaemon()
         let records = daemon.directory + "/records"
-        #expect(try daemon.orchctl(["queue", "set", "q", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "q", "--concurrency", "1"]).status == 0)
         // Jobs 1-3 say they started, then block until the test opens their gate (a FIFO).
         var markers: [ReadyMarker] = []
         var gates: [String] = []
@@ -196,7 +196,7 @@ struct SchedulingTests {
         let pruned = try daemon.orchctl(["prune", "--all"])
         #expect(pruned.status == 0, "\(pruned)")
         #expect(try daemon.orchctl(["show", done]).status == 1)
-        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/\(done).out"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/logs/0/\(done).1.out"))
         #expect(try daemon.orchctl(["show", needed]).status == 0)
         #expect(try daemon.orchctl(["cancel", dependent]).status == 0)
     }

@@ -72,10 +72,15 @@ struct ShutdownTests {
         #expect(first.status == 0, "\(first)")
         #expect(first.standardOutput.contains("orchd is running (no systemd here; log: \(log); stop it with: orchctl shutdown)"), "\(first)")
         for installed in ["/usr/local/bin/orchd", "/usr/local/bin/orchctl", "/etc/systemd/system/orchd.service",
-                          "/etc/systemd/user/orchd.socket", "/etc/orchd/orchd.conf"] {
+                          "/etc/systemd/user/orchd.socket", "/etc/orchd/orchd.conf", "/usr/local/share/man/man1/orchctl.1",
+                          "/usr/local/share/man/man8/orchd.8", "/usr/local/share/bash-completion/completions/orchctl",
+                          "/usr/local/share/zsh/site-functions/_orchctl", "/usr/local/share/fish/vendor_completions.d/orchctl.fish"] {
             #expect(access(destination + installed, F_OK) == 0, "\(installed) installed")
         }
         #expect(try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"]).status == 0)
+        let completion = try TestDaemon.run(
+            "/bin/bash", ["-c", "source '\(destination)/usr/local/share/bash-completion/completions/orchctl' && complete -p orchctl"])
+        #expect(completion.standardOutput == "complete -F _orchctl orchctl\n", "\(completion)")
 
         let second = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
         #expect(second.status == 0, "\(second)")

@@ -11,8 +11,8 @@ struct SlurmQueueTests {
     private func slurmDaemon(concurrency: Int = 4) throws -> (TestDaemon, SlurmCluster) {
         let cluster = try SlurmCluster.shared()
         let daemon = try TestDaemon(concurrency: concurrency, environment: cluster.environment)
-        let set = try daemon.orchctl(["queue", "set", "hpc", "--executor", "slurm", "--concurrency", String(concurrency)])
-        #expect(set.status == 0, "\(set)")
+        let added = try daemon.orchctl(["queue", "add", "hpc", "--executor", "slurm", "--concurrency", String(concurrency)])
+        #expect(added.status == 0, "\(added)")
         return (daemon, cluster)
     }
 
@@ -165,6 +165,43 @@ struct SlurmQueueTests {
         #expect(try !cluster.liveJobIDs().contains(slurmID), "cancel returned only once Slurm ended the job")
     }
 
+    @Test("suspend and continue go to Slurm (scontrol suspend, resume): squeue shows the job SUSPENDED, then RUNNING, and it finishes")
+    func suspendAndContinueSlurmJob() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = try makeGate(daemon, "gate")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; cat '\(gate)'; echo done"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String, "a running job shows its Slurm job ID")
+        let suspended = try daemon.orchctl(["suspend", id])
+        #expect(suspended.status == 0, "\(suspended)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["suspended"] as? Bool == true)
+        #expect(try cluster.state(of: slurmID) == "SUSPENDED")
+        let continued = try daemon.orchctl(["continue", id])
+        #expect(continued.status == 0, "\(continued)")
+        #expect(try job(daemon, id)["suspended"] as? Bool == false)
+        #expect(try cluster.state(of: slurmID) == "RUNNING")
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "done\n")
+    }
+
+    @Test("a user's job in a Slurm queue of a root orchd runs as that user (sbatch --uid, --gid), its output in the user's log directory")
+    func slurmJobRunsAsItsOwner() throws {
+        let cluster = try SlurmCluster.shared()
+        let (a, _, _) = try TestUser.users()
+        let daemon = try TestDaemon(
+            configuration: "admin-group = \(TestUser.adminGroup)\nqueue.hpc = executor=slurm\n", environment: cluster.environment,
+            sharedWithUsers: true)
+        let id = try daemon.orchctl(as: a, ["submit", "--queue", "hpc", "--shell", "id -u; id -g; exit 3"]).line
+        let waited = try daemon.orchctl(as: a, ["wait", id])
+        #expect(waited.status == 3, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput == "\(a.uid)\n\(a.gid)\n")
+        var info = stat()
+        #expect(stat(daemon.stateDirectory + "/logs/\(a.uid)/\(id).1.out", &info) == 0 && info.st_uid == a.uid, "the log is the user's")
+        #expect(try job(daemon, id)["attempts"].map { ($0 as? [[String: Any]])?.first?["slurmJobId"] != nil } == true)
+    }
+
     @Test("kill -9 of orchd while three Slurm jobs run: they finish in Slurm meanwhile, and the restarted orchd records their ends and submits none again")
     func crashWhileJobsRunInSlurm() throws {
         let (daemon, cluster) = try slurmDaemon()
@@ -237,10 +274,7 @@ struct SlurmQueueTests {
     func executorFromConfigurationFile() throws {
         let cluster = try SlurmCluster.shared()
         let daemon = try TestDaemon(configuration: """
-            queue.cfg.executor = slurm
-            queue.cfg.slurm-partition = main
-            queue.cfg.slurm-option = --mem=100M
-            queue.cfg.slurm-option = --nice=0
+            queue.cfg = concurrency=2, executor=slurm, slurm-partition=main, slurm-option=--mem=100M, slurm-option=--nice=0
             """, environment: cluster.environment)
         let id = try daemon.orchctl(["submit", "--queue", "cfg", "--", "echo", "from slurm"]).line
         #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")

@@ -12,7 +12,7 @@ struct StreamingTests {
         let daemon = try TestDaemon()
         // 12 million numbered lines: 96,888,897 bytes.
         let id = try daemon.orchctl(["submit", "--wait", "--", "seq", "12000000"]).line
-        let file = try Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/logs/\(id).out"))
+        let file = try Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/logs/0/\(id).1.out"))
         #expect(file.count == 96_888_897)
 
         let whole = try daemon.orchctl(["logs", id])
@@ -72,7 +72,7 @@ struct StreamingTests {
         #expect(output == Array("start\n".utf8))
         close(open(gate, O_WRONLY))
         // Each piece is compared with the log file where it came from (already written there).
-        let file = open(daemon.stateDirectory + "/logs/\(id).out", O_RDONLY)
+        let file = open(daemon.stateDirectory + "/logs/0/\(id).1.out", O_RDONLY)
         try #require(file >= 0)
         defer { close(file) }
         var received = output.count

@@ -10,7 +10,7 @@ struct SyncPolicyTests {
     /// kills orchd with SIGKILL right after each reply, restarts it, and checks that every
     /// acknowledged job is there, queued.
     static func acknowledgedSurviveKill(_ daemon: TestDaemon) throws {
-        #expect(try daemon.orchctl(["queue", "set", "held", "--concurrency", "1"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "held", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["pause", "held"]).status == 0)
         var acknowledged: [String] = []
         for round in 0..<3 {
@@ -60,7 +60,7 @@ struct SyncPolicyTests {
     @Test("a bad --sync or --sync-interval is refused with what is expected")
     func badValues() throws {
         for (arguments, expected) in [
-            (["--sync", "sometimes"], "always or interval"),
+            (["--sync", "sometimes"], "is not one of always, interval"),
             (["--sync-interval", "0"], "from 1ms to 1h"),
             (["--sync-interval", "2h"], "from 1ms to 1h"),
             (["--sync-interval", "soon"], "--sync-interval"),

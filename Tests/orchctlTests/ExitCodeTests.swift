@@ -49,7 +49,7 @@ struct ExitCodeTests {
         #expect(missing.exitCode == .failure)
         #expect(missing.message == "no job with ID 7")
         #expect(missing.remoteErrorName == "io.orchd.Jobs.NoSuchJob")
-        #expect(failure(.remote(JobsInterface.notPermitted(JobID(rawValue: 7)))).exitCode == .permissionDenied)
+        #expect(failure(.remote(JobsInterface.permissionDenied(JobID(rawValue: 7)))).exitCode == .permissionDenied)
         #expect(failure(.remote(.permissionDenied())).exitCode == .permissionDenied)
         #expect(failure(.remote(JobsInterface.alreadyFinished(JobID(rawValue: 7)))).exitCode == .failure)
         #expect(failure(.protocolViolation("garbage")).exitCode == .failure)

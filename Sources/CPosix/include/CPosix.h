@@ -55,7 +55,7 @@ enum cposix_spawn_step {
     CPOSIX_SPAWN_STEP_SESSION = 3,
     /// chdir(2) to the working directory in the child.
     CPOSIX_SPAWN_STEP_WORKING_DIRECTORY = 4,
-    /// Opening /dev/null as standard input in the child.
+    /// Placing standard input (the fd the daemon opened) in the child.
     CPOSIX_SPAWN_STEP_STDIN = 5,
     /// dup2(2) of the standard output log file in the child.
     CPOSIX_SPAWN_STEP_STDOUT = 6,
@@ -67,6 +67,14 @@ enum cposix_spawn_step {
     CPOSIX_SPAWN_STEP_EXEC = 9,
     /// The parent's setup: the error pipe, or reading it.
     CPOSIX_SPAWN_STEP_SETUP = 10,
+    /// setgroups(2) to the job user's supplementary groups in the child.
+    CPOSIX_SPAWN_STEP_GROUPS = 11,
+    /// setresgid(2) to the job user's primary group in the child.
+    CPOSIX_SPAWN_STEP_GID = 12,
+    /// setresuid(2) to the job user in the child.
+    CPOSIX_SPAWN_STEP_UID = 13,
+    /// The check after the drop: setuid(0) succeeded, so privileges could be regained.
+    CPOSIX_SPAWN_STEP_REGAIN = 14,
 };
 
 /// What ``cposix_spawn`` starts.
@@ -78,19 +86,31 @@ struct cposix_spawn_request {
     char *const *envp;
     /// The working directory to chdir(2) to.
     const char *working_directory;
-    /// The fds that become standard output and standard error (standard input is /dev/null).
+    /// The fds that become standard input, output and error, opened by the caller (a job
+    /// user may not be able to open /dev/null itself: it can be mode 0640).
+    int stdin_fd;
     int stdout_fd;
     int stderr_fd;
     /// An fd of the cgroup v2 directory the child starts in (CLONE_INTO_CGROUP), or -1 to
     /// start it in the caller's cgroup.
     int cgroup_fd;
+    /// Non-zero: drop to `uid`, `gid` and the `group_count` supplementary `groups` before
+    /// chdir(2) and execve(2) (the caller must be root). Zero: keep the caller's identity.
+    int change_identity;
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    int group_count;
 };
 
 /// Starts a process with clone3(2) (`CLONE_PIDFD | CLONE_VFORK`, plus `CLONE_INTO_CGROUP`
 /// when `cgroup_fd >= 0`, so the child is in its cgroup from its first instruction and cannot
 /// fork outside it). The child resets its signal mask and every disposition (32 and 33
-/// included) to the default, calls setsid(2), chdir(2)s, takes /dev/null and the two fds as
-/// 0-2, marks every other fd close-on-exec (close_range(2)) and execve(2)s. Only
+/// included) to the default, calls setsid(2), drops to the request's identity when asked
+/// (setgroups(2), setresgid(2), setresuid(2), in that order, then checks that setuid(0)
+/// fails: raw system calls, which change this one process only, where glibc's would signal
+/// the daemon's threads), chdir(2)s as that identity, takes the three fds as 0-2, marks
+/// every other fd close-on-exec (close_range(2)) and execve(2)s. Only
 /// async-signal-safe system calls run in the child; a failure there is sent to the parent
 /// through a close-on-exec pipe as {step, errno} and the child exits 127 (and is reaped here).
 ///
@@ -118,5 +138,10 @@ long cposix_getxattr(const char *path, const char *name, void *value, unsigned l
 /// setxattr(2) with flags 0: sets an extended attribute of a path. Returns 0 or -1 with errno
 /// set.
 int cposix_setxattr(const char *path, const char *name, const void *value, unsigned long size);
+
+/// posix_openpt(3), grantpt(3), unlockpt(3) and ptsname_r(3): opens a new pseudo-terminal's
+/// master side (close-on-exec, not the controlling terminal) and writes its slave's path to
+/// `name`. Returns the master fd, or -1 with errno set.
+int cposix_open_pseudo_terminal(char *name, unsigned long size);
 
 #endif

@@ -1,39 +1,59 @@
+import CommandLineParsing
 import Foundation
 import Glibc
 import OrchestratorAPI
 
 /// orchd's configuration file: `key = value` lines, `#` starts a comment, blank lines are
-/// ignored. Keys are the long flag names without `--`: `concurrency`, `kill-grace`,
-/// `log-level`. Flags given on the command line override the file.
+/// ignored. Keys are the long option names without `--` (``DaemonConfiguration/fileKeys``):
+/// `concurrency`, `kill-grace`, `log-level`; each value is checked by its option's own
+/// declaration, as on the command line. Options given on the command line override the file
+/// (``DaemonConfiguration/applying(file:)``). `queue.NAME = SETTINGS` lines declare queues
+/// (``queue(named:from:)``); only the file declares queues this way.
 ///
 /// ```
 /// # /etc/orchd/orchd.conf
 /// concurrency = 4
 /// kill-grace = 10s
 /// log-level = info
-/// ```
-///
-/// A queue's executor is set with `queue.NAME.` keys (`slurm-option` may be repeated; each
-/// line adds one sbatch option):
-///
-/// ```
-/// queue.hpc.executor = slurm
-/// queue.hpc.slurm-partition = batch
-/// queue.hpc.slurm-option = --mem=2G
+/// queue.builds = concurrency=2, retry-base=10s, retry-cap=10min
+/// queue.hpc = executor=slurm, slurm-partition=batch, slurm-option=--mem=2G
 /// ```
 public enum ConfigurationFile {
+    /// What a file gives: settings by key, each checked by its option's declaration, and the
+    /// queues its `queue.NAME` lines declare, in file order.
+    public struct Contents: Sendable, Equatable {
+        /// The settings, by key (the long option name).
+        public var settings: [String: ParsedValue]
+        /// The declared queues.
+        public var queues: [Scheduler.ConfiguredQueue]
+
+        /// Creates contents; the default is an empty file's.
+        public init(settings: [String: ParsedValue] = [:], queues: [Scheduler.ConfiguredQueue] = []) {
+            self.settings = settings
+            self.queues = queues
+        }
+    }
+
+    /// The prefix of a key that declares a queue: `queue.NAME`.
+    static let queueKeyPrefix = "queue."
+
+    /// The settings a `queue.NAME` line may give.
+    static let queueSettings = [
+        "concurrency", "retry-base", "retry-cap", "max-running-per-user", "executor", "slurm-partition", "slurm-option",
+    ]
+
     /// Reads and parses the file at `path`.
     /// - Parameters:
     ///   - path: the file.
     ///   - required: whether a missing file is an error (`--config` given) or means "no
     ///     settings" (the default path).
-    /// - Returns: the settings the file gives.
+    /// - Returns: what the file gives; an empty ``Contents`` for a missing default file.
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or has a bad line.
-    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> DaemonSettings {
+    public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> Contents {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            if code == ENOENT && !required { return DaemonSettings() }
+            if code == ENOENT && !required { return Contents() }
             throw .unreadable(path: path, errno: code)
         }
         defer { close(fd) }
@@ -62,9 +82,10 @@ public enum ConfigurationFile {
     ///   - path: the file's name, for error messages.
     ///   Lines may end in LF or CRLF (a file written on Windows). A key given twice is refused,
     ///   naming both lines: which one was meant is not for orchd to guess.
+    /// - Returns: what the file gives.
     /// - Throws: ``ConfigurationFileError`` naming the first bad line.
-    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> DaemonSettings {
-        var settings = DaemonSettings()
+    public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> Contents {
+        var contents = Contents()
         var seen: [String: Int] = [:]
         // "\r\n" is one Character in Swift, so it is named as a separator of its own.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
@@ -78,55 +99,115 @@ public enum ConfigurationFile {
             }
             let key = content[..<equals].trimmingCharacters(in: .whitespaces)
             let value = content[content.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if key.hasPrefix(queuePrefix) {
-                let repeatable = key.hasSuffix(".slurm-option")
-                if !repeatable, let first = seen[key] {
+            if key.hasPrefix(queueKeyPrefix) {
+                if let first = seen[key] {
                     throw .invalidLine(path: path, line: number, reason: "'\(key.visible)' is set again (first on line \(first)); give each key once")
                 }
-                seen[key] = seen[key] ?? number
-                if let problem = applyQueueSetting(key: key, value: value, to: &settings) {
-                    throw .invalidLine(path: path, line: number, reason: problem)
+                seen[key] = number
+                switch queue(named: String(key.dropFirst(queueKeyPrefix.count)), from: value) {
+                case .success(let queue): contents.queues.append(queue)
+                case .failure(let problem): throw .invalidLine(path: path, line: number, reason: problem.message)
                 }
                 continue
             }
-            guard let setting = DaemonSetting(rawValue: key) else {
-                let known = DaemonSetting.allCases.map(\.rawValue).joined(separator: ", ")
+            let option = DaemonConfiguration.bindings.first { $0.spec.name == key }?.spec
+            guard let option, DaemonConfiguration.fileKeys.contains(key) else {
+                let known = (DaemonConfiguration.fileKeys + ["queue.NAME"]).joined(separator: ", ")
+                if option != nil {
+                    throw .invalidLine(path: path, line: number, reason: "'\(key)' is set on the command line only (--\(key)); known keys: \(known)")
+                }
                 throw .invalidLine(path: path, line: number, reason: "unknown key '\(key.visible)' (known keys: \(known))")
             }
             if let first = seen[key] {
                 throw .invalidLine(path: path, line: number, reason: "'\(key)' is set again (first on line \(first)); give each key once")
             }
             seen[key] = number
-            if let problem = setting.apply(value, to: &settings) {
-                throw .invalidLine(path: path, line: number, reason: "invalid value '\(value.visible)' for '\(key)': \(problem)")
+            do throws(CommandLineError) {
+                contents.settings[key] = try ArgumentParser.value(value, as: option.kind, what: "'\(key)'", placeholder: option.valueName ?? key)
+            } catch {
+                throw .invalidLine(path: path, line: number, reason: error.message.visible)
             }
         }
-        return settings
+        return contents
     }
 
-    /// The prefix of a queue's keys: `queue.NAME.SETTING`.
-    static let queuePrefix = "queue."
-
-    /// Applies one `queue.NAME.SETTING = value` line.
-    /// - Returns: `nil` when applied, else what is wrong.
-    static func applyQueueSetting(key: String, value: String, to settings: inout DaemonSettings) -> String? {
-        let rest = key.dropFirst(queuePrefix.count)
-        guard let dot = rest.lastIndex(of: "."), let name = QueueName(rawValue: String(rest[..<dot])) else {
-            return "'\(key.visible)' is not 'queue.NAME.SETTING' with a queue name (1-64 characters of A-Z a-z 0-9 . _ -)"
+    /// Parses the value of a `queue.NAME` line: settings separated by commas, each
+    /// `concurrency=N`, `retry-base=SPAN`, `retry-cap=SPAN`, `max-running-per-user=N`,
+    /// `executor=local|slurm` or `slurm-partition=P` at most once, and `slurm-option=OPTION`
+    /// once per sbatch option (in order; a part without `=` right after one continues that
+    /// option after a comma, as in `slurm-option=--nodelist=a,b`); an empty value declares the
+    /// queue with the defaults. Settings given replace the stored ones at start-up and at each
+    /// reload; the others keep theirs.
+    /// - Parameters:
+    ///   - nameText: the text after `queue.`.
+    ///   - text: the value.
+    /// - Returns: the queue, or what is wrong with the line.
+    static func queue(named nameText: String, from text: String) -> Result<Scheduler.ConfiguredQueue, QueueLineProblem> {
+        guard let name = QueueName(rawValue: nameText) else {
+            return .failure(.init("'\(nameText.visible)' is not a queue name: \(QueueName.rule)"))
         }
-        var change = settings.queueExecutors[name] ?? QueueExecutorSettings.Change()
-        switch rest[rest.index(after: dot)...] {
-        case "executor": change.executor = value
-        case "slurm-partition": change.slurmPartition = value
-        case "slurm-option":
-            guard !value.isEmpty else { return "'\(key.visible)' needs an sbatch option, e.g. --mem=2G" }
-            change.slurmOptions = (change.slurmOptions ?? []) + [value]
-        case let other:
-            return "unknown queue setting '\(String(other).visible)' in '\(key.visible)' (known: executor, slurm-partition, slurm-option)"
+        let known = queueSettings.joined(separator: ", ")
+        var queue = Scheduler.ConfiguredQueue(name: name)
+        var seen: Set<String> = []
+        var lastWasSlurmOption = false
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+            guard let equals = part.firstIndex(of: "=") else {
+                // An sbatch option's own commas (`--nodelist=a,b`).
+                if lastWasSlurmOption, var options = queue.executor.slurmOptions, let last = options.popLast() {
+                    queue.executor.slurmOptions = options + [last + "," + part]
+                    continue
+                }
+                return .failure(.init("expected 'setting=value' (\(known)), got '\(part.visible)'"))
+            }
+            let key = part[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            lastWasSlurmOption = key == "slurm-option"
+            guard seen.insert(key).inserted || key == "slurm-option" else { return .failure(.init("'\(key.visible)' is given twice")) }
+            switch key {
+            case "executor":
+                queue.executor.executor = value
+            case "slurm-partition":
+                queue.executor.slurmPartition = value
+            case "slurm-option":
+                guard !value.isEmpty else { return .failure(.init("slurm-option needs an sbatch option, e.g. slurm-option=--mem=2G")) }
+                queue.executor.slurmOptions = (queue.executor.slurmOptions ?? []) + [value]
+            case "concurrency":
+                guard let number = Int(value), (1...10_000).contains(number) else {
+                    return .failure(.init("invalid concurrency '\(value.visible)': expected a whole number from 1 to 10000"))
+                }
+                queue.concurrency = number
+            case "max-running-per-user":
+                guard let number = Int(value), (0...10_000).contains(number) else {
+                    return .failure(.init(
+                        "invalid max-running-per-user '\(value.visible)': expected a whole number from 0 (no limit) to 10000"))
+                }
+                queue.maxRunningPerUser = number
+            case "retry-base", "retry-cap":
+                let span: Duration
+                do throws(TimeSpan.Invalid) {
+                    span = Duration(microseconds: try TimeSpan.parseMicroseconds(value))
+                } catch {
+                    return .failure(.init("invalid \(key) '\(value.visible)': \(error.message)"))
+                }
+                guard span > .zero else { return .failure(.init("\(key) must be longer than zero")) }
+                if key == "retry-base" { queue.retryBase = span } else { queue.retryCap = span }
+            default:
+                return .failure(.init("unknown queue setting '\(key.visible)' (known: \(known))"))
+            }
         }
-        if let problem = change.problem { return "invalid value '\(value.visible)' for '\(key.visible)': \(problem)" }
-        settings.queueExecutors[name] = change
-        return nil
+        if let base = queue.retryBase, let cap = queue.retryCap,
+           let problem = QueuesInterface.retryProblem(baseUSec: base.microseconds, capUSec: cap.microseconds) {
+            return .failure(.init(problem))
+        }
+        if let problem = queue.executor.problem { return .failure(.init(problem)) }
+        return .success(queue)
     }
+
+    /// Why a `queue.NAME` line is refused.
+    struct QueueLineProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
 
 }

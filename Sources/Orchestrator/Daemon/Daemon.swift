@@ -70,16 +70,21 @@ public enum Daemon {
         }
 
         // 2. The store.
+        // Under the system service each owner has a directory of their own in here, theirs
+        // and 0700: others may pass through (0711) to reach their own, but list nothing.
         let logDirectory = configuration.stateDirectory + "/logs"
-        if mkdir(logDirectory, 0o700) != 0 && errno != EEXIST {
+        let logDirectoryMode: mode_t = geteuid() == 0 ? 0o711 : 0o700
+        if mkdir(logDirectory, logDirectoryMode) != 0 && errno != EEXIST {
             return fail("cannot create \(logDirectory): \(String(cString: strerror(errno)))", errno: errno)
         }
+        _ = chmod(logDirectory, logDirectoryMode)
         let store: JobStore
         let databasePath = configuration.stateDirectory + "/orchd.db"
         var checkedCompletely = true  // set by the verify closure, on this thread, before it is read
         do {
             // Before SQLite opens anything: it would replay a stray -wal into the file.
             try DatabaseIdentity.checkFiles(atPath: databasePath)
+            try DatabaseFileMode.restrict(databasePath)
             store = try JobStore(database: try Database(path: databasePath) { db throws(DatabaseError) in
                 checkedCompletely = try DatabaseIdentity.verify(db, checkBudget: DatabaseIdentity.startupCheckBudget)
             })
@@ -89,6 +94,7 @@ public enum Daemon {
         } catch {
             return fail(DatabaseOpenFailure.message(path: databasePath, error: error), errno: EIO)
         }
+        DatabaseFileMode.restrictCompanions(databasePath)
         // A copy: the variable is the verify closure's, which the store (the scheduler's from
         // step 4 on) keeps.
         let checkedAll = checkedCompletely
@@ -113,7 +119,9 @@ public enum Daemon {
             teardownGrace: configuration.teardownGrace, retentionAge: configuration.retentionAge,
             retentionCount: configuration.retentionCount, eventRetention: configuration.eventRetention)
         schedulerConfiguration.sync = configuration.sync
-        schedulerConfiguration.queueExecutors = configuration.queueExecutors
+        // The system service runs each job as its submitter; a per-user daemon cannot.
+        schedulerConfiguration.runJobsAsSubmitter = geteuid() == 0
+        schedulerConfiguration.maxRunningPerUser = configuration.maxRunningPerUser
         let scheduler = Scheduler(store: store, configuration: schedulerConfiguration, containment: containment)
         // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
         let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
@@ -145,7 +153,7 @@ public enum Daemon {
             boundFD = listeningFD
         } else {
             do {
-                boundFD = try ControlSocket.bind(path: configuration.socketPath)
+                boundFD = try ControlSocket.bind(path: configuration.socketPath, everyUser: geteuid() == 0)
             } catch {
                 return fail(error.description, errno: error.errno)
             }
@@ -167,6 +175,10 @@ public enum Daemon {
         let service = makeService(
             scheduler: scheduler, configuration: configuration, startTime: startTime,
             concurrency: { current.value.concurrency },
+            policy: { [daemonUID = geteuid()] in
+                let settings = current.value
+                return AccessPolicy(daemonUID: daemonUID, allowedUsers: settings.allowedUsers, adminGroup: settings.adminGroup)
+            },
             reload: {
                 let failure = reload(current: current, scheduler: scheduler, notifier: notifier)
                 return ManagerInterface.ReloadReply(concurrency: current.value.concurrency, error: failure)
@@ -190,8 +202,15 @@ public enum Daemon {
                 start: {
                     // Recovery first: nothing is served before what a previous daemon left
                     // running is settled.
+                    let configuredQueues = configuration.queues
                     let recovery = blocking { () async -> Result<Int, any Error> in
-                        do { return .success(try await scheduler.start()) } catch { return .failure(error) }
+                        do {
+                            let recovered = try await scheduler.start()
+                            try await scheduler.declareConfiguredQueues(configuredQueues)
+                            return .success(recovered)
+                        } catch {
+                            return .failure(error)
+                        }
                     }
                     if case .failure(let error) = recovery { throw error }
                 },
@@ -359,8 +378,14 @@ public enum Daemon {
         let prefix = failure == nil ? "" : "reload failed, see the log; "
         Task { [reconfigured] in
             if let reconfigured {
-                await scheduler.reconfigure(concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace)
-                await scheduler.applyQueueExecutors(reconfigured.queueExecutors)
+                await scheduler.reconfigure(
+                    concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace,
+                    maxRunningPerUser: reconfigured.maxRunningPerUser)
+                do {
+                    try await scheduler.declareConfiguredQueues(reconfigured.queues)
+                } catch {
+                    DaemonLog.error("reload: cannot declare the configured queues: \(error)")
+                }
             }
             notifier.ready(status: prefix + (await scheduler.statusLine))
         }
@@ -385,10 +410,12 @@ public enum Daemon {
     /// - Parameters:
     ///   - concurrency: the concurrency in force now (it changes at a reload); `nil`: the
     ///     configuration's.
+    ///   - policy: who may call what, now (a reload changes it); `nil`: the defaults.
     ///   - reload: re-reads the configuration file (`io.orchd.Manager.Reload`).
     static func makeService(
         scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant,
         concurrency: (@Sendable () -> Int)? = nil,
+        policy: (@Sendable () -> AccessPolicy)? = nil,
         reload: @escaping @Sendable () -> ManagerInterface.ReloadReply
     ) -> VarlinkService {
         VarlinkService(
@@ -406,6 +433,15 @@ public enum Daemon {
                 GetHandler(scheduler: scheduler),
                 ListHandler(scheduler: scheduler),
                 CancelHandler(scheduler: scheduler),
+                CancelMatchingHandler(scheduler: scheduler),
+                RetryFailedHandler(scheduler: scheduler),
+                HoldHandler(scheduler: scheduler),
+                ReleaseHandler(scheduler: scheduler),
+                EditHandler(scheduler: scheduler),
+                SuspendHandler(scheduler: scheduler),
+                ContinueHandler(scheduler: scheduler),
+                AddQueueHandler(scheduler: scheduler),
+                RemoveQueueHandler(scheduler: scheduler),
                 WaitHandler(scheduler: scheduler),
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
@@ -417,6 +453,6 @@ public enum Daemon {
                 ServiceGetInfoHandler(),
                 GetInterfaceDescriptionHandler(),
             ],
-            daemonUID: geteuid())
+            policy: policy ?? { [daemonUID = geteuid()] in AccessPolicy(daemonUID: daemonUID) })
     }
 }

@@ -9,7 +9,9 @@ public final class StateDirectoryLock: Sendable {
     /// The lock file's path.
     public let path: String
 
-    /// Creates the state directory (0700) if needed and takes the lock without waiting.
+    /// Creates the state directory if needed (0700; 0711 for a root daemon, whose users may
+    /// pass through to their own log directories but list nothing) and takes the lock
+    /// without waiting.
     /// - Parameter stateDirectory: the daemon's state directory.
     /// - Throws: ``StateDirectoryLockError/heldByAnotherDaemon(path:pid:)`` when another
     ///   daemon holds it; ``StateDirectoryLockError/system(call:path:errno:)`` otherwise.
@@ -39,10 +41,16 @@ public final class StateDirectoryLock: Sendable {
 
     private static func createDirectory(_ path: String) throws(StateDirectoryLockError) {
         var partial = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
+        let components = path.split(separator: "/")
+        for (index, component) in components.enumerated() {
             partial += "/" + component
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
-                throw .system(call: "mkdir", path: partial, errno: errno)
+            let mode: mode_t = index == components.count - 1 && geteuid() == 0 ? 0o711 : 0o700
+            let previousMask = umask(0o022)
+            let made = mkdir(partial, mode)
+            let code = errno
+            umask(previousMask)
+            if made != 0 && code != EEXIST {
+                throw .system(call: "mkdir", path: partial, errno: code)
             }
         }
     }

@@ -11,6 +11,12 @@ import Synchronization
 /// in `/`, with the event's fields in `ORCHD_*` variables and its output discarded. Hooks are
 /// processes, so a hook that crashes harms nothing but itself; its failure is logged.
 ///
+/// Hooks run as orchd's own user (root under the system service), not as the job's owner: a
+/// hook belongs to its queue, set by an admin (`queue set` needs root or the admin group), as
+/// trusted as orchd.conf, and fires for every user's jobs. What a job's owner chose (its name,
+/// its command) reaches the hook only as `ORCHD_*` environment values, never as part of the
+/// command line, so it is data unless the admin's command evaluates it.
+///
 /// Each hook run is contained like a job (docs/ARCHITECTURE.md, Containment): it starts in its
 /// own cgroup `hook-<n>` beside the job groups, or in the process-group fallback its processes
 /// carry `ORCHD_HOOK_ID=<n>` and `ORCHD_STATE_DIR`. Whatever it starts is torn down (SIGTERM,

@@ -158,12 +158,16 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     /// the teardown runs against its process group, and the result becomes the reason's
     /// (``StopReason/jobResult``: `.cancelled`, `.timedOut`, `.interrupted`) however the
     /// process died. Already exited on its own, or already stopping: nothing changes.
-    /// - Parameter reason: why the job is stopped.
-    public func stop(reason: StopReason) {
+    /// - Parameters:
+    ///   - reason: why the job is stopped.
+    ///   - signal: the signal the teardown sends first instead of its own first one
+    ///     (`cancel --signal INT`); `nil` for the teardown as planned.
+    public func stop(reason: StopReason, signal: Int32? = nil) {
         enum Action { case none, cancelQueued, tearDown(LaunchedProcess) }
         let action = state.withLock { state -> Action in
             guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else { return .none }
             state.stopReason = reason
+            state.stopSignal = signal
             if let process = state.process { return .tearDown(process) }
             // Not started, or spawning: start() sees the reason.
             return state.isExecuting ? .none : .cancelQueued
@@ -181,7 +185,18 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     private func beginTeardown(of process: LaunchedProcess) {
         let identity = process.cgroup == nil ? fallbackIdentity : nil
         let target = TeardownTarget(group: process.processGroup, cgroup: process.cgroup, identity: identity)
-        let run = TeardownRun(teardown: teardownPlan, target: target, queue: eventQueue)
+        let (signal, frozen) = state.withLock { state in
+            defer { state.frozen = false }
+            return (state.stopSignal, state.frozen)
+        }
+        // A suspended job is thawed first, so that it can act on SIGTERM (or the signal
+        // asked for) within the grace period, as a running one would.
+        if frozen { Self.freeze(process, false) }
+        var plan = teardownPlan
+        if let signal, let first = plan.steps.firstIndex(where: { if case .signal = $0 { true } else { false } }) {
+            plan.steps[first] = .signal(signal)
+        }
+        let run = TeardownRun(teardown: plan, target: target, queue: eventQueue)
         state.withLock { $0.teardown = run }
         run.start { [self] in
             let done = state.withLock { state -> Bool in
@@ -190,6 +205,38 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             }
             if done { report() }
         }
+    }
+
+    // MARK: - Suspending
+
+    /// Stops (`true`) or continues (`false`) every process of the running job, as an
+    /// executor's suspend and resume: in a cgroup its freezer (`cgroup.freeze`), so nothing
+    /// it forks escapes; in the process-group fallback SIGSTOP and SIGCONT to its process
+    /// group (a process that left the group is not stopped). A teardown thaws the job
+    /// first (``stop(reason:signal:)``).
+    /// - Returns: `nil` when done (or already so), else why not: the job has no running
+    ///   process, is being stopped, or the kernel refused.
+    public func setFrozen(_ frozen: Bool) -> String? {
+        let process = state.withLock { state -> LaunchedProcess? in
+            guard let process = state.process, state.mainExit == nil, state.stopReason == nil else { return nil }
+            return process
+        }
+        guard let process else { return "the job's process is not running (it is starting, ending or being stopped)" }
+        if let code = Self.freeze(process, frozen) { return LaunchError.describe(code) }
+        state.withLock { $0.frozen = frozen }
+        return nil
+    }
+
+    /// Freezes or thaws a job's processes.
+    /// - Returns: `nil`, or the errno of the failure.
+    @discardableResult
+    private static func freeze(_ process: LaunchedProcess, _ frozen: Bool) -> Int32? {
+        if let cgroup = process.cgroup {
+            let code = cgroup.freeze(frozen)
+            return code == 0 ? nil : code
+        }
+        let code = process.processGroup.signal(frozen ? SIGSTOP : SIGCONT)
+        return code == 0 ? nil : code
     }
 
     // MARK: - Completion (on eventQueue)

@@ -6,6 +6,10 @@ struct JobOperationState {
     var isFinished = false
     /// The first stop request, if any.
     var stopReason: StopReason?
+    /// The signal that request sends first instead of the teardown's own (`cancel --signal`).
+    var stopSignal: Int32?
+    /// Whether the job's processes are stopped (``JobOperation/setFrozen(_:)``).
+    var frozen = false
     /// The running process, once spawned.
     var process: LaunchedProcess?
     /// The main process's status, once reaped.

@@ -11,8 +11,15 @@ import Foundation
 ///   signal the whole group;
 /// - starts with an empty signal mask and every signal at its default disposition, glibc's
 ///   internal 32 and 33 included, whatever the daemon blocks or ignores;
-/// - sees only fds 0-2: `/dev/null`, then the two log files (close_range(2)
-///   `CLOSE_RANGE_CLOEXEC` marks every other fd);
+/// - sees only fds 0-2: `/dev/null`, then the two log files, all opened here by the daemon
+///   (close_range(2) `CLOSE_RANGE_CLOEXEC` marks every other fd);
+/// - runs as the request's ``LaunchRequest/user`` when one is given: the child drops to
+///   that user's groups, gid and uid, in that order, checks that it cannot regain root, and
+///   only then enters the working directory (with the user's rights) and execs. The cgroup
+///   stays root's: the process is placed in it by clone3 before the drop, and cannot leave it.
+///   `PR_SET_NO_NEW_PRIVS` is deliberately not set: after the drop the job has exactly the
+///   privileges of that user's login, no capabilities, and the setuid programs a user relies
+///   on (sudo, passwd, newgrp, crontab) keep working, as under cron or `at`;
 /// - starts in the request's working directory.
 ///
 /// One spawn path for both containments: without a cgroup the same clone3 call runs without
@@ -42,12 +49,22 @@ public struct ProcessLauncher: Sendable {
         }
         try checkWorkingDirectory(request.workingDirectory)
         let executable = try resolveExecutable(command, request: request)
+        var account: UserAccount?
+        if let uid = request.user {
+            // Looked up at each launch: groups and home are the user's as they are now.
+            guard let found = UserAccount.lookup(uid: uid) else {
+                throw LaunchError(code: ESRCH, message: "no user with uid \(uid) in the password database")
+            }
+            account = found
+        }
 
-        let outputFD = try openLog(request.standardOutputPath)
+        let inputFD = try openStandardInput()
+        defer { close(inputFD) }
+        let outputFD = try openLog(request.standardOutputPath, owner: account)
         defer { close(outputFD) }
         var errorFD = outputFD
         if request.standardErrorPath != request.standardOutputPath {
-            errorFD = try openLog(request.standardErrorPath)
+            errorFD = try openLog(request.standardErrorPath, owner: account)
         }
         defer { if errorFD != outputFD { close(errorFD) } }
 
@@ -66,7 +83,9 @@ public struct ProcessLauncher: Sendable {
 
         let (pid, pidfd): (pid_t, Int32)
         do {
-            (pid, pidfd) = try spawn(executable, request: request, outputFD: outputFD, errorFD: errorFD, cgroupFD: cgroupFD)
+            (pid, pidfd) = try spawn(
+                executable, request: request, account: account, inputFD: inputFD, outputFD: outputFD, errorFD: errorFD,
+                cgroupFD: cgroupFD)
         } catch {
             request.cgroup?.remove()
             throw error
@@ -115,22 +134,79 @@ public struct ProcessLauncher: Sendable {
         throw LaunchError(code: ENOENT, message: "command not found: \(command)")
     }
 
-    /// Creates or truncates a log file, mode exactly 0640 whatever the umask, close-on-exec
-    /// in the daemon so no other job inherits it.
-    private func openLog(_ path: String) throws(LaunchError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o640)
-        guard fd >= 0 else {
-            throw LaunchError(code: errno, context: "cannot open log file \(path)")
+    /// Standard input: `/dev/null`, opened here so that a job of another user gets it even
+    /// where `/dev/null` is not readable by everyone; where the daemon itself may not open it
+    /// (a per-user orchd on such a machine), the read end of an empty pipe whose write end is
+    /// closed, which reads as end of file just the same.
+    private func openStandardInput() throws(LaunchError) -> Int32 {
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        if fd >= 0 { return fd }
+        let code = errno
+        var ends: [Int32] = [-1, -1]
+        guard code == EACCES || code == EPERM, cposix_pipe_cloexec(&ends) == 0 else {
+            throw LaunchError(code: code, context: "cannot open /dev/null as standard input")
         }
-        _ = fchmod(fd, 0o640)
+        close(ends[1])
+        return ends[0]
+    }
+
+    /// Creates or truncates a log file, mode exactly 0600 whatever the umask, close-on-exec
+    /// in the daemon so no other job inherits it. Its directory is created when missing.
+    ///
+    /// For a job that runs as another user (`owner`), the directory and the file are that
+    /// user's (mode 0700 and 0600), and since the user can put anything in their directory,
+    /// the file is opened without following a symbolic link, without blocking on a FIFO, and
+    /// truncated only once it is known to be a regular file with one link, made just now or
+    /// owned by the user: a link planted there cannot make the root daemon clobber another file.
+    func openLog(_ path: String, owner: UserAccount?) throws(LaunchError) -> Int32 {
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try LogDirectory.prepare(String(path[..<slash]), owner: owner)
+        }
+        guard let owner else {
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o600)
+            guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
+            // Only a file of orchd's own: a device such as /dev/null (a hook's output) keeps its mode.
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { _ = fchmod(fd, 0o600) }
+            return fd
+        }
+        let flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
+        let created = fd >= 0
+        if !created && errno == EEXIST { fd = open(path, flags) }
+        guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
+        var info = stat()
+        // A file found there (a retry's) must be the user's own plain file; one just made is root's.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, created || info.st_uid == owner.uid
+        else {
+            close(fd)
+            throw LaunchError(code: EPERM, message: "cannot open log file \(path): it is not a regular file of its own")
+        }
+        guard ftruncate(fd, 0) == 0, fchown(fd, owner.uid, owner.gid) == 0, fchmod(fd, 0o600) == 0,
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0
+        else {
+            let code = errno
+            close(fd)
+            throw LaunchError(code: code, context: "cannot prepare log file \(path)")
+        }
         return fd
     }
 
     private func spawn(
-        _ executable: String, request: LaunchRequest, outputFD: Int32, errorFD: Int32, cgroupFD: Int32
+        _ executable: String, request: LaunchRequest, account: UserAccount?, inputFD: Int32, outputFD: Int32, errorFD: Int32,
+        cgroupFD: Int32
     ) throws(LaunchError) -> (pid_t, Int32) {
+        var environment = request.environment
+        if let account {
+            // As login(1) sets them: the job is the user's, whatever the client's environment said.
+            environment["HOME"] = account.home
+            environment["USER"] = account.name
+            environment["LOGNAME"] = account.name
+            environment["SHELL"] = account.shell
+        }
         let argv = CStringArray(request.arguments)
-        let envp = CStringArray(request.environment.map { "\($0.key)=\($0.value)" })
+        let envp = CStringArray(environment.map { "\($0.key)=\($0.value)" })
+        var groups = account?.groups ?? []
         defer {
             argv.free()
             envp.free()
@@ -146,15 +222,20 @@ public struct ProcessLauncher: Sendable {
         var envpPointers = envp.pointers
         let result = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
-                executable.withCString { path in
-                    request.workingDirectory.withCString { directory in
-                        var spawnRequest = cposix_spawn_request(
-                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
-                            working_directory: directory, stdout_fd: outputFD, stderr_fd: errorFD, cgroup_fd: cgroupFD)
-                        return SpawnedProcesses.pids.withLock { pids in
-                            let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
-                            if result == 0 { pids.insert(pid) }
-                            return result
+                groups.withUnsafeMutableBufferPointer { groupBuffer in
+                    executable.withCString { path in
+                        request.workingDirectory.withCString { directory in
+                            var spawnRequest = cposix_spawn_request(
+                                path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
+                                working_directory: directory, stdin_fd: inputFD, stdout_fd: outputFD, stderr_fd: errorFD,
+                                cgroup_fd: cgroupFD, change_identity: account == nil ? 0 : 1, uid: account?.uid ?? 0,
+                                gid: account?.gid ?? 0, groups: UnsafePointer(groupBuffer.baseAddress),
+                                group_count: Int32(groupBuffer.count))
+                            return SpawnedProcesses.pids.withLock { pids in
+                                let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
+                                if result == 0 { pids.insert(pid) }
+                                return result
+                            }
                         }
                     }
                 }
@@ -188,6 +269,10 @@ public struct ProcessLauncher: Sendable {
             context = "cannot use log file \(request.standardErrorPath) as standard error"
         case CPOSIX_SPAWN_STEP_FDS.rawValue: context = "cannot close the daemon's file descriptors"
         case CPOSIX_SPAWN_STEP_EXEC.rawValue: context = "cannot execute \(executable)"
+        case CPOSIX_SPAWN_STEP_GROUPS.rawValue: context = "cannot set the groups of uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_GID.rawValue: context = "cannot set the group of uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_UID.rawValue: context = "cannot become uid \(request.user ?? 0)"
+        case CPOSIX_SPAWN_STEP_REGAIN.rawValue: context = "uid \(request.user ?? 0) could regain root; not starting the job"
         default: context = "cannot start \(executable)"
         }
         return LaunchError(code: code, context: context)

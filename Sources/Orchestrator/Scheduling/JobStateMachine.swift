@@ -6,7 +6,8 @@ import OrchestratorAPI
 ///
 /// Every path that changes a job's state asks here first (submit, promotion of waiting jobs,
 /// claim for a start, a claim given back, the end of an attempt, timeouts, cancel, the
-/// failure of a dependency, retry, crash recovery, prune) and then applies the outcome
+/// failure of a dependency, retry, crash recovery, prune, hold and release, edit, suspend and
+/// continue) and then applies the outcome
 /// through the store; the store's SQL only guards against races. Pure: no I/O, and the
 /// time comes with the context.
 ///
@@ -24,7 +25,17 @@ import OrchestratorAPI
 /// waiting  failDependency-> finished(dependency_failed)
 /// finished retry         -> queued | waiting   (refused: failed or pruned dependency, key held)
 /// finished prune         -> deleted       (refused: a live job depends on it)
+/// waiting  hold          -> held          (stays waiting or queued; a held job is not claimed)
+/// queued   hold          -> held
+/// waiting  release       -> not held
+/// queued   release       -> not held
+/// waiting  edit          -> queued | waiting   (placement by the new start time)
+/// queued   edit          -> queued | waiting
+/// running  suspend       -> suspended     (its processes stopped; still running)
+/// running  resume        -> not suspended
 /// ```
+/// `hold`, `release` and `edit` of a running job are refused as already started, of a finished
+/// one as already finished; `suspend` and `resume` of a job that is not running are refused.
 /// Crash recovery ends a job left running with `endAttempt(interrupted)`.
 enum JobStateMachine {
     /// Something that may change a job's state.
@@ -49,11 +60,22 @@ enum JobStateMachine {
         case retry
         /// Delete the finished job and its logs (`orchctl prune`, retention limits).
         case prune
+        /// `orchctl hold`: keep a job that has not started from starting.
+        case hold
+        /// `orchctl release`: let a held job start again.
+        case release
+        /// `orchctl edit`: change a job that has not started (priority, queue, start time, name).
+        case edit
+        /// `orchctl suspend`: stop a running job's processes.
+        case suspend
+        /// `orchctl continue`: let a suspended job's processes go on.
+        case resume
 
         /// Every operation, with one representative of each that carries a value.
         static let all: [Operation] = [
             .submit, .promote, .claim, .releaseClaim, .endAttempt(.failed(exitCode: 1)), .endAttempt(.succeeded),
-            .timeOut, .cancel, .failDependency(JobID(rawValue: 1)), .retry, .prune,
+            .timeOut, .cancel, .failDependency(JobID(rawValue: 1)), .retry, .prune, .hold, .release, .edit, .suspend,
+            .resume,
         ]
     }
 
@@ -82,6 +104,10 @@ enum JobStateMachine {
         var processSpawned = false
         /// A job that is not finished depends on this one (`prune`).
         var hasLiveDependents = false
+        /// The job is held (`claim`, `hold`, `release`).
+        var held = false
+        /// The running job is suspended (`suspend`, `resume`).
+        var suspended = false
     }
 
     /// What happens.
@@ -95,6 +121,10 @@ enum JobStateMachine {
         case stop(StopReason)
         /// The job and its logs are deleted.
         case delete
+        /// The job stays in its state, held (`true`: not claimed) or released (`false`).
+        case setHeld(Bool)
+        /// The running job stays running, its processes stopped (`true`) or going on (`false`).
+        case setSuspended(Bool)
         /// Nothing changes: the operation no longer applies (a timeout after the job ended,
         /// a promotion before the job is due).
         case unchanged
@@ -121,6 +151,12 @@ enum JobStateMachine {
         case queuePaused
         /// A job that has not finished depends on it (prune).
         case dependedOn
+        /// The job is held (claim).
+        case held
+        /// The job has started, so it can no longer be held or edited.
+        case alreadyStarted
+        /// The job is not running, so it cannot be suspended or continued.
+        case notRunning
     }
 
     /// Decides what `operation` does to a job in `state`.
@@ -149,6 +185,7 @@ enum JobStateMachine {
             return .unchanged
 
         case (.queued, .claim):
+            if context.held { return .refused(.held) }
             return context.queuePaused ? .refused(.queuePaused) : .enter(.running)
         case (_, .claim):
             return .refused(.invalid)
@@ -199,6 +236,26 @@ enum JobStateMachine {
             return context.hasLiveDependents ? .refused(.dependedOn) : .delete
         case (_, .prune):
             return .refused(.notFinished)
+
+        case (.waiting, .hold), (.queued, .hold):
+            return context.held ? .unchanged : .setHeld(true)
+        case (.waiting, .release), (.queued, .release):
+            return context.held ? .setHeld(false) : .unchanged
+        // The new start time (in the context) may make a queued job wait, or a waiting one due.
+        case (.waiting, .edit), (.queued, .edit):
+            return .enter(placement(context))
+        case (.running, .hold), (.running, .release), (.running, .edit):
+            return .refused(.alreadyStarted)
+        case (.finished, .hold), (.finished, .release), (.finished, .edit),
+             (.finished, .suspend), (.finished, .resume):
+            return .refused(.alreadyFinished)
+
+        case (.running, .suspend):
+            return context.suspended ? .unchanged : .setSuspended(true)
+        case (.running, .resume):
+            return context.suspended ? .setSuspended(false) : .unchanged
+        case (_, .suspend), (_, .resume):
+            return .refused(.notRunning)
         }
     }
 

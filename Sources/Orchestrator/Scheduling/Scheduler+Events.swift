@@ -33,6 +33,7 @@ extension Scheduler {
     /// - Parameters:
     ///   - since: only events with a larger sequence number.
     ///   - follow: keep delivering new events after the backlog.
+    ///   - caller: who reads; one who is no admin gets only their own jobs' events.
     ///   - send: delivers one event (`isLast` when the stream ends with it; `nil` with
     ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
     ///   - whenReady: calls its closure once the reader has room for the next page of the
@@ -41,18 +42,18 @@ extension Scheduler {
     ///     dropped through `drop` (live events cannot wait for a reader).
     ///   - drop: ends a live stream whose reader fell behind, with the last event it was sent.
     public func subscribe(
-        since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?,
+        since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller = .root,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
         whenReady: @escaping @Sendable (_ body: @escaping @Sendable () -> Void) -> Void = { $0() },
         isBackedUp: @escaping @Sendable () -> Bool = { false },
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) {
         let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
-        sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, pending: nil, stream: stream)
+        sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
     }
 
     func sendBacklog(
-        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, pending: Event?, stream: EventStream
+        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller, pending: Event?, stream: EventStream
     ) {
         let send = stream.send
         let page: [Event]
@@ -65,7 +66,7 @@ extension Scheduler {
         }
         // One event is held back so that, without follow, the last one can say it is last.
         var held = pending
-        for event in page {
+        for event in page where EventSubscriber.shows(event, to: caller) {
             if let previous = held, !send(previous, false) { return }
             held = event
         }
@@ -74,14 +75,16 @@ extension Scheduler {
             let carried = held
             // The next page once the reader has read most of this one.
             stream.whenReady { [self] in
-                later { $0.sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, pending: carried, stream: stream) }
+                later {
+                    $0.sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: carried, stream: stream)
+                }
             }
             return
         }
         if follow {
             if let held, !send(held, false) { return }
             var lastSent = held?.seq ?? cursor
-            subscribers.append(EventSubscriber(queue: queue, jobID: jobID) { event in
+            subscribers.append(EventSubscriber(queue: queue, jobID: jobID, caller: caller) { event in
                 if stream.isBackedUp() {
                     stream.drop(lastSent)
                     return false

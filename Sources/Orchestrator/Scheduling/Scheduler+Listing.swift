@@ -8,13 +8,16 @@ extension Scheduler {
     /// whole, and each page can wait until its reader is ready for it.
     /// - Parameters:
     ///   - limit: only the newest this many; `nil` for all.
+    ///   - owner: only the jobs of this uid; `nil` for everyone's.
     /// - Returns: the listing (its ID range is fixed now).
     /// - Throws: a storage failure.
     public func beginListing(
-        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?, owner: UInt32? = nil, result: String? = nil,
+        labels: [String: String]? = nil
     ) throws(SchedulerError) -> JobStore.JobListing {
         do {
-            return try store.listing(ids: ids, queue: queue, stateName: stateName, newest: limit)
+            return try store.listing(
+                ids: ids, queue: queue, stateName: stateName, newest: limit, owner: owner, result: result, labels: labels)
         } catch {
             throw .storage(String(describing: error))
         }

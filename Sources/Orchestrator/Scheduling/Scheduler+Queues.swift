@@ -4,15 +4,46 @@ import OrchestratorAPI
 // MARK: - Queue management
 
 extension Scheduler {
-    /// Every queue that has jobs or settings, by name.
-    public var queues: [QueueInfo] {
-        runners.values.map(info(of:)).sorted { $0.name < $1.name }
+    /// A queue the configuration file declares (`queue.NAME = concurrency=4, retry-base=10s`),
+    /// with the settings it gives; `nil` settings keep the queue's own (or the defaults).
+    public struct ConfiguredQueue: Sendable, Equatable {
+        public var name: QueueName
+        public var concurrency: Int?
+        public var retryBase: Duration?
+        public var retryCap: Duration?
+        /// The most running jobs one user may have; 0 removes the limit.
+        public var maxRunningPerUser: Int?
+        /// Where its jobs run (`executor=slurm, slurm-partition=P, slurm-option=--mem=2G`).
+        public var executor: QueueExecutorSettings.Change
+
+        /// Creates a value with every field given.
+        public init(
+            name: QueueName, concurrency: Int? = nil, retryBase: Duration? = nil, retryCap: Duration? = nil,
+            maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
+        ) {
+            self.name = name
+            self.concurrency = concurrency
+            self.retryBase = retryBase
+            self.retryCap = retryCap
+            self.maxRunningPerUser = maxRunningPerUser
+            self.executor = executor
+        }
+    }
+
+    /// Every declared queue, by name.
+    public var queues: [QueueInfo] { queues(perUser: false) }
+
+    /// Every declared queue, by name.
+    /// - Parameter perUser: include each queue's running jobs by user (for admins).
+    public func queues(perUser: Bool) -> [QueueInfo] {
+        runners.values.filter(\.isDeclared).map { info(of: $0, perUser: perUser) }.sorted { $0.name < $1.name }
     }
 
     /// A queue as `orchctl queues` shows it, with its executor and, for Slurm, whether Slurm
     /// answered last time.
-    func info(of runner: QueueRunner) -> QueueInfo {
-        var info = runner.info(default: configuration.retryPolicy)
+    /// - Parameter perUser: include the queue's running jobs by user (for admins).
+    func info(of runner: QueueRunner, perUser: Bool = false) -> QueueInfo {
+        var info = runner.info(default: configuration.retryPolicy, perUser: perUser)
         info.executor = runner.settings.executor.kind.rawValue
         if runner.settings.executor.kind == .slurm {
             info.slurm = slurmExecutor(for: runner.name, settings: runner.settings.executor).info
@@ -20,7 +51,59 @@ extension Scheduler {
         return info
     }
 
-    /// Changes a queue's settings, creating the queue when new; takes effect at once.
+    /// Declares a new queue with its settings (`orchctl queue add`).
+    /// - Parameters: as ``setQueue(_:concurrency:retryBase:retryCap:hooks:maxRunningPerUser:executor:)``.
+    /// - Returns: the queue, once durable.
+    /// - Throws: `queueExists` when it is declared already, `invalidSetting`, or a storage
+    ///   failure.
+    public func addQueue(
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
+    ) async throws(SchedulerError) -> QueueInfo {
+        if runners[name]?.isDeclared == true { throw .queueExists(name) }
+        return try await changeQueue(
+            name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
+            maxRunningPerUser: maxRunningPerUser, executor: executor)
+    }
+
+    /// Declares the queues of the configuration file that are not declared yet, and applies
+    /// the settings the file gives for each (at start-up and at each reload).
+    /// - Parameter configured: the queues the file declares, with the settings it gives.
+    public func declareConfiguredQueues(_ configured: [ConfiguredQueue]) async throws(SchedulerError) {
+        for queue in configured {
+            _ = try await changeQueue(
+                queue.name, concurrency: queue.concurrency, retryBase: queue.retryBase, retryCap: queue.retryCap, hooks: nil,
+                maxRunningPerUser: queue.maxRunningPerUser, executor: queue.executor)
+        }
+    }
+
+    /// Removes a declared queue (`orchctl queue remove`). Its finished jobs stay; jobs can no
+    /// longer be submitted to it.
+    /// - Throws: `noSuchQueue`; `queueNotRemovable` for `default`, or while the queue has a
+    ///   job that has not finished; or a storage failure. Nothing changed then.
+    public func removeQueue(_ name: QueueName) async throws(SchedulerError) {
+        guard let runner = runners[name], runner.isDeclared else { throw .noSuchQueue(name) }
+        if name == .default { throw .queueNotRemovable(name, reason: "the default queue always exists") }
+        let counts = runner.counts
+        guard counts.live == 0 else {
+            let parts = [("running", counts.running), ("queued", counts.queued), ("waiting", counts.waiting)]
+                .filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
+            throw .queueNotRemovable(
+                name, reason: "it has \(counts.live) unfinished job\(counts.live == 1 ? "" : "s") (\(parts.joined(separator: ", "))); "
+                    + "cancel them ('orchctl cancel --queue \(name)') or wait for them ('orchctl wait --queue \(name) --drained') first")
+        }
+        try storeCall { try store.deleteQueue(name) }
+        if counts.finished == 0 {
+            runners[name] = nil
+        } else {
+            runner.isDeclared = false
+            runner.settings = QueueSettings(name: name)
+        }
+        groupCommit.changed()
+        await durable()
+    }
+
+    /// Changes a declared queue's settings; takes effect at once.
     /// - Parameters:
     ///   - name: the queue.
     ///   - concurrency: jobs at once (1...10000); more start at once when raised, none start
@@ -29,19 +112,36 @@ extension Scheduler {
     ///   - retryCap: the longest backoff.
     ///   - hooks: commands to set by event kind (``QueuesInterface/hookEvents``); an empty
     ///     command removes one.
+    ///   - maxRunningPerUser: the most running jobs one user may have (0 removes the limit);
+    ///     no running job is stopped when lowered.
     ///   - executor: where the queue's jobs run from now on, and its Slurm settings; running
     ///     attempts stay where they are.
     /// - Returns: the queue as now set, once durable.
-    /// - Throws: `invalidSetting`, or a storage failure.
+    /// - Throws: `noSuchQueue` when the queue is not declared, `invalidSetting`, or a storage
+    ///   failure.
     public func setQueue(
         _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
-        executor: QueueExecutorSettings.Change = .init()
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
+    ) async throws(SchedulerError) -> QueueInfo {
+        guard runners[name]?.isDeclared == true else { throw .noSuchQueue(name) }
+        return try await changeQueue(
+            name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
+            maxRunningPerUser: maxRunningPerUser, executor: executor)
+    }
+
+    /// Stores a queue's settings, declaring it when it is not.
+    private func changeQueue(
+        _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]?,
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
     ) async throws(SchedulerError) -> QueueInfo {
         if let problem = executor.problem {
             throw .invalidSetting(problem)
         }
         if let concurrency, !(1...10_000).contains(concurrency) {
             throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
+        }
+        if let maxRunningPerUser, !(0...10_000).contains(maxRunningPerUser) {
+            throw .invalidSetting("the per-user limit must be from 0 (no limit) to 10000, not \(maxRunningPerUser)")
         }
         if let retryBase, retryBase <= .zero {
             throw .invalidSetting("the retry base must be longer than zero")
@@ -61,38 +161,18 @@ extension Scheduler {
         if let concurrency { settings.concurrency = concurrency }
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
+        if let maxRunningPerUser { settings.maxRunningPerUser = maxRunningPerUser == 0 ? nil : maxRunningPerUser }
         settings.executor = executor.applied(to: settings.executor)
         try storeCall { try store.save(settings) }
         runner.settings = settings
+        runner.isDeclared = true
         runner.concurrency = settings.concurrency ?? configuration.concurrency
+        runner.maxRunningPerUser = settings.maxRunningPerUser ?? configuration.maxRunningPerUser
         slurmExecutors[name]?.update(settings.executor)
         let info = info(of: runner)
         feed(runner)
         await durable()
         return info
-    }
-
-    /// Applies the configuration file's executor settings to their queues (creating them when
-    /// new), at start and at each reload; running attempts stay where they are. A queue whose
-    /// settings cannot be stored keeps its old ones, logged.
-    public func applyQueueExecutors(_ changes: [QueueName: QueueExecutorSettings.Change]) {
-        for (name, change) in changes.sorted(by: { $0.key < $1.key }) {
-            let runner = runner(for: name)
-            var settings = runner.settings
-            settings.executor = change.applied(to: settings.executor)
-            guard settings != runner.settings else { continue }
-            do {
-                try store.save(settings)
-            } catch {
-                DaemonLog.error("cannot store the executor of queue \(name) from the configuration file: \(error)")
-                continue
-            }
-            runner.settings = settings
-            slurmExecutors[name]?.update(settings.executor)
-            DaemonLog.info("queue \(name): executor \(settings.executor.kind.rawValue) (configuration file)")
-            groupCommit.changed()
-            feed(runner)
-        }
     }
 
     /// Pauses or resumes queues: a paused queue starts nothing new; running jobs go on.
@@ -104,12 +184,12 @@ extension Scheduler {
     public func setPaused(_ names: [QueueName]?, paused: Bool) async throws(SchedulerError) -> [QueueInfo] {
         let targets: [QueueRunner]
         if let names {
-            if let unknown = names.first(where: { runners[$0] == nil }) {
+            if let unknown = names.first(where: { runners[$0]?.isDeclared != true }) {
                 throw .noSuchQueue(unknown)
             }
             targets = names.compactMap { runners[$0] }
         } else {
-            targets = runners.values.sorted { $0.name < $1.name }
+            targets = runners.values.filter(\.isDeclared).sorted { $0.name < $1.name }
         }
         for runner in targets where runner.settings.paused != paused {
             var settings = runner.settings
@@ -117,7 +197,7 @@ extension Scheduler {
             try storeCall { try store.save(settings) }
             runner.settings = settings
         }
-        let infos = targets.map(info(of:))
+        let infos = targets.map { info(of: $0) }
         if !paused { targets.forEach(feed) }
         await durable()
         return infos

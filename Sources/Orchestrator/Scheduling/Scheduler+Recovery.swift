@@ -70,6 +70,8 @@ extension Scheduler {
                 onEnd: { [weak self] end in self?.assumeIsolated { $0.operationFinished(id, in: queue, end: end) } })
             runningJobs[id] = job
             runner.inFlight.insert(id)
+            // Counts against its owner's share (max-running-per-user) like any running job.
+            runner.noteRunning(job.submitterUid, 1)
         }
     }
 

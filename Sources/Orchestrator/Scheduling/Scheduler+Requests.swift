@@ -32,6 +32,7 @@ extension Scheduler {
             do { try spec.validate() } catch {
                 throw .invalidSpec(error)
             }
+            _ = try declaredRunner(spec.queue)
         }
         let now = Date()
         var planned: [(spec: JobSpec, state: JobState)] = []
@@ -76,9 +77,11 @@ extension Scheduler {
     }
 
     /// Looks up one job and its finished attempts.
-    /// - Throws: `noSuchJob`, or a storage failure.
-    public func job(_ id: JobID) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
+    /// - Parameter caller: who asks; only the job's owner and admins may see it.
+    /// - Throws: `noSuchJob`, `permissionDenied`, or a storage failure.
+    public func job(_ id: JobID, by caller: Caller = .root) throws(SchedulerError) -> (job: Job, attempts: [JobAttempt]) {
         let job = try existingJob(id)
+        try authorize(caller, toManage: job)
         do {
             return (job, try store.attempts(of: id))
         } catch {
@@ -87,73 +90,162 @@ extension Scheduler {
     }
 
     /// Lists jobs matching every filter given, in ID order.
-    /// - Parameter limit: only the newest this many; `nil` for all.
-    public func list(ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil) throws(SchedulerError) -> [Job] {
-        try storeCall { try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit) }
+    /// - Parameters:
+    ///   - limit: only the newest this many; `nil` for all.
+    ///   - owner: only the jobs of this uid; `nil` for everyone's.
+    ///   - result: only finished jobs with this result (``JobResult/name``).
+    ///   - labels: only jobs carrying every one of these labels with these values.
+    public func list(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int? = nil, owner: UInt32? = nil, result: String? = nil,
+        labels: [String: String]? = nil
+    ) throws(SchedulerError) -> [Job] {
+        try storeCall {
+            try store.jobs(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner, result: result, labels: labels)
+        }
     }
 
     /// Cancels jobs: finishes those not started, tears down the running ones.
     /// - Parameters:
     ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
-    ///   - uid: the caller; root may cancel any job, others only their own.
+    ///   - caller: who asks; admins may cancel any job, others only their own.
+    ///   - signal: sent first to a running job's processes instead of SIGTERM.
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
-    public func cancel(_ ids: [JobID], by uid: UInt32) async throws(SchedulerError) -> [Job] {
-        for id in ids { try settlePendingEnd(of: id) }
-        let jobs = try ids.map { id throws(SchedulerError) in try existingJob(id) }
+    public func cancel(_ ids: [JobID], by caller: Caller, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
+        // Ownership first: another user's job is refused without saying what state it is in.
+        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: caller) }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
             }
-            if uid != 0 && uid != job.submitterUid { throw .notPermitted(job.id) }
         }
-        for job in jobs {
-            // Read again: cancelling an earlier job may have failed this one.
-            let current = try existingJob(job.id)
-            switch try decide(.cancel, for: current) {
-            case .stop(let reason):
-                if let operation = operations[current.id] {
-                    operation.stop(reason: reason)
-                } else {
-                    // Recorded running with no process of this daemon (never spawned):
-                    // nothing to tear down.
-                    try record(current, finishedAs: reason.jobResult)
+        for job in jobs { try cancelOne(job.id, signal: signal) }
+        return try await finish(of: ids)
+    }
+
+    /// Cancels every job that has not finished and matches the filters (`cancel --queue Q
+    /// --state S`), each by the same per-job path as ``cancel(_:by:signal:)``; a job the
+    /// caller may not change, or that finished meanwhile, is left out.
+    /// - Parameters:
+    ///   - queue: only this queue's jobs; `nil` for any.
+    ///   - stateName: `waiting`, `queued` or `running`; `nil` for any of them.
+    ///   - caller: who asks; only jobs they manage (``authorize(_:toManage:)``).
+    ///   - signal: as for ``cancel(_:by:signal:)``.
+    /// - Returns: the cancelled jobs, by ID, once all have finished.
+    public func cancelMatching(
+        queue: QueueName?, stateName: String?, by caller: Caller, signal: Int32? = nil
+    ) async throws(SchedulerError) -> [Job] {
+        let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
+        var cancelled: [JobID] = []
+        for id in ids {
+            do throws(SchedulerError) {
+                let job = try jobForChange(id, by: caller)
+                guard case .refused = try decide(.cancel, for: job) else {
+                    try cancelOne(id, signal: signal)
+                    cancelled.append(id)
+                    continue
                 }
-            case .enter(.finished(let result)):
-                try record(current, finishedAs: result)
-            default:
-                break  // finished meanwhile (a dependency of it was cancelled first)
+            } catch {
+                switch error {
+                case .noSuchJob, .permissionDenied, .alreadyFinished: continue
+                default: throw error
+                }
             }
         }
-        return try await finish(of: ids)
+        return try await finish(of: cancelled)
+    }
+
+    /// The one path by which a client's request reaches a stored job it changes: settles an
+    /// end the store has not taken yet, reads the job, and checks that the caller may
+    /// change it (``authorize(_:toManage:)``).
+    /// - Throws: `noSuchJob`, `permissionDenied`, or a storage failure.
+    func jobForChange(_ id: JobID, by caller: Caller) throws(SchedulerError) -> Job {
+        try settlePendingEnd(of: id)
+        let job = try existingJob(id)
+        try authorize(caller, toManage: job)
+        return job
+    }
+
+    /// Cancels one job as ``JobStateMachine`` decides: tears a running one down, finishes
+    /// one not started. A job that finished meanwhile is left alone.
+    private func cancelOne(_ id: JobID, signal: Int32?) throws(SchedulerError) {
+        // Read again: cancelling an earlier job may have failed this one.
+        let current = try existingJob(id)
+        switch try decide(.cancel, for: current) {
+        case .stop(let reason):
+            if let operation = operations[current.id] {
+                operation.stop(reason: reason, signal: signal)
+            } else {
+                // Recorded running with no process of this daemon (never spawned):
+                // nothing to tear down.
+                try record(current, finishedAs: reason.jobResult)
+            }
+        case .enter(.finished(let result)):
+            try record(current, finishedAs: result)
+        default:
+            break  // finished meanwhile (a dependency of it was cancelled first)
+        }
     }
 
     /// Runs a finished job again: same ID, the next attempt number, one more attempt allowed,
     /// by the rules of ``JobStateMachine``: queued, or waiting for an unfinished dependency or
     /// its start time; refused when a dependency did not succeed or was pruned, or when
-    /// another live job holds its unique key. A paused queue stays paused.
+    /// another live job holds its unique key, or its queue is no longer declared. A paused
+    /// queue stays paused.
     /// - Returns: the job as now stored, once durable.
-    public func retry(_ id: JobID, by uid: UInt32) async throws(SchedulerError) -> Job {
-        try settlePendingEnd(of: id)
-        let previous = try existingJob(id)
-        if uid != 0 && uid != previous.submitterUid { throw .notPermitted(id) }
+    public func retry(_ id: JobID, by caller: Caller) async throws(SchedulerError) -> Job {
+        let job = try retryOne(id, by: caller)
+        await durable()
+        return job
+    }
+
+    /// Retries every job that finished failed (each unsuccessful result but `cancelled`,
+    /// as the `failed` hook has it), oldest first, each by the same per-job path as
+    /// ``retry(_:by:)``; one that cannot be retried is reported with the reason.
+    /// - Parameters:
+    ///   - queue: only this queue's jobs; `nil` for any.
+    ///   - caller: who asks; only the jobs they manage are retried.
+    /// - Returns: the retried jobs as now stored, and the refused ones with why, once durable.
+    public func retryFailed(queue: QueueName?, by caller: Caller) async throws(SchedulerError) -> (jobs: [Job], refused: [(JobID, SchedulerError)]) {
+        let ids = try storeCall { try store.finishedJobIDs(results: HookEvent.failed.results, queue: queue) }
+        var retried: [Job] = []
+        var refused: [(JobID, SchedulerError)] = []
+        for id in ids {
+            do throws(SchedulerError) {
+                retried.append(try retryOne(id, by: caller))
+            } catch {
+                switch error {
+                case .noSuchJob, .permissionDenied: continue  // pruned meanwhile, or not theirs
+                case .storage, .storageFull, .databaseLocked: throw error
+                default: refused.append((id, error))
+                }
+            }
+        }
+        await durable()
+        return (retried, refused)
+    }
+
+    /// Retries one job (see ``retry(_:by:)``), without waiting for durability.
+    private func retryOne(_ id: JobID, by caller: Caller) throws(SchedulerError) -> Job {
+        let previous = try jobForChange(id, by: caller)
         let state: JobState
         switch try decide(.retry, for: previous) {
         case .enter(let next): state = next
         case .refused(let refusal): throw error(for: refusal, job: id, state: previous.state, operation: .retry)
         case let outcome: throw .invalidTransition(id, state: previous.state.name, operation: "retry (\(outcome))")
         }
+        _ = try declaredRunner(previous.spec.queue)
         let job = try storeCall { try store.markRequeued(id, to: state) }
         changed(job, from: previous.state)
         if job.state == .waiting { scheduleWakeUp() } else { feed(runner(for: job.spec.queue)) }
-        await durable()
         return job
     }
 
     /// Answers once every job in `ids` has finished.
+    /// - Parameter caller: who waits; only for their own jobs unless an admin.
     /// - Returns: the finished jobs, once their ends are durable.
-    /// - Throws: `noSuchJob` for an unknown ID.
-    public func wait(for ids: [JobID]) async throws(SchedulerError) -> [Job] {
-        for id in ids { _ = try existingJob(id) }
+    /// - Throws: `noSuchJob` for an unknown ID, `permissionDenied` for another user's job.
+    public func wait(for ids: [JobID], by caller: Caller = .root) async throws(SchedulerError) -> [Job] {
+        for id in ids { try authorize(caller, toManage: try existingJob(id)) }
         return try await finish(of: ids)
     }
 
@@ -186,7 +278,7 @@ extension Scheduler {
         completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
     ) {
         let pageSize = 1000
-        let deleted: [(id: JobID, queue: QueueName)]
+        let deleted: [(id: JobID, queue: QueueName, owner: UInt32, attempts: Int)]
         let page: [JobStore.PruneCandidate]
         do {
             page = try store.finishedJobs(finishedBefore: cutoff, after: cursor, limit: pageSize)
@@ -201,10 +293,9 @@ extension Scheduler {
             completion(.failure(storageError(error)))
             return
         }
-        for (id, queue) in deleted {
+        for (id, queue, owner, attempts) in deleted {
             runner(for: queue).counts.finished -= 1
-            unlink(logPath(of: id, stream: .stdout))
-            unlink(logPath(of: id, stream: .stderr))
+            removeLogs(of: id, owner: owner, attempts: attempts)
         }
         let sum = total + deleted.count
         if !deleted.isEmpty { groupCommit.changed() }
@@ -216,6 +307,20 @@ extension Scheduler {
     }
 
     // MARK: - Waiting
+
+    /// Returns once attempt `attempt` of a job is over: the job finished, or that attempt
+    /// ended (a retry waits or is queued), or a later one started. At once when it already
+    /// is, or when the job is gone (pruned).
+    /// - Returns: the job as then stored; `nil` when it is gone.
+    public func attemptOver(_ id: JobID, attempt: Int) async -> Job? {
+        await withCheckedContinuation { (done: CheckedContinuation<Job?, Never>) in
+            guard let job = storedJob(id), !Self.isOver(job, attempt: attempt) else {
+                done.resume(returning: storedJob(id))
+                return
+            }
+            attemptWatchers[id, default: []].append((attempt, { done.resume(returning: $0) }))
+        }
+    }
 
     /// Returns once every job in `ids` has finished and its end is durable.
     func finish(of ids: [JobID]) async throws(SchedulerError) -> [Job] {

@@ -31,6 +31,7 @@ extension Scheduler {
             context.uniqueKeyHolder = try holder(of: spec.uniqueKey, other: job?.id)
         case .claim:
             context.queuePaused = runners[spec.queue]?.settings.paused ?? false
+            context.held = job?.held ?? false
         case .releaseClaim:
             context.processSpawned = job.map { startedJobs.contains($0.id) } ?? false
         case .endAttempt:
@@ -44,6 +45,14 @@ extension Scheduler {
             break
         case .timeOut, .cancel, .failDependency:
             break
+        case .hold, .release:
+            context.held = job?.held ?? false
+        case .suspend, .resume:
+            context.suspended = job?.suspended ?? false
+        case .edit:
+            if let job {
+                context.unsucceededDependencies = try storeCall { try store.unsucceededDependencies(of: [job.id])[job.id] ?? [] }
+            }
         }
         return context
     }
@@ -70,8 +79,25 @@ extension Scheduler {
         case .missingDependency(let dependency):
             operation == .submit
                 ? .invalidSpec(.unknownDependency(dependency)) : .dependencyNotSucceeded(id, dependency: dependency, result: nil)
-        case .invalid, .queuePaused, .dependedOn:
+        case .alreadyStarted: .alreadyStarted(id, operation: Self.verb(operation))
+        case .notRunning: .notRunning(id, operation: Self.verb(operation))
+        case .invalid, .queuePaused, .dependedOn, .held:
             .invalidTransition(id, state: state?.name ?? "not stored", operation: "\(operation)")
+        }
+    }
+
+    /// How messages name an operation a client asked for ("job 7 has already started, so it
+    /// cannot be held").
+    static func verb(_ operation: JobStateMachine.Operation) -> String {
+        switch operation {
+        case .hold: "held"
+        case .release: "released"
+        case .edit: "edited"
+        case .suspend: "suspended"
+        case .resume: "continued"
+        case .cancel: "cancelled"
+        case .retry: "retried"
+        default: "changed"
         }
     }
 

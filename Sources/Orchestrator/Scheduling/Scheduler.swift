@@ -21,7 +21,7 @@ public actor Scheduler {
         public var concurrency: Int
         /// The daemon's state directory; jobs see it as `$ORCHD_STATE_DIR`.
         public var stateDirectory: String
-        /// Where `<id>.out` and `<id>.err` are written.
+        /// Where each attempt's `<id>.<attempt>.out` and `<id>.<attempt>.err` are written.
         public var logDirectory: String
         /// How long a job gets between SIGTERM and SIGKILL when torn down.
         public var teardownGrace: Duration
@@ -35,8 +35,12 @@ public actor Scheduler {
         public var eventRetention: Int
         /// When replies that report a change go out: after the fsync, or once committed.
         public var sync: SyncPolicy = .always
-        /// Executor settings of queues from the configuration file, applied at start.
-        public var queueExecutors: [QueueName: QueueExecutorSettings.Change] = [:]
+        /// Whether each job runs as its submitter (the system service, run by root); jobs
+        /// of root run as root either way. Off: every job runs as the daemon.
+        public var runJobsAsSubmitter = false
+        /// The most running jobs one user may have in a queue that sets no limit of its own;
+        /// `nil`: no limit.
+        public var maxRunningPerUser: Int? = nil
 
         /// Creates a value with every field given.
         public init(
@@ -62,8 +66,10 @@ public actor Scheduler {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Lifecycle observers, told of each event once it is durable.
     public nonisolated let observers = ObserverSet<any JobObserver>()
-    /// Where `<id>.out` and `<id>.err` are written (``Configuration/logDirectory``).
+    /// Where each attempt's output is written (``Configuration/logDirectory``).
     nonisolated let logDirectory: String
+    /// Whether jobs run as their submitter (``Configuration/runJobsAsSubmitter``).
+    public nonisolated let runsJobsAsSubmitter: Bool
 
     let store: JobStore
     /// Makes committed changes durable in groups, and holds acknowledgements until they are.
@@ -98,6 +104,8 @@ public actor Scheduler {
     var startedJobs: Set<JobID> = []
     var timeoutTimers: [JobID: any DispatchSourceTimer] = [:]
     var waiters: [JobID: [WaitRequest]] = [:]
+    /// Followers of one attempt's output, told when that attempt is over (``attemptOver(_:attempt:)``).
+    var attemptWatchers: [JobID: [(attempt: Int, done: @Sendable (Job?) -> Void)]] = [:]
     /// The timer for the earliest delayed start, and when it fires.
     var wakeUpTimer: (any DispatchSourceTimer)?
     var wakeUpAt: Date?
@@ -136,6 +144,7 @@ public actor Scheduler {
         self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
         self.logDirectory = configuration.logDirectory
+        self.runsJobsAsSubmitter = configuration.runJobsAsSubmitter
         // Weak: a barrier in flight may finish after the scheduler is gone.
         groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
     }
@@ -171,13 +180,14 @@ public actor Scheduler {
         eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
         let recovered = try recoverInterruptedJobs()
         for settings in try store.queueSettings() {
-            runners[settings.name] = QueueRunner(settings: settings, defaultConcurrency: configuration.concurrency)
+            runners[settings.name] = QueueRunner(
+                settings: settings, defaultConcurrency: configuration.concurrency,
+                defaultMaxRunningPerUser: configuration.maxRunningPerUser)
         }
         for (name, counts) in try store.countsByQueue() {
             runner(for: name).counts = counts
         }
         countsLoaded = true
-        applyQueueExecutors(configuration.queueExecutors)
         reattachSlurmJobs()
         _ = try promoteDueJobs()
         for runner in runners.values { feed(runner) }
@@ -240,11 +250,14 @@ public actor Scheduler {
     /// - Parameters:
     ///   - concurrency: jobs run at once per queue, at least 1.
     ///   - teardownGrace: time between SIGTERM and SIGKILL.
-    public func reconfigure(concurrency: Int, teardownGrace: Duration) {
+    ///   - maxRunningPerUser: the per-user limit of queues that set none (`nil`: none).
+    public func reconfigure(concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int? = nil) {
         configuration.concurrency = max(1, concurrency)
         configuration.teardownGrace = teardownGrace
-        for runner in runners.values where runner.settings.concurrency == nil {
-            runner.concurrency = configuration.concurrency
+        configuration.maxRunningPerUser = maxRunningPerUser
+        for runner in runners.values {
+            if runner.settings.concurrency == nil { runner.concurrency = configuration.concurrency }
+            if runner.settings.maxRunningPerUser == nil { runner.maxRunningPerUser = maxRunningPerUser }
             feed(runner)
         }
     }
@@ -268,12 +281,62 @@ public actor Scheduler {
         return parts.joined(separator: ", ")
     }
 
-    /// The path of a job's captured output.
+    /// The path of one attempt's captured output: `<log dir>/<owner uid>/<id>.<attempt>.out`
+    /// (or `.err`). Each attempt keeps its own files, so a retry never overwrites the output
+    /// of the attempt before it; each owner's logs are in a directory of their own, theirs and
+    /// mode 0700 under the system service, so that no other user can list or read them.
     /// - Parameters:
     ///   - id: the job.
-    ///   - stream: stdout (`<id>.out`) or stderr (`<id>.err`).
-    public nonisolated func logPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
+    ///   - owner: the job's owner (``Job/submitterUid``).
+    ///   - attempt: the attempt, from 1.
+    ///   - stream: stdout (`.out`) or stderr (`.err`).
+    public nonisolated func logPath(of id: JobID, owner: UInt32, attempt: Int, stream: JobsInterface.LogStream) -> String {
+        "\(logDirectory)/\(owner)/\(id).\(attempt).\(stream == .stdout ? "out" : "err")"
+    }
+
+    /// Where orchd kept a job's output before logs had a directory per owner and a file per
+    /// attempt: `<log dir>/<id>.out`/`.err`, which held the last attempt run then. Read when an
+    /// attempt has no file of its own, and removed with the job.
+    public nonisolated func legacyLogPath(of id: JobID, stream: JobsInterface.LogStream) -> String {
         "\(logDirectory)/\(id).\(stream == .stdout ? "out" : "err")"
+    }
+
+    /// The file that holds one attempt's output: its own file, or for the attempt an older
+    /// orchd ran last (its files written before the upgrade), the job's one legacy file.
+    ///
+    /// The legacy file belongs to the attempt just before the first attempt that has files
+    /// of its own (or to the job's latest attempt when none has): every attempt run since
+    /// the upgrade created its files before its process was spawned.
+    /// - Parameters:
+    ///   - job: the job as stored.
+    ///   - attempt: the attempt, from 1.
+    ///   - stream: which output.
+    /// - Returns: the path; the file may not exist (not started yet, or deleted).
+    nonisolated func logFile(of job: Job, attempt: Int, stream: JobsInterface.LogStream) -> String {
+        let own = logPath(of: job.id, owner: job.submitterUid, attempt: attempt, stream: stream)
+        if access(own, F_OK) == 0 { return own }
+        let legacy = legacyLogPath(of: job.id, stream: stream)
+        guard access(legacy, F_OK) == 0 else { return own }
+        let firstWithFiles = (1...max(1, job.attempt)).first { candidate in
+            access(logPath(of: job.id, owner: job.submitterUid, attempt: candidate, stream: .stdout), F_OK) == 0
+                || access(logPath(of: job.id, owner: job.submitterUid, attempt: candidate, stream: .stderr), F_OK) == 0
+        }
+        let legacyAttempt = firstWithFiles.map { $0 - 1 } ?? job.attempt
+        return attempt == legacyAttempt ? legacy : own
+    }
+
+    /// Deletes every log file of a job: each attempt's, and the legacy pair.
+    /// - Parameters:
+    ///   - id: the job.
+    ///   - owner: the job's owner.
+    ///   - attempts: how many attempts it started.
+    nonisolated func removeLogs(of id: JobID, owner: UInt32, attempts: Int) {
+        for attempt in stride(from: 1, through: attempts, by: 1) {
+            unlink(logPath(of: id, owner: owner, attempt: attempt, stream: .stdout))
+            unlink(logPath(of: id, owner: owner, attempt: attempt, stream: .stderr))
+        }
+        unlink(legacyLogPath(of: id, stream: .stdout))
+        unlink(legacyLogPath(of: id, stream: .stderr))
     }
 
     // MARK: - Feeding queues
@@ -298,10 +361,24 @@ public actor Scheduler {
         return created
     }
 
+    /// The runner of a queue; one made here (for the counts of a queue's jobs when the queue
+    /// is not declared, say removed with finished jobs left) is not declared.
     func runner(for name: QueueName) -> QueueRunner {
         if let runner = runners[name] { return runner }
-        let runner = QueueRunner(settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency)
+        let runner = QueueRunner(
+            settings: QueueSettings(name: name), defaultConcurrency: configuration.concurrency,
+            defaultMaxRunningPerUser: configuration.maxRunningPerUser)
+        runner.isDeclared = false
         runners[name] = runner
+        return runner
+    }
+
+    /// The declared queue of this name.
+    /// - Throws: ``SchedulerError/unknownQueue(_:known:)`` naming the declared queues.
+    func declaredRunner(_ name: QueueName) throws(SchedulerError) -> QueueRunner {
+        guard let runner = runners[name], runner.isDeclared else {
+            throw .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted())
+        }
         return runner
     }
 
@@ -309,14 +386,23 @@ public actor Scheduler {
     /// hands them to its OperationQueue. Claims go no further than the free slots because a
     /// claim is committed as `running`: a job waiting inside the OperationQueue would be shown,
     /// counted and recovered as running (the OperationQueue's own limit is kept equal).
+    ///
+    /// When several users have queued jobs, or a per-user limit applies, the free slots go to
+    /// the users in turn (``QueueRunner/chooseRoundRobin(_:)``); with one user and no limit,
+    /// the queue's next jobs are claimed directly, in priority order.
     func feed(_ runner: QueueRunner) {
         guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0, executor(for: runner).isAvailable else { return }
         var context = JobStateMachine.Context(now: Date())
         context.queuePaused = runner.settings.paused
         let jobs: [Job]
         do {
-            jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now) { _ in
-                JobStateMachine.decide(.queued, .claim, context) == .enter(.running)
+            let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }
+            if runner.maxRunningPerUser == nil, try store.queuedOwners(in: runner.name, limit: 2).count < 2 {
+                jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now, admit: admit)
+            } else {
+                jobs = try store.claimShared(
+                    in: runner.name, excluding: runner.inFlight, perOwner: runner.freeSlots, at: context.now,
+                    choose: runner.chooseRoundRobin, admit: admit)
             }
         } catch {
             DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
@@ -350,6 +436,8 @@ public actor Scheduler {
             onEnd: { [weak self] end in self?.assumeIsolated { $0.operationFinished(id, in: queue, end: end) } })
         runningJobs[id] = job
         runner.inFlight.insert(id)
+        runner.noteRunning(job.submitterUid, 1)
+        runner.lastServedOwner = job.submitterUid
     }
 
     /// What an attempt of `job` runs: its command, directory, environment and log files.
@@ -363,8 +451,10 @@ public actor Scheduler {
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
             environment: JobSpec.removingSupervisorVariables(environment),
-            standardOutputPath: logPath(of: job.id, stream: .stdout),
-            standardErrorPath: logPath(of: job.id, stream: .stderr))
+            standardOutputPath: logPath(of: job.id, owner: job.submitterUid, attempt: job.attempt, stream: .stdout),
+            standardErrorPath: logPath(of: job.id, owner: job.submitterUid, attempt: job.attempt, stream: .stderr),
+            // Root's own jobs, and every job of a daemon that is not root, keep its identity.
+            user: configuration.runJobsAsSubmitter && job.submitterUid != 0 ? job.submitterUid : nil)
     }
 
     func operationStarted(_ id: JobID, _ outcome: Result<ExecutorStart, LaunchError>) {
@@ -393,7 +483,9 @@ public actor Scheduler {
         operations[id] = nil
         defer { runningJobs[id] = nil }
         timeoutTimers.removeValue(forKey: id)?.cancel()
-        runners[queue]?.inFlight.remove(id)
+        if runners[queue]?.inFlight.remove(id) != nil, let owner = runningJobs[id]?.submitterUid {
+            runners[queue]?.noteRunning(owner, -1)
+        }
         let result: JobResult
         switch end {
         case .finished(let ended):
@@ -534,6 +626,20 @@ public actor Scheduler {
         noteDrainIfEmpty(runner, hadLiveJobs: hadLiveJobs)
         groupCommit.changed()
         storageMayHaveRecovered()
+        if !attemptWatchers.isEmpty, var watchers = attemptWatchers.removeValue(forKey: job.id) {
+            watchers.removeAll { watcher in
+                guard Self.isOver(job, attempt: watcher.attempt) else { return false }
+                watcher.done(job)
+                return true
+            }
+            if !watchers.isEmpty { attemptWatchers[job.id] = watchers }
+        }
+    }
+
+    /// Whether a job's attempt is over: the job finished, went past it, or is no longer
+    /// running it.
+    static func isOver(_ job: Job, attempt: Int) -> Bool {
+        job.state.isFinished || job.attempt > attempt || (job.attempt == attempt && job.state != .running)
     }
 
     func finishShutdownIfIdle() {

@@ -12,7 +12,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// succeeded), or was pruned (`nil`).
     case dependencyNotSucceeded(JobID, dependency: JobID, result: JobResult?)
     /// The caller is neither root nor the job's submitter.
-    case notPermitted(JobID)
+    case permissionDenied(JobID)
     /// The spec breaks a rule.
     case invalidSpec(JobSpecError)
     /// A live job already holds this unique key.
@@ -31,6 +31,19 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// Another process held a lock on the database for longer than the busy timeout;
     /// nothing was changed.
     case databaseLocked(path: String)
+    /// No queue of this name is declared (`queue add`, the configuration file, `default`).
+    case unknownQueue(QueueName, known: [QueueName])
+    /// A queue of this name is declared already (`queue add`).
+    case queueExists(QueueName)
+    /// The queue cannot be removed: it still has unfinished jobs, or it is `default`.
+    case queueNotRemovable(QueueName, reason: String)
+    /// The job has started, so it can no longer be held, released or edited
+    /// (`operation`: "held", "edited", ...).
+    case alreadyStarted(JobID, operation: String)
+    /// The job is not running, so it cannot be suspended or continued.
+    case notRunning(JobID, operation: String)
+    /// The job's processes could not be stopped or continued; the text says why.
+    case suspendFailed(JobID, String)
 
     public var description: String {
         switch self {
@@ -39,7 +52,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .notFinished(let id): "job \(id) has not finished"
         case .dependencyNotSucceeded(let id, let dependency, let result):
             JobsInterface.dependencyNotSucceeded(id, dependency: dependency, result: result?.name).description
-        case .notPermitted(let id): "job \(id) belongs to another user"
+        case .permissionDenied(let id): "job \(id) belongs to another user"
         case .invalidSpec(let error): "invalid job: \(error.message)"
         case .duplicate(let id, let key): "job \(id) with unique key '\(key)' has not finished yet"
         case .noSuchQueue(let name): "no queue named '\(name)'"
@@ -48,6 +61,12 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .storage(let message): "storage failure: \(message)"
         case .storageFull(let directory, let free):
             "the file system of the state directory \(directory) is full (\(free) bytes free), so nothing was stored; free space there and try again"
+        case .unknownQueue(let name, let known): JobsInterface.unknownQueue(name, known: known).description
+        case .queueExists(let name): "a queue named '\(name)' exists already; change its settings with 'orchctl queue set \(name)'"
+        case .queueNotRemovable(let name, let reason): "queue '\(name)' cannot be removed: \(reason)"
+        case .alreadyStarted(let id, let operation): "job \(id) has already started, so it cannot be \(operation)"
+        case .notRunning(let id, let operation): "job \(id) is not running, so it cannot be \(operation)"
+        case .suspendFailed(let id, let reason): "cannot stop or continue the processes of job \(id): \(reason)"
         case .databaseLocked(let path):
             "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
         }

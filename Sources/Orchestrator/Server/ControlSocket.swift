@@ -5,16 +5,21 @@ import Glibc
 public enum ControlSocket {
     /// Creates, binds and listens on a Unix stream socket at `path`.
     ///
-    /// The parent directory is created 0700 when missing. The socket file is created 0600
-    /// (umask around `bind`), so no other user can connect even for an instant. An existing
+    /// For a daemon of one user, the parent directory is created 0700 when missing and the
+    /// socket file 0600, so no other user can connect even for an instant. For the system
+    /// service (`everyUser`), which answers every local user and authorises each call from
+    /// `SO_PEERCRED`, they are 0755 and 0666. Either way the socket has its mode from the
+    /// moment it exists (umask around `bind`), never a wider one first. An existing
     /// file at `path` is probed with `connect`: refused means stale and it is removed; accepted
     /// means another daemon serves it and binding fails.
-    /// - Parameter path: the socket path (at most 107 bytes, unix(7)).
+    /// - Parameters:
+    ///   - path: the socket path (at most 107 bytes, unix(7)).
+    ///   - everyUser: whether every local user may connect (the system service).
     /// - Returns: the listening fd, close-on-exec.
     /// - Throws: ``ControlSocketError``.
-    public static func bind(path: String) throws(ControlSocketError) -> Int32 {
+    public static func bind(path: String, everyUser: Bool = false) throws(ControlSocketError) -> Int32 {
         guard var address = socketAddress(path) else { throw .pathTooLong(path) }
-        try createParentDirectory(of: path)
+        try createParentDirectory(of: path, mode: everyUser ? 0o755 : 0o700)
 
         if access(path, F_OK) == 0 {
             if isServed(&address) { throw .inUse(path) }
@@ -26,7 +31,7 @@ public enum ControlSocket {
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
-        let previousMask = umask(0o177)
+        let previousMask = umask(everyUser ? 0o111 : 0o177)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -71,15 +76,21 @@ public enum ControlSocket {
         return result == 0
     }
 
-    private static func createParentDirectory(of path: String) throws(ControlSocketError) {
+    /// Creates the missing directories of `path`'s parent with `mode` exactly (not narrowed
+    /// by the umask); existing ones are left as they are.
+    private static func createParentDirectory(of path: String, mode: mode_t) throws(ControlSocketError) {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let directory = String(path[..<slash])
         var components: [Substring] = []
         for component in directory.split(separator: "/") {
             components.append(component)
             let partial = (directory.hasPrefix("/") ? "/" : "") + components.joined(separator: "/")
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
-                throw .system(call: "mkdir", path: partial, errno: errno)
+            let previousMask = umask(0o022)
+            let made = mkdir(partial, mode)
+            let code = errno
+            umask(previousMask)
+            if made != 0 && code != EEXIST {
+                throw .system(call: "mkdir", path: partial, errno: code)
             }
         }
     }

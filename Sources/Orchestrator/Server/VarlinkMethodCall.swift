@@ -13,6 +13,9 @@ public struct VarlinkMethodCall: Sendable {
     public var message: Data
     /// The calling process, from `SO_PEERCRED`.
     public var peer: PeerCredentials
+    /// Who the caller is to orchd (their uid, and whether they are an admin), set by
+    /// ``VarlinkService`` from ``peer`` before any handler sees the call.
+    public var caller: Caller = .nobody
 
     /// Decodes the call's parameters; a call without `parameters` decodes as `{}`.
     /// - Throws: `org.varlink.service.InvalidParameter` naming the first offending field (or

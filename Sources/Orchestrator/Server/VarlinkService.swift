@@ -2,12 +2,16 @@ import OrchestratorAPI
 
 /// Routes calls to the method handlers and answers the `org.varlink.service` interface.
 ///
-/// Authorisation happens here, once for every method: only root and the daemon's own uid may
-/// call; the socket's mode already keeps others out, this is the second wall.
+/// Authorisation of the caller happens here, once for every method (``AccessPolicy``): a
+/// per-user daemon answers only its own user and root (its socket's mode already keeps others
+/// out, this is the second wall); the system service answers everyone, but admin methods
+/// need an admin and submitting may be restricted. Which jobs a caller may act on is the
+/// scheduler's to decide (``Scheduler/authorize(_:toManage:)``).
 final class VarlinkService: Sendable {
     /// The registration table: each handler under its method's qualified name.
     let handlers: [String: any VarlinkMethodHandler]
-    private let daemonUID: UInt32
+    /// The policy in force now (a reload may change it).
+    private let policy: @Sendable () -> AccessPolicy
 
     /// The interfaces this service implements, with their descriptions in the Varlink
     /// interface definition syntax, as committed in `Server/Interfaces/*.varlink`.
@@ -22,8 +26,8 @@ final class VarlinkService: Sendable {
     /// - Parameters:
     ///   - handlers: one handler per method (``OrchdInterfaces/methods`` in orchd; a test
     ///     checks that list against the handlers); two for one method is a programming error.
-    ///   - daemonUID: the daemon's effective uid, which may always call.
-    init(handlers: [any VarlinkMethodHandler], daemonUID: UInt32) {
+    ///   - policy: who may call what, read at each call.
+    init(handlers: [any VarlinkMethodHandler], policy: @escaping @Sendable () -> AccessPolicy) {
         var table: [String: any VarlinkMethodHandler] = [:]
         for handler in handlers {
             let method = type(of: handler).descriptor
@@ -31,15 +35,22 @@ final class VarlinkService: Sendable {
             table[method.name] = handler
         }
         self.handlers = table
-        self.daemonUID = daemonUID
+        self.policy = policy
     }
 
     /// Handles one call: checks the caller, finds the handler, and lets it reply.
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        guard call.peer.uid == 0 || call.peer.uid == daemonUID else {
+        let policy = policy()
+        guard let caller = policy.caller(uid: call.peer.uid) else {
             responder.fail(.permissionDenied())
             return
         }
+        if let refusal = policy.refusal(of: call.method, by: caller) {
+            responder.fail(.permissionDenied(refusal))
+            return
+        }
+        var call = call
+        call.caller = caller
         let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
         guard let handler = handlers[call.method] else {
             if Self.interfaceDescriptions[interface] == nil {

@@ -167,6 +167,11 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             // no login environment (which --export=NONE would load).
             "--export=NIL",
         ]
+        if let owner = attempt.owner {
+            // Root's sbatch submits the job as its owner (sbatch(1) --uid, --gid): Slurm runs
+            // it as that user, with the user's primary group.
+            arguments += ["--uid=\(owner.uid)", "--gid=\(owner.gid)"]
+        }
         if let timeout = launch.job.spec.timeoutUSec { arguments.append("--time=\(Self.timeLimit(microseconds: timeout))") }
         arguments.append(script)
         return arguments
@@ -190,12 +195,20 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         unlink(attempt.exitStatusPath)
         do {
             try Data(script.text.utf8).write(to: URL(fileURLWithPath: scriptPath))
-            // Empty logs from the start, as for a local job: `logs -f` can follow at once.
-            for path in Set([request.standardOutputPath, request.standardErrorPath]) {
-                guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o640]) else {
-                    throw LaunchError(code: errno, context: "cannot create log file \(path)")
+            // Empty logs from the start, as for a local job: `logs -f` can follow at once. A
+            // job of another user gets its files (and its log directory) as a local one does,
+            // so that Slurm, running the job as that user, can write them.
+            var owner: UserAccount?
+            if let uid = request.user {
+                guard let account = UserAccount.lookup(uid: uid) else {
+                    throw LaunchError(code: ESRCH, message: "no user with uid \(uid) in the password database")
                 }
+                owner = account
             }
+            for path in Set([request.standardOutputPath, request.standardErrorPath]) {
+                close(try ProcessLauncher().openLog(path, owner: owner))
+            }
+            attempt.owner = owner
         } catch {
             let message = (error as? LaunchError)?.message ?? "cannot write the batch script \(scriptPath): \(error)"
             fail(attempt, message)
@@ -281,7 +294,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
 
     /// Stops an attempt (on `queue`): a shutdown detaches; a cancel or timeout runs scancel,
     /// and the end follows once squeue shows the job ended.
-    fileprivate func stop(_ attempt: SlurmAttempt, reason: StopReason) {
+    fileprivate func stop(_ attempt: SlurmAttempt, reason: StopReason, signal: Int32?) {
         guard attempt.stopReason == nil, !attempt.reported else { return }
         if reason == .shutdown {
             attempt.reported = true
@@ -291,12 +304,29 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             return
         }
         attempt.stopReason = reason
+        attempt.stopSignal = signal
         // Still submitting: submitted(_:_:) cancels it once its ID is known.
         if case .inSlurm = attempt.phase { cancelInSlurm(attempt) }
     }
 
+    /// Cancels an attempt's Slurm job: `scancel ID` (Slurm sends SIGTERM, then SIGKILL after
+    /// its KillWait). With a stop signal, `scancel --full --signal=N ID` first sends only that
+    /// signal to every process of the job, and the plain scancel follows after the attempt's
+    /// teardown grace, unless the job ended meanwhile.
     private func cancelInSlurm(_ attempt: SlurmAttempt) {
         guard case .inSlurm(let id) = attempt.phase else { return }
+        if let signal = attempt.stopSignal {
+            attempt.stopSignal = nil
+            command.run(["scancel", "--full", "--signal=\(signal)", id], on: queue) { [self] outcome in
+                if !outcome.succeeded {
+                    DaemonLog.error("queue \(name): scancel --signal=\(signal) \(id) for job \(attempt.jobID) failed: \(outcome.failure)")
+                }
+                queue.asyncAfter(deadline: .now() + attempt.launch.teardownGrace.dispatchInterval) { [self] in
+                    if !attempt.reported { cancelInSlurm(attempt) }
+                }
+            }
+            return
+        }
         command.run(["scancel", id], on: queue) { [self] outcome in
             if !outcome.succeeded {
                 noteAnswer(outcome.launchError == nil && !Self.isUnreachable(outcome.error), outcome.failure)
@@ -388,7 +418,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
         guard !attempt.askingAccounting else { return }
         attempt.askingAccounting = true
-        let fields = ["-j", id, "-X", "-n", "-P", "-o", "State,ExitCode"]
+        // Every user's (`-a`): jobs of other users are submitted with --uid.
+        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode"]
         // The accounting database when there is one, else the job completion log (`-c`).
         command.run(["sacct"] + fields, on: queue) { [self] outcome in
             let answer = Self.parseSacct(outcome.output)
@@ -421,8 +452,16 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         report(attempt, .finished(attempt.stopReason?.jobResult ?? observed))
     }
 
+    /// The attempt's exit-status file, read only when it is a plain file: the directory is
+    /// the job owner's, so a link planted there must not make orchd read another file.
     private func readExitStatus(_ attempt: SlurmAttempt) -> SlurmBatchScript.Status? {
-        guard let text = try? String(contentsOfFile: attempt.exitStatusPath, encoding: .utf8) else { return nil }
+        let fd = open(attempt.exitStatusPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+              let data = try? handle.read(upToCount: 4096), let text = String(data: data, encoding: .utf8)
+        else { return nil }
         return SlurmBatchScript.parseStatus(text)
     }
 
@@ -504,6 +543,10 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     private weak var executor: SlurmExecutor?
     var phase: Phase = .submitting
     var stopReason: StopReason?
+    /// The first signal of a stop (`cancel --signal`), until it is sent.
+    var stopSignal: Int32?
+    /// The user the job runs as when not orchd's own (on the executor's queue).
+    var owner: UserAccount?
     var reported = false
     var askingAccounting = false
 
@@ -520,9 +563,9 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
 
     var outlivesDaemon: Bool { true }
 
-    func stop(reason: StopReason) {
+    func stop(reason: StopReason, signal: Int32?) {
         guard let executor else { return }
-        executor.queue.async { executor.stop(self, reason: reason) }
+        executor.queue.async { executor.stop(self, reason: reason, signal: signal) }
     }
 
     func setSuspended(_ suspended: Bool, completion: @escaping @Sendable (String?) -> Void) {

@@ -23,7 +23,8 @@ public final class EventLog {
         }
     }
 
-    /// Events after `seq` up to `through`, oldest first, matching the filters given.
+    /// Events after `seq` up to `through`, oldest first, matching the filters given, each with
+    /// its job's owner while the job is stored.
     /// - Parameters:
     ///   - seq: only later events.
     ///   - through: only events up to this sequence number.
@@ -32,19 +33,20 @@ public final class EventLog {
     ///   - limit: at most this many.
     public func events(after seq: Int64, through: Int64 = .max, queue: QueueName? = nil, jobID: JobID? = nil, limit: Int) throws -> [Event] {
         var sql = """
-            SELECT seq, at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt \
-            FROM events WHERE seq > ?1 AND seq <= ?2
+            SELECT e.seq AS seq, e.at AS at, e.kind AS kind, e.job_id AS job_id, e.queue AS queue, e.state AS state, \
+            e.previous_state AS previous_state, e.result AS result, e.exit_code AS exit_code, e.signal AS signal, \
+            e.attempt AS attempt, j.submitter_uid AS owner_uid FROM events e LEFT JOIN jobs j ON j.id = e.job_id WHERE e.seq > ?1 AND e.seq <= ?2
             """
         var values: [DatabaseValue] = [.integer(seq), .integer(through)]
         if let queue {
-            sql += " AND queue = ?\(values.count + 1)"
+            sql += " AND e.queue = ?\(values.count + 1)"
             values.append(.text(queue.rawValue))
         }
         if let jobID {
-            sql += " AND job_id = ?\(values.count + 1)"
+            sql += " AND e.job_id = ?\(values.count + 1)"
             values.append(.integer(jobID.rawValue))
         }
-        sql += " ORDER BY seq LIMIT ?\(values.count + 1)"
+        sql += " ORDER BY e.seq LIMIT ?\(values.count + 1)"
         values.append(.integer(Int64(max(0, limit))))
         return try database.read { db in
             let statement = try db.cachedStatement(sql)
@@ -52,15 +54,17 @@ public final class EventLog {
             try statement.bind(values)
             var events: [Event] = []
             while try statement.step() {
-                func int(_ index: Int) -> Int64? { statement.isNull(at: index) ? nil : statement.int64(at: index) }
+                let row = statement.row
                 events.append(Event(
-                    seq: statement.int64(at: 0), at: Timestamp.date(microseconds: statement.int64(at: 1)),
+                    seq: row.int64("seq") ?? 0, at: Timestamp.date(microseconds: row.int64("at") ?? 0),
                     // The one place stored kind names become typed (the triggers write them).
-                    kind: EventKind(rawValue: statement.string(at: 2) ?? ""), jobId: int(3).map(JobID.init(rawValue:)),
-                    queue: statement.string(at: 4).flatMap(QueueName.init(rawValue:)), state: statement.string(at: 5),
-                    previousState: statement.string(at: 6), result: statement.string(at: 7),
-                    exitCode: int(8).map { Int32(truncatingIfNeeded: $0) }, signal: int(9).map { Int32(truncatingIfNeeded: $0) },
-                    attempt: int(10).map { Int($0) }))
+                    kind: EventKind(rawValue: row.string("kind") ?? ""), jobId: row.int64("job_id").map(JobID.init(rawValue:)),
+                    queue: row.string("queue").flatMap(QueueName.init(rawValue:)), state: row.string("state"),
+                    previousState: row.string("previous_state"), result: row.string("result"),
+                    exitCode: row.int64("exit_code").map { Int32(truncatingIfNeeded: $0) },
+                    signal: row.int64("signal").map { Int32(truncatingIfNeeded: $0) },
+                    attempt: row.int64("attempt").map { Int($0) },
+                    ownerUid: row.int64("owner_uid").map { UInt32(truncatingIfNeeded: $0) }))
             }
             return events
         }

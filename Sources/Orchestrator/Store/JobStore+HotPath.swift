@@ -7,7 +7,7 @@ extension JobStore {
     /// The IDs of the next queued jobs of a queue, in start order; served by the partial
     /// index `jobs_runnable` (no table scan, no sort).
     static let claimCandidatesSQL = """
-        SELECT id FROM jobs WHERE state = 'queued' AND queue = ?1 \
+        SELECT id FROM jobs WHERE state = 'queued' AND queue = ?1 AND held = 0 \
         AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
         """
 
@@ -40,9 +40,13 @@ extension JobStore {
 }
 
 extension JobStore {
-    /// Records the process of a claimed job, as ``recordProcess(_:pid:processStartTicks:bootID:)``
-    /// does, without reading the row back: the scheduler already holds it and sets the pid
-    /// itself.
+    /// Records the identity of a claimed job's process, to recognise it after a restart,
+    /// without reading the row back: the scheduler already holds it and sets the pid itself.
+    /// - Parameters:
+    ///   - id: the job; it must be running.
+    ///   - pid: the main process ID (also its process group ID).
+    ///   - processStartTicks: its start time in clock ticks after boot (`/proc/PID/stat` field 22).
+    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
     /// - Throws: ``JobStoreError/invalidTransition(_:from:to:)`` when the job is not running
     ///   (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``.
     public func recordProcessOnly(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws {

@@ -123,7 +123,7 @@ extension JobStore {
             try recordAttempt(id, result: result, at: at, in: db)
             return try transition(id, to: "waiting", sql: """
                 UPDATE jobs SET state = 'waiting', not_before = ?2, pid = NULL, process_start_ticks = NULL, \
-                boot_id = NULL, slurm_job_id = NULL WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
+                boot_id = NULL, slurm_job_id = NULL, suspended = 0 WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
                 """, values: [.integer(id.rawValue), .integer(Timestamp.microseconds(retryAt))])
         }
     }
@@ -158,19 +158,20 @@ extension JobStore {
             try statement.bind([.integer(id.rawValue)])
             var attempts: [JobAttempt] = []
             while try statement.step() {
-                let name = statement.string(at: 3) ?? ""
+                let row = statement.row
+                let name = row.string("result") ?? ""
                 guard let result = JobResult(
-                    name: name, exitCode: statement.isNull(at: 4) ? nil : Int32(truncatingIfNeeded: statement.int64(at: 4)),
-                    signal: statement.isNull(at: 5) ? nil : Int32(truncatingIfNeeded: statement.int64(at: 5)),
-                    reason: statement.string(at: 6), failedDependency: nil)
+                    name: name, exitCode: row.int64("exit_code").map { Int32(truncatingIfNeeded: $0) },
+                    signal: row.int64("signal").map { Int32(truncatingIfNeeded: $0) },
+                    reason: row.string("reason"), failedDependency: nil)
                 else {
                     throw JobStoreError.invalidRow(id: id.rawValue, column: "job_attempts.result", detail: "'\(name)' is not a result")
                 }
                 attempts.append(JobAttempt(
-                    attempt: statement.int(at: 0),
-                    startedAt: statement.isNull(at: 1) ? nil : Timestamp.date(microseconds: statement.int64(at: 1)),
-                    finishedAt: Timestamp.date(microseconds: statement.int64(at: 2)), result: result,
-                    slurmJobId: statement.string(at: 7)))
+                    attempt: Int(row.int64("attempt") ?? 0),
+                    startedAt: row.int64("started_at").map(Timestamp.date(microseconds:)),
+                    finishedAt: Timestamp.date(microseconds: row.int64("finished_at") ?? 0), result: result,
+                    slurmJobId: row.string("slurm_job_id")))
             }
             return attempts
         }

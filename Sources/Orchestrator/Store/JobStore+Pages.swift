@@ -11,6 +11,12 @@ extension JobStore {
         public var queue: QueueName?
         /// Only jobs in this state (one of ``JobState/names``); `nil` for any.
         public var stateName: String?
+        /// Only jobs of this owner (submitter uid); `nil` for any.
+        public var owner: UInt32? = nil
+        /// Only finished jobs with this result (one of ``JobResult/names``); `nil` for any.
+        public var result: String?
+        /// Only jobs carrying every one of these labels with these values; `nil` for any.
+        public var labels: [String: String]?
         /// The lowest ID listed; `nil` from the first job.
         public var from: JobID?
         /// The highest ID listed (jobs submitted after the listing began are not in it);
@@ -23,9 +29,14 @@ extension JobStore {
     /// - Parameters:
     ///   - ids, queue, stateName: the filters, as in ``jobs(ids:queue:stateName:limit:)``.
     ///   - newest: only the newest (highest IDs) this many; `nil` for no limit.
+    ///   - owner: only jobs this uid submitted; `nil` for everyone's.
     /// - Throws: ``DatabaseError``.
-    public func listing(ids: [JobID]?, queue: QueueName?, stateName: String?, newest: Int?) throws -> JobListing {
-        var listing = JobListing(ids: ids, queue: queue, stateName: stateName)
+    ///   - result, labels: as in ``jobs(ids:queue:stateName:limit:owner:result:labels:)``.
+    public func listing(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, newest: Int?, owner: UInt32? = nil, result: String? = nil,
+        labels: [String: String]? = nil
+    ) throws -> JobListing {
+        var listing = JobListing(ids: ids, queue: queue, stateName: stateName, owner: owner, result: result, labels: labels)
         listing.through = try database.read { db in
             let statement = try db.cachedStatement("SELECT max(id) FROM jobs")
             defer { statement.reset() }
@@ -91,6 +102,27 @@ extension JobStore {
             conditions.append("state = ?")
             values.append(.text(stateName))
         }
+        if let owner = listing.owner {
+            conditions.append("submitter_uid = ?")
+            values.append(.integer(Int64(owner)))
+        }
+        appendConditions(result: listing.result, labels: listing.labels, to: &conditions, values: &values)
         return (conditions, values)
+    }
+
+    /// Adds the conditions of the result and label filters: `result = ?`, and for each label
+    /// a match among the job's labels (a JSON object), compared as text so no key needs quoting.
+    static func appendConditions(
+        result: String?, labels: [String: String]?, to conditions: inout [String], values: inout [DatabaseValue]
+    ) {
+        if let result {
+            conditions.append("result = ?")
+            values.append(.text(result))
+        }
+        for (key, value) in (labels ?? [:]).sorted(by: { $0.key < $1.key }) {
+            conditions.append("EXISTS (SELECT 1 FROM json_each(jobs.labels) AS l WHERE l.key = ? AND l.value = ?)")
+            values.append(.text(key))
+            values.append(.text(value))
+        }
     }
 }

@@ -60,21 +60,24 @@ extension JobStore {
     /// tell that a dependency was pruned).
     /// - Parameter ids: the jobs (``JobStateMachine`` decided); one not finished, or one a
     ///   job not yet finished depends on, is kept.
-    /// - Returns: the deleted jobs' IDs and queues (their log files are the caller's to remove).
+    /// - Returns: the deleted jobs' IDs, queues, owners and attempts started (their log files,
+    ///   one pair per attempt, are the caller's to remove).
     /// - Throws: ``DatabaseError``.
-    public func deleteFinished(_ ids: [JobID]) throws -> [(id: JobID, queue: QueueName)] {
+    public func deleteFinished(_ ids: [JobID]) throws -> [(id: JobID, queue: QueueName, owner: UInt32, attempts: Int)] {
         guard !ids.isEmpty else { return [] }
         return try database.write { db in
             let statement = try db.cachedStatement("""
                 DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'finished' \
-                AND NOT \(Self.hasLiveDependentsSQL) RETURNING id, queue, environment_id
+                AND NOT \(Self.hasLiveDependentsSQL) RETURNING id, queue, environment_id, submitter_uid, attempt
                 """)
             defer { statement.reset() }
             try statement.bind([.text(Self.jsonArray(ids))])
-            var deleted: [(id: JobID, queue: QueueName)] = []
+            var deleted: [(id: JobID, queue: QueueName, owner: UInt32, attempts: Int)] = []
             var environments: Set<Int64> = []
             while try statement.step() {
-                deleted.append((JobID(rawValue: statement.int64(at: 0)), QueueName(rawValue: statement.string(at: 1) ?? "") ?? .default))
+                deleted.append((
+                    JobID(rawValue: statement.int64(at: 0)), QueueName(rawValue: statement.string(at: 1) ?? "") ?? .default,
+                    UInt32(truncatingIfNeeded: statement.int64(at: 3)), statement.int(at: 4)))
                 environments.insert(statement.int64(at: 2))
             }
             statement.reset()

@@ -96,7 +96,8 @@ extension JobStore {
             submittedAt: Timestamp.date(microseconds: try required(integer("submitted_at"), "submitted_at")),
             startedAt: try integer("started_at").map(Timestamp.date(microseconds:)),
             finishedAt: try integer("finished_at").map(Timestamp.date(microseconds:)),
-            submitterUid: submitterUid, pid: try int32("pid"))
+            submitterUid: submitterUid, pid: try int32("pid"),
+            held: try required(integer("held"), "held") != 0, suspended: try required(integer("suspended"), "suspended") != 0)
         job.slurmJobId = try text("slurm_job_id").flatMap { $0.isEmpty ? nil : $0 }
         return RunningJobRecord(
             job: job, processStartTicks: try integer("process_start_ticks").map(UInt64.init(bitPattern:)),

@@ -45,7 +45,8 @@ public final class JobStore {
     static let columns = """
         id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code, \
         signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
-        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, slurm_job_id, \
+        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, held, suspended, \
+        slurm_job_id, \
         (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies
         """
 
@@ -58,20 +59,12 @@ public final class JobStore {
     /// Served by the partial index `jobs_runnable`: a search on `queue`, already in
     /// `priority DESC, id` order, so no sort and no table scan however many jobs wait.
     static let nextQueuedSQL = """
-        SELECT \(columns) FROM jobs WHERE state = 'queued' AND queue = ?1 \
+        SELECT \(columns) FROM jobs WHERE state = 'queued' AND queue = ?1 AND held = 0 \
         AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
         """
 
     /// A loose index scan: each step seeks the next distinct queue in `jobs_runnable`, so the
     /// cost grows with the number of queues, not of queued jobs.
-    static let queuesSQL = """
-        WITH RECURSIVE q(name) AS (
-            SELECT min(queue) FROM jobs WHERE state = 'queued'
-            UNION ALL
-            SELECT (SELECT min(queue) FROM jobs WHERE state = 'queued' AND queue > q.name) FROM q WHERE q.name IS NOT NULL
-        ) SELECT name FROM q WHERE name IS NOT NULL
-        """
-
     static let markRunningSQL = """
         UPDATE jobs SET state = 'running', attempt = attempt + 1, started_at = ?2, finished_at = NULL, \
         pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING \(columns)
@@ -79,8 +72,8 @@ public final class JobStore {
 
     static let markFinishedSQL = """
         UPDATE jobs SET state = 'finished', result = ?2, exit_code = ?3, signal = ?4, reason = ?5, \
-        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL, slurm_job_id = NULL \
-        WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
+        failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL, held = 0, \
+        suspended = 0, slurm_job_id = NULL WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
         """
 
     // MARK: - Inserting
@@ -200,13 +193,21 @@ public final class JobStore {
     ///   - stateName: only jobs in this state (one of ``JobState/names``; another name matches
     ///     nothing); `nil` for any.
     ///   - limit: only the newest (highest IDs) this many; `nil` for no limit.
+    ///   - owner: only jobs this uid submitted; `nil` for everyone's.
+    ///   - result: only finished jobs with this result; `nil` for any.
+    ///   - labels: only jobs carrying every one of these labels with these values.
     /// - Returns: the matching jobs, ordered by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func jobs(
-        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil
+        ids: [JobID]? = nil, queue: QueueName? = nil, stateName: String? = nil, limit: Int? = nil, owner: UInt32? = nil,
+        result: String? = nil, labels: [String: String]? = nil
     ) throws -> [Job] {
         var conditions: [String] = []
         var values: [DatabaseValue] = []
+        if let owner {
+            conditions.append("submitter_uid = ?")
+            values.append(.integer(Int64(owner)))
+        }
         if let ids {
             conditions.append("id IN (SELECT value FROM json_each(?))")
             values.append(.text(Self.jsonArray(ids)))
@@ -219,6 +220,7 @@ public final class JobStore {
             conditions.append("state = ?")
             values.append(.text(stateName))
         }
+        Self.appendConditions(result: result, labels: labels, to: &conditions, values: &values)
         var sql = "SELECT \(Self.columns) FROM jobs"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         guard let limit else {
@@ -242,25 +244,6 @@ public final class JobStore {
         try select(Self.nextQueuedSQL, [
             .text(queue.rawValue), .text(Self.jsonArray(excluding.sorted())), .integer(Int64(max(limit, 0))),
         ]).map(\.job)
-    }
-
-    /// The queues that hold at least one queued job, sorted by name.
-    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)`` for a
-    ///   stored queue name that is not valid.
-    public func queuesWithQueuedJobs() throws -> [QueueName] {
-        try database.read { db in
-            let statement = try db.cachedStatement(Self.queuesSQL)
-            defer { statement.reset() }
-            var queues: [QueueName] = []
-            while try statement.step() {
-                let text = statement.string(at: 0) ?? ""
-                guard let queue = QueueName(rawValue: text) else {
-                    throw JobStoreError.invalidRow(id: 0, column: "queue", detail: "'\(text)' is not a queue name")
-                }
-                queues.append(queue)
-            }
-            return queues
-        }
     }
 
     /// Jobs recorded as running, with their process identity, for recovery at start.
@@ -308,21 +291,6 @@ public final class JobStore {
         ])
     }
 
-    /// Records the identity of a claimed job's process, to recognise it after a restart.
-    /// - Parameters:
-    ///   - id: the job; it must be running.
-    ///   - pid: the main process ID (also its process group ID).
-    ///   - processStartTicks: its start time in clock ticks after boot (`/proc/PID/stat` field 22).
-    ///   - bootID: the current boot's ID (`/proc/sys/kernel/random/boot_id`).
-    /// - Returns: the job as now stored.
-    @discardableResult
-    public func recordProcess(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws -> Job {
-        try transition(id, to: "running", sql: """
-            UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running' \
-            RETURNING \(Self.columns)
-            """, values: [.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
-    }
-
     /// Gives back a claim whose process was never spawned (the daemon is stopping): queued
     /// again, the attempt not counted.
     @discardableResult
@@ -331,16 +299,6 @@ public final class JobStore {
             UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL, slurm_job_id = NULL \
             WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue)])
-    }
-
-    /// Claims a queued job and records its process in one transaction (``claim(_:at:)`` then
-    /// ``recordProcess(_:pid:processStartTicks:bootID:)``).
-    @discardableResult
-    public func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
-        try database.write { _ in
-            try claim(id, at: at)
-            return try recordProcess(id, pid: pid, processStartTicks: processStartTicks, bootID: bootID)
-        }
     }
 
     /// Records that a job ended: state finished with `result`, the finish time; the process

@@ -25,11 +25,55 @@ public enum Migrations {
         migrator.registerMigration("v5-job-counts") { db in
             try db.execute(v5JobCountsSQL)
         }
+        migrator.registerMigration("v6-multi-user") { db in
+            try db.execute(v6MultiUserSQL)
+        }
+        migrator.registerMigration("v7-declared-queues-held-suspended") { db in
+            try db.execute(v7DeclaredQueuesSQL)
+        }
         migrator.registerMigration("v8-executors") { db in
             try db.execute(v8ExecutorsSQL)
         }
         return migrator
     }()
+
+    /// v6: a queue's limit of running jobs per user, and the queued jobs of a queue by owner,
+    /// in start order, so that the scheduler finds each user's next job (and which users have
+    /// queued work) without reading the queue: it hands free slots to users in turn.
+    static let v6MultiUserSQL = """
+        ALTER TABLE queues ADD COLUMN max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1);
+        CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC, id) WHERE state = 'queued';
+        """
+
+    /// v7: queues are declared (a row in `queues`), no longer made by the first job that names
+    /// one; the queues that already have jobs, and `default`, are declared. A job may be held
+    /// (kept from starting while queued or waiting) and, while running, suspended (frozen).
+    /// An edit can now move a queued job back to waiting: only an attempt's end is `retrying`
+    /// (that event runs hooks), so the state trigger says so.
+    static let v7DeclaredQueuesSQL = """
+        ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
+        ALTER TABLE jobs ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1));
+        INSERT OR IGNORE INTO queues (name) SELECT DISTINCT queue FROM job_counts;
+        INSERT OR IGNORE INTO queues (name) VALUES ('default');
+        DROP TRIGGER jobs_state_event;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                CASE
+                    WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN OLD.state = 'finished' THEN 'requeued'
+                    WHEN NEW.state = 'waiting' AND OLD.state = 'running' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a
+                ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        """
 
     /// v8: where a queue's jobs run (`queues.executor`, with a slurm queue's partition and
     /// sbatch options), and the Slurm job ID of a running attempt (`jobs.slurm_job_id`: `''`

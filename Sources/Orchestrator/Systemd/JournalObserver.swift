@@ -4,7 +4,7 @@ import Glibc
 import OrchestratorAPI
 
 /// Logs every event: to the journal with structured fields (`ORCHD_JOB_ID`, `ORCHD_QUEUE`,
-/// `ORCHD_EVENT`, `PRIORITY`, `MESSAGE`; sd_journal_sendv(3)) when journald is reachable, else
+/// `ORCHD_OWNER_UID` (the job's owner), `ORCHD_EVENT`, `PRIORITY`, `MESSAGE`; sd_journal_sendv(3)) when journald is reachable, else
 /// one line on stderr. `journalctl ORCHD_JOB_ID=7` then shows one job's story.
 final class JournalObserver: JobObserver {
     /// Whether journald's socket exists (systemd-journald.service(8)).
@@ -22,13 +22,7 @@ final class JournalObserver: JobObserver {
             if priority <= 4 { DaemonLog.warning(message) } else { DaemonLog.info(message) }
             return
         }
-        var fields = [
-            "MESSAGE=\(message)", "PRIORITY=\(priority)", "SYSLOG_IDENTIFIER=orchd", "ORCHD_EVENT=\(event.kind)",
-            "ORCHD_EVENT_SEQ=\(event.seq)",
-        ]
-        if let id = event.jobId { fields.append("ORCHD_JOB_ID=\(id)") }
-        if let queue = event.queue { fields.append("ORCHD_QUEUE=\(queue)") }
-        if let result = event.result { fields.append("ORCHD_RESULT=\(result)") }
+        let fields = Self.fields(of: event, message: message, priority: priority)
         // sd_journal_sendv takes the fields as iovecs; each must stay alive for the call.
         let buffers = fields.map { Array($0.utf8) }
         var iovecs: [iovec] = []
@@ -39,6 +33,19 @@ final class JournalObserver: JobObserver {
             }
             _ = sd_journal_sendv(&iovecs, Int32(iovecs.count))
         }
+    }
+
+    /// The journal fields of one event (systemd.journal-fields(7) for the standard ones).
+    static func fields(of event: Event, message: String, priority: Int) -> [String] {
+        var fields = [
+            "MESSAGE=\(message)", "PRIORITY=\(priority)", "SYSLOG_IDENTIFIER=orchd", "ORCHD_EVENT=\(event.kind)",
+            "ORCHD_EVENT_SEQ=\(event.seq)",
+        ]
+        if let id = event.jobId { fields.append("ORCHD_JOB_ID=\(id)") }
+        if let queue = event.queue { fields.append("ORCHD_QUEUE=\(queue)") }
+        if let owner = event.ownerUid { fields.append("ORCHD_OWNER_UID=\(owner)") }
+        if let result = event.result { fields.append("ORCHD_RESULT=\(result)") }
+        return fields
     }
 }
 
@@ -51,4 +58,5 @@ extension Array where Element == [UInt8] {
         }
         return nest(0, [])
     }
+
 }

@@ -13,14 +13,14 @@ import Synchronization
 /// next probe. A probe still waiting means the control queue was busy or blocked for the
 /// whole half interval, and the ping is withheld (and `STATUS=` says so, see
 /// ``stuckStatus``). Probes never pile up: a new one is posted only after the previous one ran.
-final class Watchdog: @unchecked Sendable {  // safe: every stored property is immutable; `probe` is a Mutex and the timer a thread-safe dispatch source
+final class Watchdog: Sendable {
     /// Half of `WATCHDOG_USEC`: the period of the ticks, as sd_watchdog_enabled(3) advises.
     let tickInterval: Duration
     /// The `STATUS=` text sent when a ping is first withheld.
     static let stuckStatus = "the scheduler is not responding; watchdog pings withheld"
     private let scheduler: Scheduler
     private let notifier: SystemdNotifier
-    private let timer: any DispatchSourceTimer
+    private let timer: RetainedSource<any DispatchSourceTimer>
     private struct Probe {
         /// The number of the probe last posted onto the control queue.
         var posted = 0
@@ -43,24 +43,24 @@ final class Watchdog: @unchecked Sendable {  // safe: every stored property is i
         tickInterval = Duration(microseconds: Int64(clamping: microseconds / 2))
         self.scheduler = scheduler
         self.notifier = notifier
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.watchdog"))
+        timer = RetainedSource(source: DispatchSource.makeTimerSource(queue: DispatchQueue(label: "orchd.watchdog")))
     }
 
     /// Sends the first `WATCHDOG=1` and starts the ticks. Call once the daemon is ready.
     func start() {
-        timer.setEventHandler { [self] in tick() }
-        let nanoseconds = tickInterval.components.seconds * 1_000_000_000 + tickInterval.components.attoseconds / 1_000_000_000
-        timer.schedule(
-            deadline: .now() + .nanoseconds(Int(nanoseconds)), repeating: .nanoseconds(Int(nanoseconds)),
-            leeway: .milliseconds(Int(min(100, max(1, nanoseconds / 20_000_000)))))
+        timer.source.setEventHandler { [self] in tick() }
+        // A leeway of 1/20 of the period, 1 to 100 ms: the ping may come a little late, never
+        // so late that it misses the watchdog's deadline.
+        let leeway = min(.milliseconds(100), max(.milliseconds(1), tickInterval / 20))
+        timer.source.schedule(deadline: .now() + tickInterval.dispatchInterval, repeating: tickInterval.dispatchInterval, leeway: leeway.dispatchInterval)
         notifier.send("WATCHDOG=1")
         postProbe()
-        timer.resume()
+        timer.source.resume()
     }
 
     /// Stops the ticks (at exit).
     func stop() {
-        timer.cancel()
+        timer.source.cancel()
     }
 
     private func tick() {

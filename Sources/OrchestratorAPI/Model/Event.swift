@@ -3,7 +3,7 @@ import FoundationEssentials
 /// One lifecycle event, as stored in the event log and streamed by `orchctl events`.
 ///
 /// JSON: `seq, at, kind, jobId, queue, state, previousState, result, exitCode, signal,
-/// attempt` (RFC 3339 `at`; fields that do not apply are `null`). Kinds are snake_case:
+/// attempt, ownerUid` (RFC 3339 `at`; fields that do not apply are `null`). Kinds are snake_case:
 /// `submitted`, `queued` (a waiting job became eligible), `started`, `retrying`, `requeued`,
 /// `finished`, `cancelled`, `queue_paused`, `queue_resumed`, `queue_drained`,
 /// `daemon_ready`, `daemon_stopping`.
@@ -30,12 +30,17 @@ public struct Event: Hashable, Sendable, Codable {
     public var signal: Int32?
     /// The job's attempt number.
     public var attempt: Int?
+    /// The uid of the job's owner (its submitter); `nil` for an event of no job, or of a job
+    /// pruned before the event was read.
+    public var ownerUid: UInt32?
 
     /// Creates a value with every field given.
     public init(
         seq: Int64, at: Date, kind: EventKind, jobId: JobID? = nil, queue: QueueName? = nil, state: String? = nil,
-        previousState: String? = nil, result: String? = nil, exitCode: Int32? = nil, signal: Int32? = nil, attempt: Int? = nil
+        previousState: String? = nil, result: String? = nil, exitCode: Int32? = nil, signal: Int32? = nil, attempt: Int? = nil,
+        ownerUid: UInt32? = nil
     ) {
+        self.ownerUid = ownerUid
         self.seq = seq
         self.at = at
         self.kind = kind
@@ -50,7 +55,7 @@ public struct Event: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, jobId, queue, state, previousState, result, exitCode, signal, attempt
+        case seq, at, kind, jobId, queue, state, previousState, result, exitCode, signal, attempt, ownerUid
     }
 
     public init(from decoder: any Decoder) throws {
@@ -70,6 +75,7 @@ public struct Event: Hashable, Sendable, Codable {
         exitCode = try c.decodeIfPresent(Int32.self, forKey: .exitCode)
         signal = try c.decodeIfPresent(Int32.self, forKey: .signal)
         attempt = try c.decodeIfPresent(Int.self, forKey: .attempt)
+        ownerUid = try c.decodeIfPresent(UInt32.self, forKey: .ownerUid)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -85,5 +91,6 @@ public struct Event: Hashable, Sendable, Codable {
         try c.encode(exitCode, forKey: .exitCode)
         try c.encode(signal, forKey: .signal)
         try c.encode(attempt, forKey: .attempt)
+        try c.encode(ownerUid, forKey: .ownerUid)
     }
 }

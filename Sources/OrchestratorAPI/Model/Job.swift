@@ -5,7 +5,7 @@ import FoundationEssentials
 /// JSON (`orchctl status --json`, `io.orchd.Jobs`) is flat and lowerCamel: `id, name, state,
 /// result, exitCode, signal, reason, failedDependency, queue, priority, argv, shell, cwd, after,
 /// attempt, maxAttempts, submittedAt, startedAt, finishedAt, submitterUid, labels, pid,
-/// notBefore, timeoutUSec, uniqueKey`. Times
+/// notBefore, timeoutUSec, uniqueKey, held, suspended`. Times
 /// are RFC 3339 UTC with milliseconds; absent values are `null`. The environment is not part of
 /// the JSON: it can hold secrets.
 public struct Job: Hashable, Sendable, Codable, Identifiable {
@@ -34,11 +34,15 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     /// The Slurm job ID of the running attempt, when its queue runs jobs on Slurm (`nil`
     /// otherwise, and while it is being submitted).
     public var slurmJobId: String?
+    /// Kept from starting (`orchctl hold`) until released, while waiting or queued.
+    public var held: Bool
+    /// Running, but its processes are stopped (`orchctl suspend`) until continued.
+    public var suspended: Bool
 
     /// Creates a job value.
     public init(
         id: JobID, spec: JobSpec, state: JobState, attempt: Int = 0, submittedAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil,
-        submitterUid: UInt32, pid: Int32? = nil
+        submitterUid: UInt32, pid: Int32? = nil, held: Bool = false, suspended: Bool = false
     ) {
         self.id = id
         self.spec = spec
@@ -49,6 +53,8 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         self.finishedAt = finishedAt
         self.submitterUid = submitterUid
         self.pid = pid
+        self.held = held
+        self.suspended = suspended
     }
 
     // MARK: - Codable
@@ -56,7 +62,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     private enum CodingKeys: String, CodingKey {
         case id, name, state, result, exitCode, signal, reason, failedDependency, queue, priority
         case argv, shell, cwd, after, attempt, maxAttempts, submittedAt, startedAt, finishedAt
-        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey, slurmJobId
+        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey, held, suspended, slurmJobId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -109,6 +115,8 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         submitterUid = try c.decode(UInt32.self, forKey: .submitterUid)
         pid = try c.decodeIfPresent(Int32.self, forKey: .pid)
         slurmJobId = try c.decodeIfPresent(String.self, forKey: .slurmJobId)
+        held = try c.decodeIfPresent(Bool.self, forKey: .held) ?? false
+        suspended = try c.decodeIfPresent(Bool.self, forKey: .suspended) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -146,6 +154,8 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         try c.encode(spec.timeoutUSec, forKey: .timeoutUSec)
         try c.encode(spec.uniqueKey, forKey: .uniqueKey)
         try c.encodeIfPresent(slurmJobId, forKey: .slurmJobId)
+        try c.encode(held, forKey: .held)
+        try c.encode(suspended, forKey: .suspended)
     }
 
     private static func decodeDate(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date? {

@@ -22,6 +22,11 @@ public enum JobResult: Hashable, Sendable {
     /// The daemon stopped or died while the job ran, and no attempt was left to retry it.
     case interrupted
 
+    /// Every result's name, as ``name`` gives it (for `status --result` and `List`'s filter).
+    public static let names = [
+        "succeeded", "failed", "signaled", "timed_out", "cancelled", "spawn_failed", "dependency_failed", "interrupted",
+    ]
+
     /// The snake_case name used on the wire and in the store.
     public var name: String {
         switch self {

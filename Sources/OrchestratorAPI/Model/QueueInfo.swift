@@ -45,12 +45,19 @@ public struct QueueInfo: Hashable, Sendable, Codable {
             self.lastError = lastError
         }
     }
+    /// The most running jobs one user may have in this queue; `nil`: no limit.
+    public var maxRunningPerUser: Int?
+    /// Running jobs by owner uid (decimal), for admins; `nil` for other callers.
+    public var runningPerUser: [String: Int]?
 
     /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int, paused: Bool, retryBaseUSec: Int64, retryCapUSec: Int64, jobs: JobCounts,
-        hooks: [String: String] = [:], executor: String? = nil, slurm: SlurmSettings? = nil
+        hooks: [String: String] = [:], maxRunningPerUser: Int? = nil, runningPerUser: [String: Int]? = nil,
+        executor: String? = nil, slurm: SlurmSettings? = nil
     ) {
+        self.maxRunningPerUser = maxRunningPerUser
+        self.runningPerUser = runningPerUser
         self.executor = executor
         self.slurm = slurm
         self.name = name
@@ -63,7 +70,7 @@ public struct QueueInfo: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks, executor, slurm
+        case name, concurrency, paused, retryBaseUSec, retryCapUSec, jobs, hooks, maxRunningPerUser, runningPerUser, executor, slurm
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,5 +84,7 @@ public struct QueueInfo: Hashable, Sendable, Codable {
         hooks = try c.decodeIfPresent([String: String].self, forKey: .hooks) ?? [:]
         executor = try c.decodeIfPresent(String.self, forKey: .executor)
         slurm = try c.decodeIfPresent(SlurmSettings.self, forKey: .slurm)
+        maxRunningPerUser = try c.decodeIfPresent(Int.self, forKey: .maxRunningPerUser)
+        runningPerUser = try c.decodeIfPresent([String: Int].self, forKey: .runningPerUser)
     }
 }

@@ -9,36 +9,64 @@ public enum JobsInterface {
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
-        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
-        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob] + storage)
+        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
     /// `Get(id) -> (job, attempts)`.
-    public static let get = VarlinkMethod<GetParameters, JobReply>("io.orchd.Jobs.Get", errors: [Errors.noSuchJob] + storage)
+    public static let get = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
     /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
     public static let list = VarlinkMethod<ListParameters, JobsReply>("io.orchd.Jobs.List", errors: storage)
-    /// `Cancel(ids) -> (jobs)`.
-    public static let cancel = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.notPermitted] + storage)
+    /// `Cancel(ids, signal) -> (jobs)`.
+    public static let cancel = VarlinkMethod<CancelParameters, JobsReply>(
+        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.permissionDenied] + storage)
+    /// `CancelMatching(queue, state, signal) -> (jobs)`.
+    public static let cancelMatching = VarlinkMethod<CancelMatchingParameters, JobsReply>(
+        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage)
     /// `Retry(id) -> (job)`.
     public static let retry = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Retry",
-        errors: [Errors.noSuchJob, Errors.notPermitted, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
-                 Errors.invalidJobSpec] + storage)
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
+                 Errors.invalidJobSpec, Errors.unknownQueue] + storage)
+    /// `RetryFailed(queue) -> (jobs, refused)`.
+    public static let retryFailed = VarlinkMethod<RetryFailedParameters, RetryFailedReply>(
+        "io.orchd.Jobs.RetryFailed", errors: storage)
+    /// `Hold(ids) -> (jobs)`.
+    public static let hold = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+    /// `Release(ids) -> (jobs)`.
+    public static let release = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+    /// `Edit(id, priority, queue, notBefore, name) -> (job)`.
+    public static let edit = VarlinkMethod<EditParameters, JobReply>(
+        "io.orchd.Jobs.Edit",
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished, Errors.invalidJobSpec,
+                 Errors.unknownQueue] + storage)
+    /// `Suspend(id) -> (job)`.
+    public static let suspend = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Suspend",
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+    /// `Continue(id) -> (job)`.
+    public static let resume = VarlinkMethod<GetParameters, JobReply>(
+        "io.orchd.Jobs.Continue",
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
     /// `Prune(olderThanUSec) -> (pruned)`.
     public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
-    public static let wait = VarlinkMethod<IDsParameters, JobsReply>("io.orchd.Jobs.Wait", errors: [Errors.noSuchJob] + storage)
+    public static let wait = VarlinkMethod<IDsParameters, JobsReply>(
+        "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
-        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.logMissing] + storage)
+        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage)
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage)
     /// Every method of the interface.
     public static let methods = [
         submit.erased, submitBatch.erased, get.erased, list.erased, cancel.erased, retry.erased, prune.erased, wait.erased,
-        logs.erased, subscribe.erased,
+        logs.erased, subscribe.erased, cancelMatching.erased, retryFailed.erased, hold.erased, release.erased, edit.erased,
+        suspend.erased, resume.erased,
     ]
 
     /// The qualified names of the interface's errors.
@@ -46,7 +74,7 @@ public enum JobsInterface {
         public static let noSuchJob = "io.orchd.Jobs.NoSuchJob"
         public static let invalidJobSpec = "io.orchd.Jobs.InvalidJobSpec"
         public static let alreadyFinished = "io.orchd.Jobs.AlreadyFinished"
-        public static let notPermitted = "io.orchd.Jobs.NotPermitted"
+        public static let permissionDenied = "io.orchd.Jobs.PermissionDenied"
         public static let logMissing = "io.orchd.Jobs.LogMissing"
         public static let duplicateJob = "io.orchd.Jobs.DuplicateJob"
         public static let notFinished = "io.orchd.Jobs.NotFinished"
@@ -55,6 +83,115 @@ public enum JobsInterface {
         public static let storageFull = "io.orchd.Jobs.StorageFull"
         public static let databaseLocked = "io.orchd.Jobs.DatabaseLocked"
         public static let subscriberTooSlow = "io.orchd.Jobs.SubscriberTooSlow"
+        public static let noSuchAttempt = "io.orchd.Jobs.NoSuchAttempt"
+        public static let unknownQueue = "io.orchd.Jobs.UnknownQueue"
+        public static let alreadyStarted = "io.orchd.Jobs.AlreadyStarted"
+        public static let notRunning = "io.orchd.Jobs.NotRunning"
+        public static let suspendFailed = "io.orchd.Jobs.SuspendFailed"
+    }
+
+    /// The signals `Cancel` and `CancelMatching` may send first instead of SIGTERM, by name
+    /// without `SIG`, with their numbers on Linux (signal(7)). SIGSTOP and SIGCONT are left
+    /// out: `Suspend` and `Continue` do that, and the job would not end.
+    public static let cancelSignals: [String: Int32] = [
+        "HUP": 1, "INT": 2, "QUIT": 3, "KILL": 9, "USR1": 10, "USR2": 12, "ALRM": 14, "TERM": 15,
+    ]
+
+    /// The signal a name means (`INT`, `SIGINT`, `int`), or `nil` when it names none of
+    /// ``cancelSignals``.
+    public static func cancelSignal(named name: String) -> Int32? {
+        var key = name.uppercased()
+        if key.hasPrefix("SIG") { key.removeFirst(3) }
+        return cancelSignals[key]
+    }
+
+    /// `Cancel(ids, signal) -> (jobs)`.
+    public struct CancelParameters: Codable, Sendable {
+        /// The job IDs.
+        public var ids: [JobID]
+        /// The signal sent first to a running job's processes instead of SIGTERM, by name
+        /// (``cancelSignals``); SIGKILL follows after the grace period as usual.
+        public var signal: String?
+        /// Creates a value with every field given.
+        public init(ids: [JobID], signal: String? = nil) {
+            self.ids = ids
+            self.signal = signal
+        }
+    }
+
+    /// `CancelMatching(queue, state, signal) -> (jobs)`: cancels every job that has not
+    /// finished and matches every filter given (at least one).
+    public struct CancelMatchingParameters: Codable, Sendable {
+        /// Only jobs of this queue.
+        public var queue: QueueName?
+        /// Only jobs in this state: `waiting`, `queued` or `running`.
+        public var state: String?
+        /// As ``CancelParameters/signal``.
+        public var signal: String?
+        /// Creates a value with every field given.
+        public init(queue: QueueName? = nil, state: String? = nil, signal: String? = nil) {
+            self.queue = queue
+            self.state = state
+            self.signal = signal
+        }
+    }
+
+    /// `RetryFailed(queue) -> (jobs, refused)`: retries every job that finished failed (every
+    /// unsuccessful result but a cancel), oldest first.
+    public struct RetryFailedParameters: Codable, Sendable {
+        /// Only jobs of this queue.
+        public var queue: QueueName?
+        /// Creates a value with every field given.
+        public init(queue: QueueName? = nil) { self.queue = queue }
+    }
+
+    /// What `RetryFailed` did.
+    public struct RetryFailedReply: Codable, Sendable {
+        /// The jobs retried, as now stored.
+        public var jobs: [Job]
+        /// The failed jobs that could not be retried, and why.
+        public var refused: [Refusal]
+        /// Creates a value with every field given.
+        public init(jobs: [Job], refused: [Refusal]) {
+            self.jobs = jobs
+            self.refused = refused
+        }
+
+        /// A job that was not retried.
+        public struct Refusal: Codable, Sendable, Hashable {
+            /// The job.
+            public var id: JobID
+            /// Why, as the single-job call's error would say.
+            public var message: String
+            /// Creates a value with every field given.
+            public init(id: JobID, message: String) {
+                self.id = id
+                self.message = message
+            }
+        }
+    }
+
+    /// `Edit(id, priority, queue, notBefore, name) -> (job)`: changes a job that has not
+    /// started; fields not given keep their value.
+    public struct EditParameters: Codable, Sendable {
+        /// The job.
+        public var id: JobID
+        /// The new priority.
+        public var priority: Int?
+        /// The new queue (a declared one).
+        public var queue: QueueName?
+        /// The new earliest start, RFC 3339.
+        public var notBefore: String?
+        /// The new name; empty removes it.
+        public var name: String?
+        /// Creates a value with every field given.
+        public init(id: JobID, priority: Int? = nil, queue: QueueName? = nil, notBefore: String? = nil, name: String? = nil) {
+            self.id = id
+            self.priority = priority
+            self.queue = queue
+            self.notBefore = notBefore
+            self.name = name
+        }
     }
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
@@ -153,7 +290,7 @@ public enum JobsInterface {
         }
     }
 
-    /// `List(ids, queue, state, limit) -> (jobs)`: jobs in ID order, filtered by every field
+    /// `List(ids, queue, state, limit, result, labels) -> (jobs)`: jobs in ID order, filtered by every field
     /// given. With `more`, the jobs come in several replies of at most 1,000.
     public struct ListParameters: Codable, Sendable {
         /// The job IDs.
@@ -164,12 +301,25 @@ public enum JobsInterface {
         public var state: String?
         /// Only the newest `limit` matching jobs (still listed in ID order).
         public var limit: Int?
+        /// Every user's jobs, not only the caller's (a caller who is not an admin then gets
+        /// other users' jobs with their owner, state and command only).
+        public var allUsers: Bool?
+        /// Only finished jobs with this result (one of ``JobResult/names``, e.g. `failed`).
+        public var result: String?
+        /// Only jobs carrying every one of these labels with these values.
+        public var labels: [String: String]?
         /// Creates a value with every field given.
-        public init(ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil) {
+        public init(
+            ids: [JobID]? = nil, queue: QueueName? = nil, state: String? = nil, limit: Int? = nil, allUsers: Bool? = nil,
+            result: String? = nil, labels: [String: String]? = nil
+        ) {
             self.ids = ids
             self.queue = queue
             self.state = state
             self.limit = limit
+            self.allUsers = allUsers
+            self.result = result
+            self.labels = labels
         }
     }
 
@@ -208,14 +358,22 @@ public enum JobsInterface {
         public var tailLines: Int?
         /// After the output written so far, keep the stream open and send new output as the
         /// job writes it, until the job has finished and everything it wrote has been sent.
+        /// Without `attempt`, each attempt of a retried job follows the one before, from its
+        /// start; with `attempt`, the stream ends when that attempt has.
         public var follow: Bool?
+        /// Which attempt's output, from 1 (default: the latest; for a job not started yet,
+        /// its first). Each attempt has its own output.
+        public var attempt: Int?
         /// Creates a value with every field given.
-        public init(id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil) {
+        public init(
+            id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil, attempt: Int? = nil
+        ) {
             self.id = id
             self.stream = stream
             self.offset = offset
             self.tailLines = tailLines
             self.follow = follow
+            self.attempt = attempt
         }
     }
 
@@ -223,12 +381,15 @@ public enum JobsInterface {
     public struct LogsReply: Codable, Sendable {
         /// The bytes, base64-encoded (output is binary-safe).
         public var data: String
-        /// The offset just past this chunk, in bytes.
+        /// The offset just past this chunk, in bytes, in the output of ``attempt``.
         public var offset: Int64
+        /// The attempt whose output this is (a follower goes on from one attempt to the next).
+        public var attempt: Int?
         /// Creates a value with every field given.
-        public init(data: String, offset: Int64) {
+        public init(data: String, offset: Int64, attempt: Int? = nil) {
             self.data = data
             self.offset = offset
+            self.attempt = attempt
         }
     }
 
@@ -279,9 +440,9 @@ public enum JobsInterface {
         VarlinkError(Errors.alreadyFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
     }
 
-    /// `NotPermitted(id)`: only root or the submitter may change another user's job.
-    public static func notPermitted(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.notPermitted, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
+    /// `PermissionDenied(id)`: the job is another user's, and the caller is no admin.
+    public static func permissionDenied(_ id: JobID) -> VarlinkError {
+        VarlinkError(Errors.permissionDenied, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
     }
 
     /// `StorageFailure(message)`: the database refused a change; nothing was changed.
@@ -337,6 +498,43 @@ public enum JobsInterface {
         ]
         if let result { parameters["result"] = .string(result) }
         return VarlinkError(Errors.dependencyNotSucceeded, parameters)
+    }
+
+    /// `NoSuchAttempt(id, attempt, attempts)`: the job has not made that attempt; it has
+    /// started `attempts` so far.
+    public static func noSuchAttempt(_ id: JobID, attempt: Int, attempts: Int) -> VarlinkError {
+        let has = attempts == 0 ? "it has not started yet" : "its attempts are 1 to \(attempts)"
+        return VarlinkError(Errors.noSuchAttempt, [
+            "id": .number(Double(id.rawValue)), "attempt": .number(Double(attempt)), "attempts": .number(Double(attempts)),
+            "message": .string("job \(id) has no attempt \(attempt): \(has)"),
+        ])
+    }
+
+    /// `UnknownQueue(name, known, message)`: no queue of this name is declared; `known`
+    /// lists those that are.
+    public static func unknownQueue(_ name: QueueName, known: [QueueName]) -> VarlinkError {
+        VarlinkError(Errors.unknownQueue, [
+            "name": .string(name.rawValue), "known": .array(known.map { .string($0.rawValue) }),
+            "message": .string("no queue named '\(name)'; the queues are \(known.map(\.rawValue).joined(separator: ", ")) "
+                + "(add one with 'orchctl queue add \(name)')"),
+        ])
+    }
+
+    /// `AlreadyStarted(id, message)`: the job has started, so it cannot be held, released or
+    /// edited.
+    public static func alreadyStarted(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.alreadyStarted, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+    }
+
+    /// `NotRunning(id, message)`: the job is not running, so it cannot be suspended or
+    /// continued.
+    public static func notRunning(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.notRunning, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+    }
+
+    /// `SuspendFailed(id, message)`: the job's processes could not be stopped or continued.
+    public static func suspendFailed(_ id: JobID, message: String) -> VarlinkError {
+        VarlinkError(Errors.suspendFailed, ["id": .number(Double(id.rawValue)), "message": .string(message)])
     }
 
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped

@@ -8,8 +8,15 @@ public enum QueuesInterface {
 
     /// `List(names) -> (queues)`.
     public static let list = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
-    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks, executor, slurmPartition, slurmOptions) -> (queue)`.
-    public static let set = VarlinkMethod<SetParameters, QueueReply>("io.orchd.Queues.Set", errors: [Errors.invalidSetting] + storage)
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
+    public static let set = VarlinkMethod<SetParameters, QueueReply>(
+        "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage)
+    /// `Add(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
+    public static let add = VarlinkMethod<SetParameters, QueueReply>(
+        "io.orchd.Queues.Add", errors: [Errors.invalidSetting, Errors.queueExists] + storage)
+    /// `Remove(name) -> ()`.
+    public static let remove = VarlinkMethod<RemoveParameters, RemoveReply>(
+        "io.orchd.Queues.Remove", errors: [Errors.noSuchQueue, Errors.queueNotRemovable] + storage)
     /// `WaitDrained(name) -> (queue)`.
     public static let waitDrained = VarlinkMethod<WaitDrainedParameters, QueueReply>(
         "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage)
@@ -18,16 +25,34 @@ public enum QueuesInterface {
     /// `Resume(names) -> (queues)`.
     public static let resume = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage)
     /// Every method of the interface.
-    public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased]
+    public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased, add.erased, remove.erased]
 
     /// The qualified names of the interface's errors.
     public enum Errors {
         public static let noSuchQueue = "io.orchd.Queues.NoSuchQueue"
         public static let invalidSetting = "io.orchd.Queues.InvalidSetting"
+        public static let queueExists = "io.orchd.Queues.QueueExists"
+        public static let queueNotRemovable = "io.orchd.Queues.QueueNotRemovable"
     }
 
-    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a queue's
-    /// settings, creating it when new; fields not given keep their value.
+    /// `Remove(name) -> ()`: removes a declared queue that has no unfinished job; its
+    /// finished jobs stay. `default` cannot be removed.
+    public struct RemoveParameters: Codable, Sendable {
+        /// The queue.
+        public var name: QueueName
+        /// Creates a value with every field given.
+        public init(name: QueueName) { self.name = name }
+    }
+
+    /// `Remove`'s empty reply.
+    public struct RemoveReply: Codable, Sendable {
+        /// Creates the value.
+        public init() {}
+    }
+
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec) -> (queue)`: change a declared
+    /// queue's settings; fields not given keep their value. `Add` takes the same fields to
+    /// declare a new queue.
     public struct SetParameters: Codable, Sendable {
         /// The name.
         public var name: QueueName
@@ -40,6 +65,8 @@ public enum QueuesInterface {
         /// Hook commands to set, by event kind (`finished`, `failed`, `succeeded`, `cancelled`,
         /// `retrying`, `started`, `queue_drained`); an empty command removes that hook.
         public var hooks: [String: String]?
+        /// The most running jobs one user may have in the queue; 0 removes the limit.
+        public var maxRunningPerUser: Int?
         /// Where the queue's jobs run from now on: `local` or `slurm` (``executors``).
         public var executor: String?
         /// The Slurm partition (`sbatch --partition`); an empty string removes it.
@@ -50,8 +77,10 @@ public enum QueuesInterface {
         /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-            hooks: [String: String]? = nil, executor: String? = nil, slurmPartition: String? = nil, slurmOptions: [String]? = nil
+            hooks: [String: String]? = nil, maxRunningPerUser: Int? = nil, executor: String? = nil, slurmPartition: String? = nil,
+            slurmOptions: [String]? = nil
         ) {
+            self.maxRunningPerUser = maxRunningPerUser
             self.executor = executor
             self.slurmPartition = slurmPartition
             self.slurmOptions = slurmOptions
@@ -116,7 +145,7 @@ public enum QueuesInterface {
             }
             let name = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
             if reservedSlurmOptions.contains(name) {
-                return "'\(name)' is set by orchd for every job (job name, output, exit status, environment, directory); leave it out"
+                return "'\(name)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user); leave it out"
             }
         }
         return nil
@@ -125,7 +154,7 @@ public enum QueuesInterface {
     /// The `sbatch` options orchd gives each job itself, refused in a queue's options.
     public static let reservedSlurmOptions: Set<String> = [
         "--job-name", "-J", "--output", "-o", "--error", "-e", "--export", "--export-file", "--chdir", "-D",
-        "--parsable", "--wrap", "--array", "-a", "--wait", "-W",
+        "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid",
     ]
 
     /// The event kinds a hook may be set for.
@@ -147,9 +176,19 @@ public enum QueuesInterface {
         public init(queues: [QueueInfo]) { self.queues = queues }
     }
 
-    /// `NoSuchQueue(name)`: no job or setting has ever named this queue.
+    /// `NoSuchQueue(name)`: no queue of this name is declared.
     public static func noSuchQueue(_ name: QueueName) -> VarlinkError {
-        VarlinkError(Errors.noSuchQueue, ["name": .string(name.rawValue), "message": .string("no queue named '\(name)'")])
+        VarlinkError(Errors.noSuchQueue, ["name": .string(name.rawValue), "message": .string("no queue named '\(name)' (add one with 'orchctl queue add \(name)')")])
+    }
+
+    /// `QueueExists(name, message)`: `Add` of a queue that is declared already.
+    public static func queueExists(_ name: QueueName, message: String) -> VarlinkError {
+        VarlinkError(Errors.queueExists, ["name": .string(name.rawValue), "message": .string(message)])
+    }
+
+    /// `QueueNotRemovable(name, message)`: the queue has unfinished jobs, or is `default`.
+    public static func queueNotRemovable(_ name: QueueName, message: String) -> VarlinkError {
+        VarlinkError(Errors.queueNotRemovable, ["name": .string(name.rawValue), "message": .string(message)])
     }
 
     /// `InvalidSetting(message)`: a value is out of range.

@@ -41,6 +41,12 @@ public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
         VarlinkError(ServiceInterface.Errors.permissionDenied)
     }
 
+    /// `PermissionDenied` with a `message` saying what is missing (an extra parameter, which
+    /// Varlink clients that do not know it ignore).
+    public static func permissionDenied(_ message: String) -> VarlinkError {
+        VarlinkError(ServiceInterface.Errors.permissionDenied, ["message": .string(message)])
+    }
+
     public static func expectedMore() -> VarlinkError {
         VarlinkError(ServiceInterface.Errors.expectedMore)
     }

@@ -16,25 +16,31 @@ public struct VarlinkFrameDecoder: Sendable {
         self.maximumMessageBytes = maximumMessageBytes
     }
 
+    /// A framing failure: the peer sent something that cannot be a Varlink message.
+    public enum FrameError: Error, Hashable, Sendable {
+        /// A message exceeded the size cap (in bytes).
+        case messageTooLarge(limitBytes: Int)
+    }
+
     /// Whether a message has begun but not ended.
     public var hasPartialMessage: Bool { !pending.isEmpty }
 
     /// Appends bytes read from the stream and returns the messages they complete, in order.
-    /// - Throws: ``VarlinkFrameError/messageTooLarge(limitBytes:)`` once the unfinished message
+    /// - Throws: ``FrameError/messageTooLarge(limitBytes:)`` once the unfinished message
     ///   grows past ``maximumMessageBytes``; the stream cannot be resynchronised after that.
-    public mutating func append(_ bytes: some Collection<UInt8>) throws(VarlinkFrameError) -> [[UInt8]] {
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(FrameError) -> [[UInt8]] {
         // Found with memchr(3) in contiguous memory: a generic byte-by-byte search dominated
         // the cost of a long stream (a 100 MB log is 133 MB of replies).
         let result = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(VarlinkFrameError) -> [[UInt8]] in try append(contiguous: buffer) }
+            Result { () throws(FrameError) -> [[UInt8]] in try append(contiguous: buffer) }
         }
         if let result { return try result.get() }
         return try Array(bytes).withUnsafeBufferPointer { buffer in
-            Result { () throws(VarlinkFrameError) -> [[UInt8]] in try append(contiguous: buffer) }
+            Result { () throws(FrameError) -> [[UInt8]] in try append(contiguous: buffer) }
         }.get()
     }
 
-    private mutating func append(contiguous buffer: UnsafeBufferPointer<UInt8>) throws(VarlinkFrameError) -> [[UInt8]] {
+    private mutating func append(contiguous buffer: UnsafeBufferPointer<UInt8>) throws(FrameError) -> [[UInt8]] {
         var messages: [[UInt8]] = []
         guard let base = buffer.baseAddress else { return messages }
         var start = 0

@@ -1,23 +1,66 @@
+import CommandLineParsing
 import OrchestratorAPI
 
-/// `orchctl cancel ID...`: dequeues jobs or tears down their running processes.
+/// `orchctl cancel ID... | --queue Q | --state S [--signal NAME]`: dequeues jobs or tears
+/// down their running processes.
 enum CancelCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "cancel",
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
-        discussion: "A running job's whole process group gets SIGTERM, then SIGKILL after orchd's grace period. Each job is cancelled on its own: one that cannot be cancelled is reported and the others still are.",
-        usage: "cancel <id> ...",
-        arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .oneOrMore, help: "The jobs to cancel.")],
-        options: [])
+        discussion: """
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). Each job is cancelled on its own: one that cannot be cancelled is reported and the others still are.
+
+            --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
+            """,
+        usage: "cancel (<id> ... | --queue <queue> | --state <state>) [--signal <name>]",
+        arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to cancel.")],
+        options: Options.specs)
+
+    /// `cancel`'s options.
+    struct Options: CommandOptions {
+        var queue: QueueName?
+        var state: String?
+        var signal: String?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "Cancel every unfinished job of this queue."),
+            .value(\.state, "state", "state", kind: .choice(["waiting", "queued", "running"]),
+                   help: "Cancel every job in this state (waiting, queued or running)."),
+            .value(\.signal, "signal", "name", help: "Send this signal first instead of SIGTERM, e.g. INT, HUP or USR1."),
+        ]
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let options = Options(decoding: invocation)
+        let matching = options.queue != nil || options.state != nil
+        if matching && !invocation.jobIDs.isEmpty {
+            throw CommandLineError(.conflictingOptions, "give job IDs or --queue/--state, not both", command: spec.name)
+        }
+        if !matching && invocation.jobIDs.isEmpty {
+            throw CommandLineError(.missingArgument, "missing argument '<id>' (or --queue <queue>, or --state <state>)", command: spec.name)
+        }
+        if let name = options.signal, JobsInterface.cancelSignal(named: name) == nil {
+            let known = JobsInterface.cancelSignals.sorted { $0.value < $1.value }.map(\.key).joined(separator: ", ")
+            throw CommandLineError(.invalidValue, "invalid value for option '--signal': '\(name.visible)' is not one of \(known)", command: spec.name)
+        }
         let connection = try context.connect(invocation)
+        guard !matching else {
+            let jobs = try connection.call(
+                JobsInterface.cancelMatching,
+                JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
+            if invocation.global.json {
+                context.console.write(try JSONOutput.text(jobs))
+            } else {
+                context.console.print(BulkText.summary(jobs.map(\.id), verb: "cancelled"))
+            }
+            return .success
+        }
         var status = ExitCode.success
         var cancelled: [Job] = []
         for id in invocation.jobIDs {
             let reply: JobsInterface.JobsReply
             do {
-                reply = try connection.call(JobsInterface.cancel, JobsInterface.IDsParameters(ids: [id]))
+                reply = try connection.call(JobsInterface.cancel, JobsInterface.CancelParameters(ids: [id], signal: options.signal))
             } catch {
                 // The daemon refused this one job: report it and go on with the others. A
                 // connection failure ends the command.

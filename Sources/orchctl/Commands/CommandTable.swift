@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// Every command orchctl knows, in the order help lists them.
 enum CommandTable {
     /// The commands' implementations, subcommands (`queue set`) included.
@@ -9,17 +10,27 @@ enum CommandTable {
         WaitCommand.self,
         CancelCommand.self,
         RetryCommand.self,
+        HoldCommand.self,
+        ReleaseCommand.self,
+        EditCommand.self,
+        SuspendCommand.self,
+        ContinueCommand.self,
         QueuesCommand.self,
         QueueCommand.self,
+        QueueAddCommand.self,
         QueueSetCommand.self,
+        QueueRemoveCommand.self,
         PauseCommand.self,
         ResumeCommand.self,
         EventsCommand.self,
+        TopCommand.self,
         PruneCommand.self,
         InfoCommand.self,
         PingCommand.self,
         ReloadCommand.self,
         ShutdownCommand.self,
+        CompletionCommand.self,
+        ManualCommand.self,
         HelpCommand.self,
     ]
 

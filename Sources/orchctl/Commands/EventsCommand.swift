@@ -1,3 +1,4 @@
+import CommandLineParsing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,9 +11,9 @@ enum EventsCommand: OrchctlCommand {
         name: "events",
         abstract: "Print job and queue events as JSON lines.",
         discussion: """
-            Prints the events orchd still retains, oldest first, one JSON object per line, keys in alphabetical order: at, attempt, exitCode, jobId, kind, previousState, queue, result, seq, signal, state (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
+            Prints the events orchd still retains, oldest first, one JSON object per line, keys in alphabetical order: at, attempt, exitCode, jobId, kind, ownerUid, previousState, queue, result, seq, signal, state (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.
 
-            With --follow, goes on with each new event as orchd records it, until interrupted (Ctrl-C) or until whatever reads the output goes away; either ends it with exit status 0. Each line is written as soon as its event arrives, so a pipe sees it at once. To resume without missing an event still retained, pass the last seq seen to --since.
+            With --follow, goes on with each new event as orchd records it, until interrupted (Ctrl-C) or until whatever reads the output goes away; either ends it with exit status 0. Each line is written as soon as its event arrives, so a pipe sees it at once. To resume without missing an event still retained, pass the last seq seen to --since. When orchd restarts (or its connection is lost), orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on after the last event it printed.
 
             The output is always JSON; --json is accepted and changes nothing.
             """,
@@ -26,6 +27,7 @@ enum EventsCommand: OrchctlCommand {
         var follow = false
         var queue: QueueName?
         var job: JobID?
+        var reconnectTimeout: Duration?
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.since, "since", "seq", kind: .integerIn(0...Int.max),
@@ -33,6 +35,7 @@ enum EventsCommand: OrchctlCommand {
             .flag(\.follow, "follow", help: "Keep printing new events until interrupted."),
             .value(\.queue, "queue", "queue", kind: .queueName, help: "Only events of this queue and its jobs."),
             .value(\.job, "job", "id", kind: .jobID, help: "Only events of this job."),
+            .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan, help: Reconnection.optionHelp, default: "1min"),
         ]
     }
 
@@ -45,30 +48,36 @@ enum EventsCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let parameters = parameters(invocation)
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         try StreamSession.run(follow: true, context: context, invocation: invocation) {
-            (socket, uid, console) throws(CommandFailure) in
-            try stream(parameters, socket: socket, uid: uid, console: console)
+            (_, _, console) throws(CommandFailure) in
+            try stream(parameters, reconnection: reconnection, console: console)
         }
         return .success
     }
 
     /// Subscribes and writes each event as a line, until orchd ends the stream or nothing
-    /// reads the output any more (`EPIPE`, a normal end).
+    /// reads the output any more (`EPIPE`, a normal end). When orchd restarts meanwhile,
+    /// `reconnection` subscribes again after the last event written, so none is written twice.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, or the output
     ///   cannot be written for another reason (a full disk).
     static func stream(
-        _ parameters: JobsInterface.SubscribeParameters, socket: String, uid: UInt32, console: Console
+        _ parameters: JobsInterface.SubscribeParameters, reconnection: Reconnection, console: Console
     ) throws(CommandFailure) {
-        let connection = try OrchdConnection(socket: socket, uid: uid)
+        var parameters = parameters
         let line = EventLine()
-        try connection.streamWhile(JobsInterface.subscribe, parameters) {
-            (reply) throws(CommandFailure) -> Bool in
-            // An empty backlog is one reply without an event.
-            guard let event = reply.event else { return true }
-            switch console.writeOutputChecked(try line.bytes(event)) {
-            case 0: return true
-            case EPIPE: return false
-            case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+        try reconnection.run { (connection) throws(CommandFailure) in
+            try connection.streamWhile(JobsInterface.subscribe, parameters) {
+                (reply) throws(CommandFailure) -> Bool in
+                // An empty backlog is one reply without an event.
+                guard let event = reply.event else { return true }
+                switch console.writeOutputChecked(try line.bytes(event)) {
+                case 0:
+                    parameters.since = event.seq
+                    return true
+                case EPIPE: return false
+                case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// `orchctl help [COMMAND]`: the same text as `orchctl COMMAND --help`. The parser answers it
 /// (as ``ParseOutcome/help(_:)``), so `run` is never reached.
 enum HelpCommand: OrchctlCommand {

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl info`: the daemon's version, uptime, paths, job counts, containment and sync.
@@ -5,6 +6,7 @@ enum InfoCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "info",
         abstract: "Show orchd's version, paths, jobs, containment, sync.",
+        discussion: "With --json, prints io.orchd.Manager.GetInfo's reply as one JSON object (version, pid, uptimeUSec, stateDirectory, socket, concurrency, jobs {waiting, queued, running, finished}, containment, cgroup, sync, syncIntervalUSec) and jsonVersion, the version of this shape: fields may be added, and jsonVersion grows when one changes meaning or goes.",
         usage: "info",
         arguments: [],
         options: [])
@@ -13,7 +15,7 @@ enum InfoCommand: OrchctlCommand {
         let connection = try context.connect(invocation)
         let info = try connection.call(ManagerInterface.getInfo, VarlinkNoParameters())
         if invocation.global.json {
-            context.console.write(try JSONOutput.text(info))
+            context.console.write(try JSONOutput.text(Versioned(info)))
         } else {
             context.console.write(render(info))
         }
@@ -35,5 +37,23 @@ enum InfoCommand: OrchctlCommand {
             ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
             ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(Duration(microseconds: $0)))" } ?? info.sync),
         ])
+    }
+
+    /// The version of `info --json`'s shape.
+    static let jsonVersion = 1
+
+    /// The reply with ``jsonVersion`` beside its fields.
+    struct Versioned: Encodable {
+        let info: ManagerInterface.InfoReply
+
+        init(_ info: ManagerInterface.InfoReply) { self.info = info }
+
+        private enum Key: String, CodingKey { case jsonVersion }
+
+        func encode(to encoder: any Encoder) throws {
+            try info.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(InfoCommand.jsonVersion, forKey: .jsonVersion)
+        }
     }
 }

@@ -1,36 +1,50 @@
+import CommandLineParsing
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import FoundationEssentials
 import OrchestratorAPI
+import Synchronization
 
-/// `orchctl logs ID [--stderr] [--follow] [--tail N]`: a job's captured output, byte-exact,
-/// from `io.orchd.Jobs.Logs`.
+/// `orchctl logs ID [--stderr | --both] [--attempt N] [--follow] [--tail N]`: a job's captured
+/// output, byte-exact, from `io.orchd.Jobs.Logs`.
 enum LogsCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "logs",
         abstract: "Print a job's output, or follow it as it grows.",
         discussion: """
-            The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet and prints nothing. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output.
+            The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet and prints nothing. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output. When the standard output printed is empty and the job wrote to its standard error, a one-line hint on standard error says so.
 
-            With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start.
+            Each attempt keeps its own output: without --attempt, the latest attempt's is printed; --attempt N prints attempt N's ('orchctl show' lists the attempts). An attempt the job has not made is an error, exit status 1.
+
+            --both prints the standard output, then the standard error; on a terminal each under a header (==> stdout <==, ==> stderr <==), plain when piped. With --follow, both streams are followed at once, each piece printed as it arrives, under a header whenever the stream changes (on a terminal).
+
+            With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start (with --attempt, only that attempt is followed). When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on from the byte it had reached.
             """,
-        usage: "logs <id> [--stderr] [--follow] [--tail <lines>]",
+        usage: "logs <id> [--stderr | --both] [--attempt <n>] [--follow] [--tail <lines>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],
         options: Options.specs)
 
     /// `logs`' options.
     struct Options: CommandOptions {
         var stderr = false
+        var both = false
+        var attempt: Int?
         var follow = false
         var tail: Int?
+        var reconnectTimeout: Duration?
 
         static let bindings: [OptionBinding<Options>] = [
             .flag(\.stderr, "stderr", help: "Print the job's standard error instead of its standard output."),
+            .flag(\.both, "both", help: "Print the standard output, then the standard error (with --follow: both as they grow)."),
+            .value(\.attempt, "attempt", "n", kind: .integerIn(1...Int.max),
+                   help: "Print this attempt's output, from 1.", default: "the latest"),
             .flag(\.follow, "follow", short: "f", help: "Keep printing new output until the job has finished."),
             .value(\.tail, "tail", "lines", kind: .integerIn(0...Int.max),
                    help: "Start with the last this many lines (a last line without a newline counts).",
                    default: "all the output"),
+            .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan, help: Reconnection.optionHelp, default: "1min"),
         ]
     }
 
@@ -39,37 +53,170 @@ enum LogsCommand: OrchctlCommand {
         let options = Options(decoding: invocation)
         return JobsInterface.LogsParameters(
             id: invocation.jobIDs[0], stream: options.stderr ? .stderr : .stdout, tailLines: options.tail,
-            follow: options.follow ? true : nil)
+            follow: options.follow ? true : nil, attempt: options.attempt)
     }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
+        let options = Options(decoding: invocation)
+        if options.both && options.stderr {
+            throw CommandLineError(.conflictingOptions, "--both already prints the standard error; give one of --both and --stderr", command: spec.name)
+        }
         let parameters = parameters(invocation)
-        try StreamSession.run(follow: parameters.follow == true, context: context, invocation: invocation) {
-            (socket, uid, console) throws(CommandFailure) in
-            try stream(parameters, socket: socket, uid: uid, console: console)
+        let follow = parameters.follow == true
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
+        guard options.both else {
+            try StreamSession.run(follow: follow, context: context, invocation: invocation) {
+                (socket, uid, console) throws(CommandFailure) in
+                let written = try stream(parameters, reconnection: reconnection, console: console)
+                // `--tail 0` asked for nothing: no hint then.
+                if written == 0 && parameters.stream == .stdout && parameters.tailLines != 0 {
+                    hintAtStandardError(parameters, socket: socket, uid: uid, console: console)
+                }
+            }
+            return .success
+        }
+        let headers = context.console.outputIsTerminal
+        if follow {
+            try StreamSession.run(follow: true, context: context, invocation: invocation) {
+                (_, _, console) throws(CommandFailure) in
+                try followBoth(parameters, reconnection: reconnection, console: console, headers: headers)
+            }
+            return .success
+        }
+        try StreamSession.run(follow: false, context: context, invocation: invocation) {
+            (_, _, console) throws(CommandFailure) in
+            let output = InterleavedOutput(console: console, headers: headers)
+            for stream in [JobsInterface.LogStream.stdout, .stderr] {
+                var streamParameters = parameters
+                streamParameters.stream = stream
+                output.begin(stream)
+                _ = try Self.stream(streamParameters, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+            }
         }
         return .success
     }
 
     /// Writes each chunk as it arrives, until orchd ends the stream or nothing reads the
-    /// output any more (`EPIPE`, a normal end).
+    /// output any more (`EPIPE`, a normal end). When orchd restarts meanwhile, `reconnection`
+    /// connects again and the stream resumes at the byte offset written so far, so nothing is
+    /// written twice.
+    /// - Parameter write: writes a chunk; returns 0 or the errno of the failed write.
+    /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
     ///   not base64, or the output cannot be written for another reason (a full disk).
+    @discardableResult
     static func stream(
-        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
+        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console,
+        write: (([UInt8]) -> Int32)? = nil
+    ) throws(CommandFailure) -> Int {
+        var parameters = parameters
+        var written = 0
+        try reconnection.run { (connection) throws(CommandFailure) in
+            try connection.streamWhile(JobsInterface.logs, parameters) {
+                (reply) throws(CommandFailure) -> Bool in
+                guard let data = Data(base64Encoded: reply.data) else {
+                    throw CommandFailure("orchd sent log data that is not base64")
+                }
+                if data.isEmpty { return true }
+                switch (write ?? console.writeOutputChecked)(Array(data)) {
+                case 0:
+                    written += data.count
+                    // Where a resumed stream starts: just past what was written.
+                    parameters.offset = reply.offset
+                    parameters.tailLines = nil
+                    return true
+                case EPIPE: return false
+                case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+                }
+            }
+        }
+        return written
+    }
+
+    /// Follows both streams at once, each on a connection of its own, until both end.
+    private static func followBoth(
+        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console, headers: Bool
     ) throws(CommandFailure) {
-        let connection = try OrchdConnection(socket: socket, uid: uid)
-        try connection.streamWhile(JobsInterface.logs, parameters) {
-            (reply) throws(CommandFailure) -> Bool in
-            guard let data = Data(base64Encoded: reply.data) else {
-                throw CommandFailure("orchd sent log data that is not base64")
+        let output = InterleavedOutput(console: console, headers: headers)
+        let failures = Mutex<[CommandFailure]>([])
+        let group = DispatchGroup()
+        for stream in [JobsInterface.LogStream.stdout, .stderr] {
+            var streamParameters = parameters
+            streamParameters.stream = stream
+            let fixed = streamParameters
+            DispatchQueue.global().async(group: group) {
+                do throws(CommandFailure) {
+                    try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                } catch {
+                    failures.withLock { $0.append(error) }
+                }
             }
-            if data.isEmpty { return true }
-            switch console.writeOutputChecked(Array(data)) {
-            case 0: return true
-            case EPIPE: return false
-            case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")
+        }
+        group.wait()
+        if let failure = failures.withLock({ $0.first }) { throw failure }
+    }
+
+    /// After an empty standard output: one line on standard error when the attempt's
+    /// standard error is not empty, so a failed job's message is not missed. Quiet when
+    /// that cannot be told.
+    private static func hintAtStandardError(
+        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
+    ) {
+        var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stderr, tailLines: 0, attempt: parameters.attempt)
+        probe.follow = nil
+        var size: Int64 = 0
+        do throws(CommandFailure) {
+            let connection = try OrchdConnection(socket: socket, uid: uid)
+            try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) }
+        } catch {
+            return
+        }
+        guard size > 0 else { return }
+        let attempt = parameters.attempt.map { " --attempt \($0)" } ?? ""
+        console.printError(
+            "orchctl: job \(parameters.id) wrote nothing to standard output but \(size) bytes to standard error; see 'orchctl logs --stderr\(attempt) \(parameters.id)'")
+    }
+
+    /// Output written from two streams: on a terminal under a header each time the stream
+    /// changes (`==> stderr <==`), plain otherwise. Writes are whole chunks, one at a time.
+    final class InterleavedOutput: Sendable {
+        private let console: Console
+        private let headers: Bool
+        /// The stream written last, and whether its output so far ends with a newline.
+        private let last = Mutex<(stream: JobsInterface.LogStream?, endsLine: Bool)>((nil, true))
+
+        init(console: Console, headers: Bool) {
+            self.console = console
+            self.headers = headers
+        }
+
+        /// Writes the header of `stream` now, even before it has output (`--both` without
+        /// `--follow` shows both headers).
+        func begin(_ stream: JobsInterface.LogStream) {
+            _ = last.withLock { last in header(for: stream, &last) }
+        }
+
+        /// Writes a chunk of `stream`, under its header when another stream was written last.
+        /// - Returns: 0, or the errno of the failed write.
+        func write(_ bytes: [UInt8], from stream: JobsInterface.LogStream) -> Int32 {
+            last.withLock { last in
+                if last.stream != stream {
+                    let code = header(for: stream, &last)
+                    if code != 0 { return code }
+                }
+                if let final = bytes.last { last.endsLine = final == UInt8(ascii: "\n") }
+                return console.writeOutputChecked(bytes)
             }
+        }
+
+        private func header(for stream: JobsInterface.LogStream, _ last: inout (stream: JobsInterface.LogStream?, endsLine: Bool)) -> Int32 {
+            defer { last.stream = stream }
+            guard headers, last.stream != stream else { return 0 }
+            var text = last.endsLine ? "" : "\n"
+            if last.stream != nil { text += "\n" }
+            text += "==> \(stream.rawValue) <==\n"
+            last.endsLine = true
+            return console.writeOutputChecked(Array(text.utf8))
         }
     }
 }

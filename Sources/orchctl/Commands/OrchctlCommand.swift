@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// A command of orchctl: its declaration and what it does.
 protocol OrchctlCommand: Sendable {
     /// The command's options as one typed value (``NoOptions`` when it has none).

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl pause [Q...]`: queues start nothing new; running jobs go on.

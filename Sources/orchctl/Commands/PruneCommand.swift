@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl prune --older-than SPAN | --all`: deletes finished jobs and their logs.

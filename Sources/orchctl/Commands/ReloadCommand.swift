@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl reload`: has orchd re-read its configuration file, as SIGHUP does.

@@ -1,6 +1,7 @@
+import CommandLineParsing
 import OrchestratorAPI
 
-/// `orchctl retry ID`: runs a finished job again.
+/// `orchctl retry ID` or `orchctl retry --failed [--queue Q]`: runs finished jobs again.
 enum RetryCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "retry",
@@ -8,23 +9,58 @@ enum RetryCommand: OrchctlCommand {
         discussion: """
             The job keeps its ID and gets its next attempt (one more is allowed); 'orchctl show' lists the earlier attempts. Only a finished job can be retried, whatever its result. Prints the job's ID.
 
-            The rules of a new job apply again. The job is queued when every job it runs --after has succeeded and its start time (--delay, --at) has come; it waits while a dependency has not finished or its start time is ahead, and runs once they allow. A paused queue stays paused. The retry is refused, and nothing changes, when a dependency finished without succeeding (retry that one first; the error names it and its result), when a dependency was pruned, or when another job that has not finished holds its --unique key.
+            The rules of a new job apply again. The job is queued when every job it runs --after has succeeded and its start time (--delay, --at) has come; it waits while a dependency has not finished or its start time is ahead, and runs once they allow. A paused queue stays paused. The retry is refused, and nothing changes, when a dependency finished without succeeding (retry that one first; the error names it and its result), when a dependency was pruned, when another job that has not finished holds its --unique key, or when its queue was removed.
 
             Only the job named is retried: jobs that depend on it and already finished as dependency_failed stay so; retry them too, and they wait for it.
+
+            --failed (instead of an ID) retries every job that finished without succeeding (failed, signaled, timed_out, spawn_failed, dependency_failed, interrupted; not cancelled), of --queue when given, oldest first, and prints how many and which; one that cannot be retried is reported with why (exit status 1).
             """,
-        usage: "retry <id>",
-        arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The finished job to run again.")],
-        options: [])
+        usage: "retry (<id> | --failed [--queue <queue>])",
+        arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .optional, help: "The finished job to run again.")],
+        options: Options.specs)
+
+    /// `retry`'s options.
+    struct Options: CommandOptions {
+        var failed = false
+        var queue: QueueName?
+
+        static let bindings: [OptionBinding<Options>] = [
+            .flag(\.failed, "failed", help: "Retry every job that finished without succeeding (not cancelled)."),
+            .value(\.queue, "queue", "queue", kind: .queueName, help: "With --failed, only the jobs of this queue."),
+        ]
+    }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let connection = try context.connect(invocation)
-        let job = try connection.call(
-            JobsInterface.retry, JobsInterface.GetParameters(id: invocation.jobIDs[0])).job
-        if invocation.global.json {
-            context.console.write(try JSONOutput.text(job))
-        } else {
-            context.console.print(job.id.description)
+        let options = Options(decoding: invocation)
+        if options.failed && !invocation.jobIDs.isEmpty {
+            throw CommandLineError(.conflictingOptions, "give a job ID or --failed, not both", command: spec.name)
         }
-        return .success
+        if options.queue != nil && !options.failed {
+            throw CommandLineError(.conflictingOptions, "--queue goes with --failed", command: spec.name)
+        }
+        guard options.failed else {
+            guard let id = invocation.jobIDs.first else {
+                throw CommandLineError(.missingArgument, "missing argument '<id>' (or --failed)", command: spec.name)
+            }
+            let connection = try context.connect(invocation)
+            let job = try connection.call(JobsInterface.retry, JobsInterface.GetParameters(id: id)).job
+            if invocation.global.json {
+                context.console.write(try JSONOutput.text(job))
+            } else {
+                context.console.print(job.id.description)
+            }
+            return .success
+        }
+        let connection = try context.connect(invocation)
+        let reply = try connection.call(JobsInterface.retryFailed, JobsInterface.RetryFailedParameters(queue: options.queue))
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(reply.jobs))
+        } else {
+            context.console.print(BulkText.summary(reply.jobs.map(\.id), verb: "retried"))
+        }
+        for refusal in reply.refused {
+            context.console.printError("Error: job \(refusal.id) not retried: \(refusal.message)")
+        }
+        return reply.refused.isEmpty ? .success : .failure
     }
 }

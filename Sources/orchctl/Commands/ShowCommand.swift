@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 import OrchestratorAPI
 
@@ -29,7 +30,7 @@ enum ShowCommand: OrchctlCommand {
         var pairs: [(String, String)] = [
             ("id", job.id.description),
             ("name", job.spec.name ?? "-"),
-            ("state", job.state.name),
+            ("state", job.state.name + (job.held ? " (held)" : "") + (job.suspended ? " (suspended)" : "")),
             ("result", job.state.result.map(JobText.result) ?? "-"),
         ]
         if let result = job.state.result {

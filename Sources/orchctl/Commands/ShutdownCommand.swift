@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 
 /// `orchctl shutdown [--wait]`: asks orchd to stop, as SIGTERM does.
@@ -6,7 +7,7 @@ enum ShutdownCommand: OrchctlCommand {
         name: "shutdown",
         abstract: "Stop orchd, as SIGTERM does.",
         discussion: """
-            Only root and orchd's own user may call it. orchd stops as on SIGTERM: it takes no \
+            Only root, orchd's own user and members of its admin group may call it. orchd stops as on SIGTERM: it takes no \
             new jobs, running jobs get the drain timeout to finish, then are torn down and \
             recorded interrupted, and orchd exits 0. Prints 'stopping' once orchd has accepted; with --wait, \
             returns once orchd has removed its socket and closed its connections. Under systemd, \

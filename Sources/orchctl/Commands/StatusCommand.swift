@@ -1,8 +1,9 @@
+import CommandLineParsing
 import FoundationEssentials
 import OrchestratorAPI
 
-/// `orchctl status [ID...] [--queue Q] [--state S] [--limit N | --all]`: a table of jobs and
-/// a summary.
+/// `orchctl status [ID...] [--queue Q] [--state S] [--result R] [--label K=V]... [--limit N | --all]`:
+/// a table of jobs, running ones first, and a summary. Also what `orchctl` alone runs.
 enum StatusCommand: OrchctlCommand {
     /// How many jobs `status` shows without `--limit` or `--all`.
     static let defaultLimit = 100
@@ -10,7 +11,13 @@ enum StatusCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "List jobs with their state, queue and times.",
-        discussion: "Without IDs, lists the newest 100 matching jobs (see --limit and --all), in ID order, then the job counts of orchd (or of the queue given with --queue). Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX).",
+        discussion: """
+            Without IDs, lists the running jobs first, then the newest 100 other matching jobs (see --limit and --all) in ID order, then the job counts of orchd (or of the queue given with --queue). 'orchctl' with no command runs 'orchctl status'. On a shared orchd you see your own jobs (root and the admin group see every job); --all-users lists everyone's, as ps does. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX). A job that has not started yet shows under STARTED when it may start, if that is ahead ('in 4m'). A NAME column appears when any listed job has a name.
+
+            On a terminal, times are shown as distances ('4m ago'), states are coloured (see --color) and every line fits the terminal's width ($COLUMNS, else the terminal's own): the command is cut with '…', and on a narrow terminal PRI, SUBMITTED, DURATION, QUEUE and STARTED go, in that order. Widths count terminal columns, so CJK and emoji names line up. Piped, times are clock times and nothing is coloured or fitted.
+
+            With --json, prints a JSON array of job objects in ID order (the fields of io.orchd.Jobs.Job).
+            """,
         usage: "status [<options>] [<id> ...]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "Only these jobs.")],
         options: Options.specs)
@@ -21,13 +28,22 @@ enum StatusCommand: OrchctlCommand {
         var state: String?
         var limit: Int?
         var all = false
+        var allUsers = false
+        var result: String?
+        var labels: [String: String] = [:]
+        var color = ColorMode.auto.rawValue
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.queue, "queue", "queue", kind: .queueName, help: "Only jobs in this queue."),
             .value(\.state, "state", "state", kind: .choice(JobState.names),
                    help: "Only jobs in this state: waiting, queued, running or finished."),
+            .value(\.result, "result", "result", kind: .choice(JobResult.names),
+                   help: "Only finished jobs with this result: succeeded, failed, signaled, timed_out, cancelled, spawn_failed, dependency_failed or interrupted."),
+            .keyValues(\.labels, "label", "key=value", help: "Only jobs with this label (submit --label); all given must match."),
+            .value(\.color, "color", "when", kind: .choice(ColorMode.names), help: ColorMode.optionHelp, default: "auto"),
             .value(\.limit, "limit", "n", kind: .integerIn(1...Int.max), help: "Show only the newest N matching jobs.", default: "100"),
             .flag(\.all, "all", help: "Show every matching job."),
+            .flag(\.allUsers, "all-users", help: "Show every user's jobs, not only yours; other users' with their owner, state and command only."),
         ]
     }
 
@@ -36,41 +52,75 @@ enum StatusCommand: OrchctlCommand {
         if options.all && options.limit != nil {
             throw CommandLineError(.conflictingOptions, "give either --limit or --all, not both", command: spec.name)
         }
+        if options.result != nil, let state = options.state, state != "finished" {
+            throw CommandLineError(.conflictingOptions, "--result lists finished jobs; it cannot be used with --state \(state)", command: spec.name)
+        }
         let connection = try context.connect(invocation)
         let ids = invocation.jobIDs
         let queue = options.queue
         let state = options.state
-        let parameters = JobsInterface.ListParameters(ids: ids.isEmpty ? nil : ids, queue: queue, state: state)
+        let labels = options.labels.isEmpty ? nil : options.labels
+        let parameters = JobsInterface.ListParameters(
+            ids: ids.isEmpty ? nil : ids, queue: queue, state: state, allUsers: options.allUsers ? true : nil,
+            result: options.result, labels: labels)
 
         // Named IDs are shown whatever the limit; otherwise one more than the limit is asked
         // for, so a cut list is known to be cut without trusting the counts.
         let limit = ids.isEmpty && !options.all ? options.limit ?? defaultLimit : nil
         var limited = parameters
         if let limit { limited.limit = limit == Int.max ? limit : limit + 1 }
-        // With `more`, the jobs come in pages: no reply outgrows the message cap.
-        var jobs: [Job] = []
-        try connection.stream(JobsInterface.list, limited) { (reply) throws(CommandFailure) in
-            jobs += reply.jobs
-        }
+        var jobs = try list(limited, connection: connection)
         let hidden = limit.map { jobs.count > $0 } ?? false
         if let limit, hidden { jobs.removeFirst(jobs.count - limit) }
+
+        // However many newer jobs there are, the running ones are shown (a backlog of
+        // thousands must not hide what is happening now).
+        var running: [Job] = []
+        if ids.isEmpty && state == nil && options.result == nil && hidden {
+            var runningParameters = parameters
+            runningParameters.state = JobState.running.name
+            let shown = Set(jobs.map(\.id))
+            running = try list(runningParameters, connection: connection).filter { !shown.contains($0.id) }
+        }
 
         // The counts for the summary and for how many jobs a cut list hides.
         var counts: JobCounts?
         if ids.isEmpty && (!invocation.global.json || hidden) {
             counts = try self.counts(queue: queue, connection: connection)
         }
-        let note = hidden ? JobTable.truncation(shown: jobs.count, total: max(total(counts, state: state), jobs.count + 1), state: state) : nil
+        var note: String?
+        if hidden {
+            note = options.result != nil || labels != nil
+                ? JobTable.truncation(shown: jobs.count, total: nil)
+                : JobTable.truncation(shown: jobs.count, total: max(total(counts, state: state), jobs.count + 1), state: state)
+        }
 
         if invocation.global.json {
-            context.console.write(try JSONOutput.text(jobs))
+            context.console.write(try JSONOutput.text((running + jobs).sorted { $0.id < $1.id }))
             if let note { context.console.printError("Note: " + note) }
             return .success
         }
-        let width = context.console.outputIsTerminal ? (context.console.terminalColumns ?? 80) : nil
-        context.console.write(render(jobs, counts: counts, queue: queue, note: note,
-                                     table: JobTable(time: context.time, maximumWidth: width), now: Date()))
+        let table = JobTable(
+            time: context.time, maximumWidth: context.tableWidth, showsOwner: options.allUsers, relativeTimes: context.console.outputIsTerminal,
+            colors: context.colors(ColorMode(rawValue: options.color) ?? .auto))
+        context.console.write(render(runningFirst(running + jobs), counts: counts, queue: queue, note: note, table: table, now: Date()))
         return .success
+    }
+
+    /// Every job `parameters` lists; with `more`, the jobs come in pages, so no reply
+    /// outgrows the message cap.
+    private static func list(_ parameters: JobsInterface.ListParameters, connection: OrchdConnection) throws(CommandFailure) -> [Job] {
+        var jobs: [Job] = []
+        try connection.stream(JobsInterface.list, parameters) { (reply) throws(CommandFailure) in
+            jobs += reply.jobs
+        }
+        return jobs
+    }
+
+    /// The running jobs first, then the others, each in ID order.
+    static func runningFirst(_ jobs: [Job]) -> [Job] {
+        let sorted = jobs.sorted { $0.id < $1.id }
+        return sorted.filter { $0.state == .running } + sorted.filter { $0.state != .running }
     }
 
     /// The text output: the table, the summary (orchd's counts, or over `jobs` when there

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -38,6 +39,7 @@ enum SubmitCommand: OrchctlCommand {
         var cwd: String?
         var environment: [String: String] = [:]
         var wait = false
+        var reconnectTimeout: Duration?
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.shell, "shell", "string", help: "Run this string with /bin/sh -c instead of an argument vector."),
@@ -56,6 +58,8 @@ enum SubmitCommand: OrchctlCommand {
             .value(\.cwd, "cwd", "dir", help: "The directory the job starts in.", default: "the current directory"),
             .keyValues(\.environment, "env", "key=value", help: "Set a variable in the job's environment, over your own."),
             .flag(\.wait, "wait", help: "Print the ID, wait for the job to finish and exit with its status (128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled)."),
+            .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan,
+                   help: "With --wait: when orchd goes away (a restart), keep trying to reconnect this long and wait on; 0 gives up at once.", default: "1min"),
         ]
     }
 
@@ -78,7 +82,11 @@ enum SubmitCommand: OrchctlCommand {
         }
         // The ID goes out first, so a caller sees which job it is waiting for.
         if !invocation.global.json { context.console.print(submitted.id.description) }
-        let finished = try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [submitted.id])).jobs
+        // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
+        let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
+            try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [submitted.id])).jobs
+        }
         guard let job = finished.first(where: { $0.id == submitted.id }), let result = job.state.result else {
             throw CommandFailure("orchd answered the wait for job \(submitted.id) without its result")
         }

@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Dispatch
 import OrchestratorAPI
 import Synchronization
@@ -8,7 +9,7 @@ enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: "wait",
         abstract: "Wait until jobs finish or a queue drains.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: Options.specs)
@@ -19,6 +20,7 @@ enum WaitCommand: OrchctlCommand {
         var queue: QueueName?
         var drained = false
         var timeout: Duration?
+        var reconnectTimeout: Duration?
 
         static let bindings: [OptionBinding<Options>] = [
             .flag(\.all, "all", help: "Wait for every job that has not finished yet."),
@@ -26,6 +28,7 @@ enum WaitCommand: OrchctlCommand {
             .flag(\.drained, "drained", help: "Wait until the --queue has no waiting, queued or running job."),
             .value(\.timeout, "timeout", "span", kind: .timeSpan,
                    help: "Give up after this long, e.g. 30s, 5min, 1h30min.", default: "no limit"),
+            .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan, help: Reconnection.optionHelp, default: "1min"),
         ]
     }
 
@@ -76,6 +79,7 @@ enum WaitCommand: OrchctlCommand {
         let target = try target(of: invocation)
         let socket = context.socket(for: invocation)
         let uid = context.uid
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         let ids: [JobID]
         switch target {
         case .drainedQueue(let queue):
@@ -90,7 +94,7 @@ enum WaitCommand: OrchctlCommand {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
             return .success
         }
-        let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, socket: socket, uid: uid, prunedAreFinished: all) }
+        let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all) }
         let jobs: [Job]
         if let timeout = Options(decoding: invocation).timeout {
             guard let finished = try waitWithDeadline(timeout: timeout, waitForAll) else {
@@ -115,12 +119,12 @@ enum WaitCommand: OrchctlCommand {
     /// `wait --queue Q --drained`: one `io.orchd.Queues.WaitDrained` call, which orchd answers
     /// once the queue has no waiting, queued or running job.
     static func waitDrained(_ queue: QueueName, invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let socket = context.socket(for: invocation)
-        let uid = context.uid
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
-            let connection = try OrchdConnection(socket: socket, uid: uid)
-            return try connection.call(
-                QueuesInterface.waitDrained, QueuesInterface.WaitDrainedParameters(name: queue)).queue
+            // After a restart of orchd the same question is asked again.
+            try reconnection.run { (connection) throws(CommandFailure) -> QueueInfo in
+                try connection.call(QueuesInterface.waitDrained, QueuesInterface.WaitDrainedParameters(name: queue)).queue
+            }
         }
         let drained: QueueInfo
         if let timeout = Options(decoding: invocation).timeout {
@@ -158,30 +162,32 @@ enum WaitCommand: OrchctlCommand {
     }
 
     /// Calls `io.orchd.Jobs.Wait` on a new connection, in calls of at most ``idsPerCall`` IDs;
-    /// it answers when all jobs have finished.
+    /// it answers when all jobs have finished. When orchd restarts meanwhile, `reconnection`
+    /// connects again and the wait goes on for the same IDs (the chunks already answered are
+    /// kept).
     /// - Parameter prunedAreFinished: for `--all`, whose IDs were listed as unfinished: a job
     ///   that is gone by the time of the `Wait` (`NoSuchJob`) has finished and was pruned by
     ///   retention (pruning deletes finished jobs only), so the wait goes on without it. Its
     ///   result is gone with it and does not count towards the exit status.
-    static func wait(ids: [JobID], socket: String, uid: UInt32, prunedAreFinished: Bool = false) throws(CommandFailure) -> [Job] {
-        let connection = try OrchdConnection(socket: socket, uid: uid)
+    static func wait(ids: [JobID], reconnection: Reconnection, prunedAreFinished: Bool = false) throws(CommandFailure) -> [Job] {
         var jobs: [Job] = []
-        for start in stride(from: 0, to: ids.count, by: idsPerCall) {
-            var chunk = Array(ids[start..<min(start + idsPerCall, ids.count)])
-            while !chunk.isEmpty {
+        var chunks = stride(from: 0, to: ids.count, by: idsPerCall).map { Array(ids[$0..<min($0 + idsPerCall, ids.count)]) }
+        try reconnection.run { (connection) throws(CommandFailure) in
+            while !chunks.isEmpty {
                 var pages: [Job] = []
-                do {
+                do throws(CommandFailure) {
                     // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
-                    try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunk)) { (reply) throws(CommandFailure) in
+                    try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunks[0])) { (reply) throws(CommandFailure) in
                         pages += reply.jobs
                     }
                 } catch where prunedAreFinished && error.remoteErrorName == JobsInterface.Errors.noSuchJob {
-                    guard let gone = error.remoteJobID, let index = chunk.firstIndex(of: gone) else { throw error }
-                    chunk.remove(at: index)
+                    guard let gone = error.remoteJobID, let index = chunks[0].firstIndex(of: gone) else { throw error }
+                    chunks[0].remove(at: index)
+                    if chunks[0].isEmpty { chunks.removeFirst() }
                     continue
                 }
                 jobs += pages
-                break
+                chunks.removeFirst()
             }
         }
         return jobs

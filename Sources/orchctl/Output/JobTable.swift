@@ -4,58 +4,125 @@ import OrchestratorAPI
 /// The `orchctl status` table: one row per job; and the summary lines under it.
 ///
 /// ```
-/// ID  STATE      QUEUE    PRI  SUBMITTED  STARTED   DURATION  COMMAND
-/// 7   failed(3)  default  0    12:14:43   12:14:43  1.5s      make test
+/// ID  STATE      QUEUE    PRI  NAME     SUBMITTED  STARTED   DURATION  COMMAND
+/// 7   failed(3)  default  0    nightly  12:14:43   12:14:43  1.5s      make test
 /// ```
+///
+/// The NAME column appears when any listed job has a name. Widths are counted in terminal
+/// columns (``DisplayWidth``: CJK and emoji take two). With a ``maximumWidth`` (a terminal),
+/// every line fits it: the command is cut with `…`, never wrapped; on a narrow terminal the
+/// least telling columns go first (PRI, SUBMITTED, DURATION, QUEUE, STARTED) and a long name
+/// is cut too.
 struct JobTable: Sendable {
     /// How to show times.
     var time = TimeFormatter()
-    /// The widest the whole row may be, in characters (the command is cut to fit with `…`);
-    /// `nil` means never cut (output to a pipe).
+    /// The widest a line may be, in terminal columns; `nil` means never cut (output to a
+    /// pipe; the command is still cut at ``maximumPipedCommandLength``).
     var maximumWidth: Int?
+    /// Whether an OWNER column (the submitter's login name) follows the ID
+    /// (`status --all-users`).
+    var showsOwner = false
+    /// Show times as distances (`4m ago`) instead of clock times: on a terminal.
+    var relativeTimes = false
+    /// Colour the STATE column (``ColorMode``).
+    var colors = false
 
-    private static let headers = ["ID", "STATE", "QUEUE", "PRI", "SUBMITTED", "STARTED", "DURATION", "COMMAND"]
+    /// The fewest columns a cut command keeps before other columns are dropped.
+    static let minimumCommandWidth = 12
+    /// The widest a NAME cell is, in columns (a name is free text).
+    static let maximumNameWidth = 24
+
+    /// One column: its header, and whether it goes when the line is too narrow (in the order
+    /// of ``dropOrder``).
+    private enum Column: String, CaseIterable {
+        case id = "ID", owner = "OWNER", state = "STATE", queue = "QUEUE", priority = "PRI", name = "NAME", submitted = "SUBMITTED",
+             started = "STARTED", duration = "DURATION", command = "COMMAND"
+
+        /// The columns dropped, in turn, while a line does not fit.
+        static let dropOrder: [Column] = [.priority, .submitted, .duration, .queue, .started]
+    }
 
     /// Renders `jobs`, header first; `No jobs.` when there are none.
-    /// - Parameter now: the current time, for running durations and the compact time format.
+    /// - Parameter now: the current time, for running durations, relative times and the
+    ///   compact time format.
     func render(_ jobs: [Job], now: Date) -> String {
         guard !jobs.isEmpty else { return "No jobs.\n" }
-        let rows = jobs.map { job in
-            [
-                job.id.description,
-                JobText.state(of: job),
-                job.spec.queue.rawValue,
-                String(job.spec.priority),
-                time.compact(job.submittedAt, now: now),
-                job.startedAt.map { time.compact($0, now: now) } ?? "-",
-                JobText.duration(job, now: now).map(TimeSpan.format) ?? "-",
-                JobText.command(job),
-            ]
+        var columns = Column.allCases
+        if !jobs.contains(where: { !($0.spec.name ?? "").isEmpty }) { columns.removeAll { $0 == .name } }
+        if !showsOwner { columns.removeAll { $0 == .owner } }
+        let rows = jobs.map { job in Dictionary(uniqueKeysWithValues: columns.map { ($0, cell($0, of: job, now: now)) }) }
+
+        var widths: [Column: Int] = [:]
+        for column in columns {
+            widths[column] = rows.reduce(DisplayWidth.of(column.rawValue)) { max($0, DisplayWidth.of($1[column] ?? "")) }
         }
-        // Every column but the last is padded to its widest cell.
-        var widths = Self.headers.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
+        widths[.name] = widths[.name].map { min($0, Self.maximumNameWidth) }
         let gap = 2
-        let prefixWidth = widths.dropLast().reduce(0) { $0 + $1 + gap }
-        // On a terminal the command fits the line; in a pipe it is still cut at a length no
-        // one reads in a table (`show` has the whole command).
-        let commandWidth = maximumWidth.map { max(12, $0 - prefixWidth) } ?? Self.maximumPipedCommandLength
+        func prefixWidth() -> Int { columns.dropLast().reduce(0) { $0 + (widths[$1] ?? 0) + gap } }
+        var commandWidth = Self.maximumPipedCommandLength
+        if let maximumWidth {
+            var droppable = Column.dropOrder
+            while prefixWidth() + Self.minimumCommandWidth > maximumWidth, !droppable.isEmpty {
+                let dropped = droppable.removeFirst()
+                columns.removeAll { $0 == dropped }
+            }
+            if let name = widths[.name], columns.contains(.name) {
+                let excess = prefixWidth() + Self.minimumCommandWidth - maximumWidth
+                if excess > 0 { widths[.name] = max(4, name - excess) }
+            }
+            commandWidth = max(1, maximumWidth - prefixWidth())
+        }
 
         var text = ""
-        for row in [Self.headers] + rows {
+        let header = Dictionary(uniqueKeysWithValues: columns.map { ($0, $0.rawValue) })
+        for (index, row) in ([header] + rows).enumerated() {
             var line = ""
-            for (column, cell) in row.enumerated() {
-                if column == row.count - 1 {
-                    line += Self.truncate(cell, to: commandWidth)
-                } else {
-                    line += cell + String(repeating: " ", count: widths[column] - cell.count + gap)
+            var plain = ""
+            for column in columns {
+                let cell = row[column] ?? ""
+                if column == .command {
+                    let cut = DisplayWidth.truncate(cell, to: commandWidth)
+                    line += cut
+                    plain += cut
+                    continue
                 }
+                let width = widths[column] ?? 0
+                let fitted = DisplayWidth.truncate(cell, to: width)
+                let padding = String(repeating: " ", count: width - DisplayWidth.of(fitted) + gap)
+                line += (colors && index > 0 && column == .state ? ColorMode.colored(state: fitted) : fitted) + padding
+                plain += fitted + padding
+            }
+            // However the columns came out, a line on a terminal never wraps.
+            if let maximumWidth, DisplayWidth.of(plain) > maximumWidth {
+                line = DisplayWidth.truncate(plain, to: maximumWidth)
             }
             text += line + "\n"
         }
         return text
+    }
+
+    /// The text of one cell.
+    private func cell(_ column: Column, of job: Job, now: Date) -> String {
+        switch column {
+        case .id: return job.id.description
+        case .owner: return QueueText.userName(job.submitterUid)
+        case .state: return JobText.state(of: job)
+        case .queue: return job.spec.queue.rawValue
+        case .priority: return String(job.spec.priority)
+        case .name: return (job.spec.name ?? "").visible
+        case .submitted: return timeText(job.submittedAt, now: now)
+        case .started:
+            if let started = job.startedAt, job.state != .waiting && job.state != .queued { return timeText(started, now: now) }
+            // Not started (or waiting to retry): when it may start, if that is still ahead.
+            if let start = job.spec.notBefore, start > now { return time.relative(start, now: now) }
+            return job.startedAt.map { timeText($0, now: now) } ?? "-"
+        case .duration: return JobText.duration(job, now: now).map(TimeSpan.format) ?? "-"
+        case .command: return JobText.command(job)
+        }
+    }
+
+    private func timeText(_ date: Date, now: Date) -> String {
+        relativeTimes ? time.relative(date, now: now) : time.compact(date, now: now)
     }
 
     /// `2 running, 5 queued, 10 finished`, from orchd's counts; waiting only when there are
@@ -71,10 +138,12 @@ struct JobTable: Sendable {
     /// `Showing the newest 100 of 12,345 jobs; use --all or --limit N.`
     /// - Parameters:
     ///   - shown: how many jobs are shown.
-    ///   - total: how many match.
+    ///   - total: how many match; `nil` when that is not known (the result and label filters
+    ///     have no counts).
     ///   - state: the `--state` filter, named before "jobs".
-    static func truncation(shown: Int, total: Int, state: String? = nil) -> String {
+    static func truncation(shown: Int, total: Int?, state: String? = nil) -> String {
         let what = state.map { "\($0) jobs" } ?? "jobs"
+        guard let total else { return "Showing the newest \(grouped(shown)) matching jobs; use --all or --limit N." }
         return "Showing the newest \(grouped(shown)) of \(grouped(total)) \(what); use --all or --limit N."
     }
 
@@ -111,9 +180,4 @@ struct JobTable: Sendable {
 
     /// The longest command a table row shows when the output is not a terminal.
     static let maximumPipedCommandLength = 500
-
-    private static func truncate(_ text: String, to width: Int?) -> String {
-        guard let width, text.count > width else { return text }
-        return String(text.prefix(width - 1)) + "…"
-    }
 }

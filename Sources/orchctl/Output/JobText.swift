@@ -11,12 +11,18 @@ enum JobText {
     }
 
     /// The STATE column of a job: as ``state(_:)``, except that a job waiting to retry shows
-    /// `retrying(2/3)`: the attempt it waits for, of those allowed.
+    /// `retrying(2/3)`: the attempt it waits for, of those allowed; a held job `held` (with
+    /// its state: `queued,held`), a suspended one `running,suspended`.
     static func state(of job: Job) -> String {
+        let base: String
         if job.state == .waiting && job.attempt > 0 {
-            return "retrying(\(job.attempt + 1)/\(job.maxAttempts))"
+            base = "retrying(\(job.attempt + 1)/\(job.maxAttempts))"
+        } else {
+            base = state(job.state)
         }
-        return state(job.state)
+        if job.held { return base + ",held" }
+        if job.suspended { return base + ",suspended" }
+        return base
     }
 
     /// A result with its payload in parentheses when it has a number.

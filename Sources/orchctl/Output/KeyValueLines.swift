@@ -1,3 +1,4 @@
+import CommandLineParsing
 /// `key: value` lines with the values aligned, as `show` and `info` print them.
 enum KeyValueLines {
     /// Renders the pairs in order, one per line.

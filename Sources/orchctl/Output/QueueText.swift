@@ -1,3 +1,5 @@
+import CommandLineParsing
+import Glibc
 import OrchestratorAPI
 
 /// How `queues`, `queue set`, `pause` and `resume` show queues.
@@ -24,7 +26,33 @@ enum QueueText {
                 String(queue.jobs.finished), "\(span(queue.retryBaseUSec))/\(span(queue.retryCapUSec))",
             ]
         }
-        return TextTable.render([headers] + rows) + executorsTable(queues) + hooksTable(queues)
+        return TextTable.render([headers] + rows) + executorsTable(queues) + hooksTable(queues) + perUserTable(queues)
+    }
+
+    /// The running jobs of each user by queue (orchd sends them to root and the admin group
+    /// only), and each queue's per-user limit, as a table preceded by a blank line; empty
+    /// when no queue has a limit or a running job to show.
+    ///
+    /// ```
+    /// QUEUE    USER   RUNNING  LIMIT
+    /// default  alice  1        1
+    /// default  bob    1        1
+    /// ```
+    static func perUserTable(_ queues: [QueueInfo]) -> String {
+        let rows = queues.flatMap { queue in
+            let limit = queue.maxRunningPerUser.map(String.init) ?? "-"
+            let running = (queue.runningPerUser ?? [:]).compactMap { key, count in UInt32(key).map { ($0, count) } }.sorted { $0.0 < $1.0 }
+            if running.isEmpty && queue.maxRunningPerUser != nil { return [[queue.name.rawValue, "-", "0", limit]] }
+            return running.map { [queue.name.rawValue, userName($0.0), String($0.1), limit] }
+        }
+        guard !rows.isEmpty else { return "" }
+        return "\n" + TextTable.render([["QUEUE", "USER", "RUNNING", "LIMIT"]] + rows)
+    }
+
+    /// A user's login name, or the uid when the password database has none.
+    static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return String(uid) }
+        return String(cString: name)
     }
 
     /// The queues whose jobs do not run on this machine, as a table preceded by a blank line:
@@ -74,7 +102,8 @@ enum QueueText {
             ("paused", queue.paused ? "yes" : "no"),
             ("retry base", span(queue.retryBaseUSec)),
             ("retry cap", span(queue.retryCapUSec)),
-        ] + executorLines(queue) + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", $0.value.visible) })
+        ] + (queue.maxRunningPerUser.map { [("max running per user", String($0))] } ?? []) + executorLines(queue)
+            + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", $0.value.visible) })
     }
 
     /// The `executor`, `slurm partition`, `slurm options` and `slurm answered` lines of a queue

@@ -28,6 +28,21 @@ struct TimeFormatter: Sendable {
         return "\(t.year)-\(pad(t.month))-\(pad(t.day))"
     }
 
+    /// A short distance from `now`: `5s ago`, `4m ago`, `3h ago`, `2d ago`; a time to come
+    /// reads `in 4m`. Whole units, rounded down (`in 59s` until a minute is left).
+    func relative(_ date: Date, now: Date) -> String {
+        let seconds = date.timeIntervalSince(now)
+        let magnitude = Int(abs(seconds).rounded(.down))
+        let text: String
+        switch magnitude {
+        case ..<60: text = "\(magnitude)s"
+        case ..<3600: text = "\(magnitude / 60)m"
+        case ..<86_400: text = "\(magnitude / 3600)h"
+        default: text = "\(magnitude / 86_400)d"
+        }
+        return seconds > 0 && magnitude > 0 ? "in " + text : text + " ago"
+    }
+
     private func fields(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var broken = tm()

@@ -7,14 +7,46 @@ final class OrchctlStream {
     let process = Process()
     private let output = Pipe()
     private var buffer = Data()
+    /// Standard error, when captured.
+    private let errors: Pipe?
+    private var errorBuffer = Data()
 
-    /// Starts `orchctl --socket SOCKET ARGUMENTS`.
-    init(_ daemon: TestDaemon, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: Binaries.orchctl)
-        process.arguments = ["--socket", daemon.socketPath] + arguments
+    /// Starts `orchctl --socket SOCKET ARGUMENTS`, as `user` when one is given.
+    /// - Parameter captureErrors: read standard error with ``nextErrorLine(timeout:)``
+    ///   (otherwise it goes to /dev/null).
+    init(_ daemon: TestDaemon, _ arguments: [String], as user: TestUser? = nil, captureErrors: Bool = false) throws {
+        let command = ["--socket", daemon.socketPath] + arguments
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--", Binaries.orchctl] + command
+            process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+        } else {
+            process.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+            process.arguments = command
+        }
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        errors = captureErrors ? Pipe() : nil
+        process.standardError = errors ?? FileHandle.nullDevice
         try process.run()
+    }
+
+    /// The next line of standard error (see `captureErrors`), or `nil` when none arrives
+    /// within `timeout` seconds or it ends.
+    func nextErrorLine(timeout: Double = 20) -> String? {
+        guard let fd = errors?.fileHandleForReading.fileDescriptor else { return nil }
+        while true {
+            if let newline = errorBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: errorBuffer[errorBuffer.startIndex..<newline], as: UTF8.self)
+                errorBuffer.removeSubrange(errorBuffer.startIndex...newline)
+                return line
+            }
+            var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollFD, 1, Int32(timeout * 1000)) == 1 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            errorBuffer.append(contentsOf: chunk[..<count])
+        }
     }
 
     /// The next line, or `nil` when none arrives within `timeout` seconds or the output ends.

@@ -49,6 +49,14 @@ final class SlurmCluster: Sendable {
         return Set(result.standardOutput.split(separator: "\n").map(String.init))
     }
 
+    /// The state squeue shows for a Slurm job (`RUNNING`, `SUSPENDED`, ...), or `""` when it
+    /// lists none.
+    func state(of id: String) throws -> String {
+        let result = try run("/usr/bin/squeue", ["-h", "-j", id, "-o", "%T"])
+        guard result.status == 0 else { throw TestFailure("squeue failed: \(result)") }
+        return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     private init() throws(TestFailure) {
         let missing = Self.binaries.filter { access($0, X_OK) != 0 }
         guard missing.isEmpty else {

@@ -28,13 +28,18 @@ final class TestDaemon {
     ///   - environment: more environment variables for every start.
     ///   - launcher: a program that execs orchd (given as its next arguments), e.g. to start
     ///     it in a new mount namespace; empty: orchd itself.
+    ///   - sharedWithUsers: the directory is 0755, so that other users reach the socket (a
+    ///     root orchd's, which every user may connect to).
+    ///   - user: run orchd as this user (a per-user orchd) instead of root; the directory is
+    ///     theirs.
     init(
         concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:],
-        launcher: [String] = []
+        launcher: [String] = [], sharedWithUsers: Bool = false, user: TestUser? = nil
     ) throws {
         var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         directory = String(cString: created)
+        if sharedWithUsers { chmod(directory, 0o755) }
         stateDirectory = directory + "/state"
         socketPath = directory + "/orchd.sock"
         notify = try NotifyListener(path: directory + "/notify.sock")
@@ -42,8 +47,13 @@ final class TestDaemon {
         self.concurrency = concurrency
         self.arguments = arguments
         self.environment = environment
-        self.launcher = launcher
+        self.launcher = user.map { ["/usr/bin/setpriv", "--reuid=\($0.uid)", "--regid=\($0.gid)", "--init-groups", "--"] } ?? launcher
         try writeConfiguration(configuration)
+        if let user {
+            // orchd as that user must reach its directory and the notify socket.
+            chown(directory, user.uid, user.gid)
+            chmod(notify.path, 0o666)
+        }
         try start()
     }
 
@@ -145,6 +155,11 @@ final class TestDaemon {
     /// Runs `orchctl --socket SOCKET ARGUMENTS...`.
     func orchctl(_ arguments: [String], input: String? = nil, workingDirectory: String? = nil) throws -> CommandResult {
         try Self.run(Binaries.orchctl, ["--socket", socketPath] + arguments, input: input, workingDirectory: workingDirectory)
+    }
+
+    /// Runs `orchctl --socket SOCKET ARGUMENTS...` as `user`.
+    func orchctl(as user: TestUser, _ arguments: [String], input: String? = nil) throws -> CommandResult {
+        try user.run(Binaries.orchctl, ["--socket", socketPath] + arguments, input: input)
     }
 
     /// Runs a program to its end and captures its output.

@@ -27,7 +27,7 @@ struct JobCodingTests {
         let documented: Set<String> = [
             "id", "name", "state", "result", "exitCode", "signal", "reason", "failedDependency", "queue", "priority",
             "argv", "shell", "cwd", "after", "attempt", "maxAttempts", "submittedAt", "startedAt", "finishedAt",
-            "submitterUid", "labels", "pid", "notBefore", "timeoutUSec", "uniqueKey",
+            "submitterUid", "labels", "pid", "notBefore", "timeoutUSec", "uniqueKey", "held", "suspended",
         ]
         #expect(Set(fields.keys) == documented)
         #expect(fields["state"] == .string("finished"))

@@ -15,7 +15,7 @@ struct VarlinkFrameDecoderTests {
     @Test("a message over the cap is refused")
     func capEnforced() {
         var decoder = VarlinkFrameDecoder(maximumMessageBytes: 8)
-        #expect(throws: VarlinkFrameError.messageTooLarge(limitBytes: 8)) {
+        #expect(throws: VarlinkFrameDecoder.FrameError.messageTooLarge(limitBytes: 8)) {
             _ = try decoder.append(Array("123456789".utf8))
         }
     }

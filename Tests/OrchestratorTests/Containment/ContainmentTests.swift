@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Foundation
 @testable import Orchestrator
 import OrchestratorAPI
@@ -15,15 +16,15 @@ struct ContainmentSetupTests {
         guard case .run(let parsed) = try DaemonConfiguration.parse([], environment: [:], uid: 0)
         else { Issue.record("expected run"); return }
         #expect(parsed.containment == .auto)
-        #expect(DaemonConfiguration.usage.contains("--containment MODE"))
+        #expect(DaemonConfiguration.usage.contains("[--containment <mode>]"))
     }
 
     @Test("a bad --containment value is a usage error naming the choices")
     func badMode() {
-        let error = #expect(throws: DaemonConfigurationError.self) {
+        let error = #expect(throws: CommandLineError.self) {
             try DaemonConfiguration.parse(["--containment", "jail"], environment: [:], uid: 0)
         }
-        #expect(error?.description == "invalid value 'jail' for '--containment': expected auto, cgroup or process-group")
+        #expect(error?.message == "invalid value for option '--containment': 'jail' is not one of auto, cgroup, process-group")
     }
 
     @Test("--containment process-group is the fallback whatever the machine offers")

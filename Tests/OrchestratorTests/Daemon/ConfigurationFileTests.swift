@@ -1,3 +1,4 @@
+import CommandLineParsing
 import Testing
 
 @testable import Orchestrator
@@ -8,13 +9,16 @@ struct ConfigurationFileTests {
     func parsesSettings() throws {
         let settings = try ConfigurationFile.parse(
             "# orchd\n\nconcurrency = 4   # per queue\n  kill-grace=1min 30s\nlog-level = debug\n", path: "orchd.conf")
-        #expect(settings == DaemonSettings(concurrency: 4, teardownGrace: .seconds(90), logLevel: .debug))
+        #expect(settings.settings == ["concurrency": .integer(4), "kill-grace": .timeSpan(microseconds: 90_000_000), "log-level": .text("debug")])
+        #expect(settings.queues.isEmpty)
+        let applied = DaemonConfiguration().applying(file: settings)
+        #expect(applied.concurrency == 4 && applied.teardownGrace == .seconds(90) && applied.logLevel == .debug)
     }
 
     @Test("CRLF line ends are accepted like LF ones")
     func acceptsCRLF() throws {
         let settings = try ConfigurationFile.parse("# from Windows\r\nconcurrency = 4\r\nlog-level = debug\r\n", path: "f")
-        #expect(settings == DaemonSettings(concurrency: 4, logLevel: .debug))
+        #expect(settings.settings == ["concurrency": .integer(4), "log-level": .text("debug")])
     }
 
     @Test("a bad value's invisible characters are shown escaped, not printed raw")
@@ -23,7 +27,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 4\r\u{1B}[2J\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 1: invalid value '4\\r\\u{1B}[2J' for 'concurrency': expected a whole number from 1 to 10000")
+            #expect(error.description == "configuration file f, line 1: invalid value for 'concurrency': '4\\r\\u{1B}[2J' is not a whole number from 1 to 10000")
         }
     }
 
@@ -44,7 +48,7 @@ struct ConfigurationFileTests {
             _ = try ConfigurationFile.parse("concurrency = 2\n# fine\ncolour = blue\n", path: "f")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval)")
+            #expect(error.description == "configuration file f, line 3: unknown key 'colour' (known keys: concurrency, kill-grace, log-level, drain-timeout, retention-age, retention-count, event-retention, sync, sync-interval, allow-users, admin-group, max-running-per-user, queue.NAME)")
         }
         do {
             _ = try ConfigurationFile.parse("just words\n", path: "f")
@@ -56,55 +60,8 @@ struct ConfigurationFileTests {
 
     @Test("a missing default file is no settings; a missing explicit one is an error")
     func missingFile() throws {
-        #expect(try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: false) == DaemonSettings())
+        #expect(try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: false) == ConfigurationFile.Contents())
         #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.load(path: "/nonexistent/orchd.conf", required: true) }
-    }
-
-    @Test("flags override the file; what neither gives takes the default")
-    func flagsOverrideFile() throws {
-        guard case .run(let parsed) = try DaemonConfiguration.parse(
-            ["--concurrency", "2", "--config", "/x/orchd.conf"], environment: [:], uid: 1000)
-        else { Issue.record("expected run"); return }
-        #expect(parsed.configurationFile == "/x/orchd.conf" && parsed.configurationFileRequired)
-        let applied = parsed.applying(file: DaemonSettings(concurrency: 8, teardownGrace: .seconds(1)))
-        #expect(applied.concurrency == 2)
-        #expect(applied.teardownGrace == .seconds(1))
-        #expect(applied.logLevel == .info)
-    }
-
-    @Test("sync: always by default; interval with its interval (default 100ms) from a flag or the file; flags win")
-    func syncPolicy() throws {
-        guard case .run(let plain) = try DaemonConfiguration.parse([], environment: [:], uid: 0)
-        else { Issue.record("expected run"); return }
-        #expect(plain.sync == .always)
-        #expect(plain.applying(file: try ConfigurationFile.parse("sync = interval\n", path: "f")).sync == .interval(.milliseconds(100)))
-        #expect(plain.applying(file: try ConfigurationFile.parse("sync = interval\nsync-interval = 2s\n", path: "f")).sync == .interval(.seconds(2)))
-        guard case .run(let flags) = try DaemonConfiguration.parse(["--sync", "always", "--sync-interval", "5ms"], environment: [:], uid: 0)
-        else { Issue.record("expected run"); return }
-        #expect(flags.applying(file: DaemonSettings(sync: "interval")).sync == .always)
-        #expect(SyncPolicy.interval(.seconds(2)).intervalUSec == 2_000_000 && SyncPolicy.always.intervalUSec == nil)
-        for bad in ["sync = never\n", "sync-interval = 0\n", "sync-interval = 61min\n", "sync-interval = -1s\n"] {
-            #expect(throws: ConfigurationFileError.self, "\(bad)") { try ConfigurationFile.parse(bad, path: "f") }
-        }
-    }
-
-    @Test("the default configuration file: /etc for root, XDG_CONFIG_HOME or ~/.config for others")
-    func defaultPath() throws {
-        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a"], uid: 0) == "/etc/orchd/orchd.conf")
-        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a"], uid: 1000) == "/home/a/.config/orchd/orchd.conf")
-        #expect(DaemonConfiguration.defaultConfigurationFile(environment: ["HOME": "/home/a", "XDG_CONFIG_HOME": "/c"], uid: 1000) == "/c/orchd/orchd.conf")
-        guard case .run(let parsed) = try DaemonConfiguration.parse([], environment: ["HOME": "/home/a"], uid: 1000)
-        else { Issue.record("expected run"); return }
-        #expect(parsed.configurationFile == "/home/a/.config/orchd/orchd.conf" && !parsed.configurationFileRequired)
-    }
-
-    @Test("the test-only flag is accepted but not shown in --help")
-    func hiddenTestFlag() throws {
-        guard case .run(let parsed) = try DaemonConfiguration.parse(
-            [DaemonConfiguration.testBlockControlQueueFlag], environment: [:], uid: 0)
-        else { Issue.record("expected run"); return }
-        #expect(parsed.testBlockControlQueueOnSIGUSR1)
-        #expect(!DaemonConfiguration.usage.contains("test-block"))
     }
 
     @Test("every span flag and key refuses a negative or ambiguous span with the parser's reason", arguments: [
@@ -115,19 +72,53 @@ struct ConfigurationFileTests {
             ("-1s", "'-1s' is negative; a time span cannot be negative"),
             ("1h30", "'1h30' is ambiguous: the number 30 has no unit; give every number its unit (e.g. 1h30min, not 1h30)"),
         ] {
-            #expect(throws: DaemonConfigurationError.invalidValue("--\(key)", value, reason)) {
-                try DaemonConfiguration.parse(["--\(key)", value], environment: [:], uid: 0)
-            }
-            #expect(throws: DaemonConfigurationError.invalidValue("--\(key)", value, reason)) {
-                try DaemonConfiguration.parse(["--\(key)=\(value)"], environment: [:], uid: 0)
+            for arguments in [["--\(key)", value], ["--\(key)=\(value)"]] {
+                let error = #expect(throws: CommandLineError.self) { try DaemonConfiguration.parse(arguments, environment: [:], uid: 0) }
+                #expect(error?.message == "invalid value for option '--\(key)': \(reason)")
             }
             do {
                 _ = try ConfigurationFile.parse("\(key) = \(value)\n", path: "f")
                 Issue.record("expected an error")
             } catch {
-                #expect(error.description == "configuration file f, line 1: invalid value '\(value)' for '\(key)': \(reason)")
+                #expect(error.description == "configuration file f, line 1: invalid value for '\(key)': \(reason)")
             }
         }
         #expect(throws: Never.self) { try ConfigurationFile.parse("\(key) = 1h 30min\n", path: "f") }
+    }
+
+    @Test("queue.NAME lines declare queues with their settings; an empty value gives the defaults")
+    func declaresQueues() throws {
+        let settings = try ConfigurationFile.parse("queue.builds = concurrency=4, retry-base=10s, retry-cap=1h 30min\nqueue.io =\n", path: "f")
+        #expect(settings.queues == [
+            Scheduler.ConfiguredQueue(
+                name: .init(rawValue: "builds")!, concurrency: 4, retryBase: .seconds(10), retryCap: .seconds(5400)),
+            Scheduler.ConfiguredQueue(name: .init(rawValue: "io")!),
+        ])
+        // The configuration's queues are the file's, at each reload: a line taken out is no
+        // longer declared by the file.
+        let started = DaemonConfiguration().applying(file: settings)
+        #expect(started.queues.map(\.name.rawValue) == ["builds", "io"])
+        #expect(started.applying(file: try ConfigurationFile.parse("queue.io = max-running-per-user=2\n", path: "f")).queues == [
+            Scheduler.ConfiguredQueue(name: .init(rawValue: "io")!, maxRunningPerUser: 2),
+        ])
+    }
+
+    @Test("a bad queue line names the line and what is wrong", arguments: [
+        ("queue.a = concurrency=0", "invalid concurrency '0': expected a whole number from 1 to 10000"),
+        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap, max-running-per-user)"),
+        ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap, max-running-per-user), got 'concurrency'"),
+        ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
+        ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),
+        ("queue.a = retry-base=-1s", "invalid retry-base '-1s'"),
+        ("queue.no/slash =", "'no/slash' is not a queue name"),
+        ("queue.a =\nqueue.a = concurrency=2", "'queue.a' is set again (first on line 1)"),
+    ])
+    func refusesBadQueues(line: String, problem: String) {
+        do {
+            _ = try ConfigurationFile.parse(line + "\n", path: "f")
+            Issue.record("expected an error for \(line)")
+        } catch {
+            #expect(error.description.contains(problem), "\(error.description)")
+        }
     }
 }

@@ -25,7 +25,7 @@ struct ProcessLauncherTests {
         #expect(fixture.contents("err") == [0x65, 0x00, 0xFE])
         var info = stat()
         #expect(stat(fixture.path("out"), &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o640)
+        #expect(info.st_mode & 0o777 == 0o600)
     }
 
     @Test("the argument vector reaches the process exactly, without a shell")
@@ -63,13 +63,29 @@ struct ProcessLauncherTests {
         #expect(error?.message == "cannot enter working directory \(fixture.path("missing")): No such file or directory")
     }
 
+    @Test("output sent to a device (a hook's /dev/null) leaves the device's mode alone")
+    func deviceOutputKeepsItsMode() throws {
+        let fixture = try ExecutionFixture()
+        var before = stat()
+        #expect(stat("/dev/null", &before) == 0)
+        var request = fixture.request(["true"])
+        request.standardOutputPath = "/dev/null"
+        request.standardErrorPath = "/dev/null"
+        #expect(try fixture.run(request).status == .exited(0))
+        var after = stat()
+        #expect(stat("/dev/null", &after) == 0)
+        #expect(after.st_mode == before.st_mode)
+    }
+
     @Test("an unopenable log file fails to launch and names the file")
     func unopenableLogFile() throws {
         let fixture = try ExecutionFixture()
         var request = fixture.request(["true"])
-        request.standardOutputPath = fixture.path("no-dir/out")
+        // Its directory is a regular file: neither the directory nor the file can be made.
+        #expect(FileManager.default.createFile(atPath: fixture.path("plain"), contents: nil))
+        request.standardOutputPath = fixture.path("plain/out")
         let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request) }
-        #expect(error?.message == "cannot open log file \(fixture.path("no-dir/out")): No such file or directory")
+        #expect(error?.message == "cannot open log file \(fixture.path("plain/out")): Not a directory")
     }
 
     @Test("an exec failure in the child names the exec step and the program")

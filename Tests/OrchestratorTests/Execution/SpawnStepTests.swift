@@ -28,9 +28,12 @@ struct SpawnStepTests {
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
                 path.withCString { cPath in
                     workingDirectory.withCString { directory in
+                        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                        defer { close(input) }
                         var request = cposix_spawn_request(
                             path: cPath, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
-                            working_directory: directory, stdout_fd: stdoutFD, stderr_fd: stderrFD, cgroup_fd: cgroupFD)
+                            working_directory: directory, stdin_fd: input, stdout_fd: stdoutFD, stderr_fd: stderrFD,
+                            cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0)
                         return SpawnedProcesses.pids.withLock { _ in cposix_spawn(&request, &pid, &pidfd, &step, &code) }
                     }
                 }

@@ -39,6 +39,7 @@ struct JobStateMachineTests {
                 .submit: .enter(.queued), .promote: invalid, .claim: invalid, .releaseClaim: invalid,
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: invalid,
                 .cancel: invalid, .failDependency(dependency): invalid, .retry: invalid, .prune: invalid,
+                .hold: invalid, .release: invalid, .edit: invalid, .suspend: invalid, .resume: invalid,
             ]
         case .waiting?:
             return [
@@ -46,6 +47,8 @@ struct JobStateMachineTests {
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .enter(.finished(.cancelled)), .failDependency(dependency): .enter(.finished(.dependencyFailed(dependency))),
                 .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .hold: .setHeld(true), .release: .unchanged, .edit: .enter(.queued), .suspend: .refused(.notRunning),
+                .resume: .refused(.notRunning),
             ]
         case .queued?:
             return [
@@ -53,6 +56,8 @@ struct JobStateMachineTests {
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .enter(.finished(.cancelled)), .failDependency(dependency): .unchanged,
                 .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .hold: .setHeld(true), .release: .unchanged, .edit: .enter(.queued), .suspend: .refused(.notRunning),
+                .resume: .refused(.notRunning),
             ]
         case .running?:
             return [
@@ -61,6 +66,8 @@ struct JobStateMachineTests {
                 .endAttempt(.succeeded): .enter(.finished(.succeeded)), .timeOut: .stop(.timedOut),
                 .cancel: .stop(.cancelled), .failDependency(dependency): .unchanged,
                 .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .hold: .refused(.alreadyStarted), .release: .refused(.alreadyStarted), .edit: .refused(.alreadyStarted),
+                .suspend: .setSuspended(true), .resume: .unchanged,
             ]
         case .finished?:
             return [
@@ -68,6 +75,8 @@ struct JobStateMachineTests {
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .refused(.alreadyFinished), .failDependency(dependency): .unchanged,
                 .retry: .enter(.queued), .prune: .delete,
+                .hold: .refused(.alreadyFinished), .release: .refused(.alreadyFinished), .edit: .refused(.alreadyFinished),
+                .suspend: .refused(.alreadyFinished), .resume: .refused(.alreadyFinished),
             ]
         }
     }
@@ -176,5 +185,28 @@ struct JobStateMachineTests {
         var context = Self.neutral
         context.hasLiveDependents = true
         #expect(Machine.decide(.finished(.succeeded), .prune, context) == .refused(.dependedOn))
+    }
+
+    @Test("hold and release flip the held flag of a job that has not started; a held job is not claimed")
+    func holdAndRelease() {
+        var held = Self.neutral
+        held.held = true
+        for state in [JobState.waiting, .queued] {
+            #expect(Machine.decide(state, .hold, held) == .unchanged, "holding a held job changes nothing")
+            #expect(Machine.decide(state, .release, held) == .setHeld(false))
+        }
+        #expect(Machine.decide(.queued, .claim, held) == .refused(.held))
+    }
+
+    @Test("edit places the job by its new start time; suspend and continue flip the suspended flag")
+    func editAndSuspend() {
+        #expect(Machine.decide(.queued, .edit, Self.context(notBefore: Self.now.addingTimeInterval(60))) == .enter(.waiting))
+        #expect(Machine.decide(.waiting, .edit, Self.context(notBefore: Self.now)) == .enter(.queued))
+        #expect(Machine.decide(.waiting, .edit, Self.context(dependencies: [(Self.live, .running)])) == .enter(.waiting),
+                "an unfinished dependency still holds it")
+        var suspended = Self.neutral
+        suspended.suspended = true
+        #expect(Machine.decide(.running, .suspend, suspended) == .unchanged)
+        #expect(Machine.decide(.running, .resume, suspended) == .setSuspended(false))
     }
 }

@@ -15,7 +15,7 @@ struct QueueSettingsTests {
             concurrency: 1, stateDirectory: directory.path, logDirectory: directory.path, teardownGrace: .seconds(1)))
         _ = try await scheduler.start()
         let span = Duration(microseconds: microseconds)
-        let info = try await scheduler.setQueue(
+        let info = try await scheduler.addQueue(
             QueueName(rawValue: "backoff")!, concurrency: nil, retryBase: span, retryCap: span)
         #expect(info.retryBaseUSec == microseconds)
         #expect(info.retryCapUSec == microseconds)

@@ -62,7 +62,7 @@ struct PacedConnectionTests {
         let client = fds[1]
         defer { close(client) }
         let service = VarlinkService(
-            handlers: [HugeHandler(bytes: VarlinkConnection.maximumOutboxBytes), PingHandler()], daemonUID: getuid())
+            handlers: [HugeHandler(bytes: VarlinkConnection.maximumOutboxBytes), PingHandler()], policy: { AccessPolicy(daemonUID: getuid()) })
         let connection = VarlinkConnection(
             fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()), service: service,
             maximumMessageBytes: 1 << 20, onClose: { _ in })
@@ -92,7 +92,7 @@ struct PacedConnectionTests {
         let bytes = 256 * 1024  // 75 MiB in all, past the 64 MiB cap
         #expect(count * bytes > VarlinkConnection.maximumOutboxBytes)
         let produced = StreamHandler.Produced()
-        let service = VarlinkService(handlers: [StreamHandler(count: count, bytes: bytes, produced: produced)], daemonUID: getuid())
+        let service = VarlinkService(handlers: [StreamHandler(count: count, bytes: bytes, produced: produced)], policy: { AccessPolicy(daemonUID: getuid()) })
         let closed = DispatchSemaphore(value: 0)
         let connection = VarlinkConnection(
             fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()), service: service,

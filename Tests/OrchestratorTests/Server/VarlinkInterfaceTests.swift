@@ -11,8 +11,10 @@ struct VarlinkInterfaceTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try JobStore(database: try Database(path: directory + "/orchd.db"))
         let scheduler = Scheduler(store: store, configuration: .init(concurrency: 1, stateDirectory: directory, logDirectory: directory, teardownGrace: .seconds(1)))
-        let configuration = DaemonConfiguration(
-            stateDirectory: directory, socketPath: directory + "/s", concurrency: 1, teardownGrace: .seconds(1), logLevel: .error)
+        var configuration = DaemonConfiguration()
+        configuration.stateDirectory = directory
+        configuration.socketPath = directory + "/s"
+        configuration.concurrency = 1
         let service = Daemon.makeService(
             scheduler: scheduler, configuration: configuration, startTime: .now,
             reload: { ManagerInterface.ReloadReply(concurrency: 1) })
@@ -69,7 +71,7 @@ struct VarlinkInterfaceTests {
         #expect(listed == declaredByOrchd)
         let id = JobID(rawValue: 1)
         let sent: [VarlinkError] = [
-            JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.notPermitted(id),
+            JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.permissionDenied(id),
             JobsInterface.storageFailure("x"), JobsInterface.logMissing(path: "/x"), JobsInterface.storageFull(stateDirectory: "/", freeBytes: 0, message: "x"),
             JobsInterface.databaseLocked(path: "/x", message: "x"), JobsInterface.duplicateJob(id, uniqueKey: "k"), JobsInterface.notFinished(id),
             JobsInterface.dependencyNotSucceeded(id, dependency: id, result: nil), JobsInterface.subscriberTooSlow(lastSeen: nil),

@@ -107,23 +107,26 @@ struct SlurmExecutorTests {
         #expect(SlurmExecutor.timeLimit(microseconds: 60_000_001) == "2")
     }
 
-    @Test("the configuration file sets queue executors; bad queue keys are refused naming the line")
+    @Test("a queue.NAME line of the configuration file sets the queue's executor; bad executor settings are refused naming the line")
     func configurationFile() throws {
-        let settings = try ConfigurationFile.parse("""
+        let contents = try ConfigurationFile.parse("""
             concurrency = 2
-            queue.hpc.executor = slurm
-            queue.hpc.slurm-partition = batch
-            queue.hpc.slurm-option = --mem=2G
-            queue.hpc.slurm-option = --qos=low
+            queue.hpc = concurrency=3, executor=slurm, slurm-partition=batch, slurm-option=--mem=2G, slurm-option=--nodelist=a,b, slurm-option=--qos=low
             """, path: "orchd.conf")
-        #expect(settings.queueExecutors[QueueName(rawValue: "hpc")!] == QueueExecutorSettings.Change(
-            executor: "slurm", slurmPartition: "batch", slurmOptions: ["--mem=2G", "--qos=low"]))
+        let hpc = try #require(contents.queues.first)
+        #expect(contents.queues.count == 1 && hpc.name.rawValue == "hpc" && hpc.concurrency == 3)
+        #expect(hpc.executor == QueueExecutorSettings.Change(
+            executor: "slurm", slurmPartition: "batch", slurmOptions: ["--mem=2G", "--nodelist=a,b", "--qos=low"]))
+        #expect(try ConfigurationFile.parse("queue.plain = concurrency=1", path: "orchd.conf").queues.first?.executor.isEmpty == true)
         for (text, fragment) in [
-            ("queue.hpc.executor = kubernetes", "no executor 'kubernetes'"),
-            ("queue.hpc.colour = red", "unknown queue setting 'colour'"),
-            ("queue.bad name.executor = slurm", "is not 'queue.NAME.SETTING'"),
-            ("queue.hpc.slurm-option = --output=/tmp/x", "is set by orchd"),
-            ("queue.hpc.executor = slurm\nqueue.hpc.executor = local", "is set again"),
+            ("queue.hpc = executor=kubernetes", "no executor 'kubernetes'"),
+            ("queue.hpc = colour=red", "unknown queue setting 'colour'"),
+            ("queue.hpc = slurm-option=--output=/tmp/x", "is set by orchd"),
+            ("queue.hpc = slurm-option=--uid=0", "is set by orchd"),
+            ("queue.hpc = slurm-option=", "needs an sbatch option"),
+            ("queue.hpc = executor=slurm, executor=local", "'executor' is given twice"),
+            ("queue.hpc = concurrency=2, b", "expected 'setting=value'"),
+            ("queue.hpc = executor=slurm\nqueue.hpc = executor=local", "is set again"),
         ] {
             #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.parse(text, path: "orchd.conf") }
             do {

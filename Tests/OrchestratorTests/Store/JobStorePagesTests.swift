@@ -25,6 +25,28 @@ struct JobStorePagesTests {
         }
     }
 
+    @Test("labels filter by every key and value given, as text, in pages and in one call; odd keys need no quoting")
+    func labelFilter() throws {
+        let labelSets: [[String: String]] = [
+            ["kind": "nightly"], ["kind": "nightly", "team": "a"], ["kind": "adhoc"], [:], ["a\"b.c": "x y"], ["kind": ""],
+        ]
+        let specs = labelSets.map { JobSpec(command: .argv(["true"]), cwd: "/", environment: [:], labels: $0) }
+        let ids = try store.insert(specs, submitterUid: 0, at: Date()).map(\.id)
+        func listed(_ labels: [String: String]) throws -> [JobID] {
+            let paged = try all(store.listing(ids: nil, queue: nil, stateName: nil, newest: nil, labels: labels), pageSize: 2)
+            #expect(try store.jobs(labels: labels).map(\.id) == paged)
+            return paged
+        }
+        #expect(try listed(["kind": "nightly"]) == [ids[0], ids[1]])
+        #expect(try listed(["kind": "nightly", "team": "a"]) == [ids[1]])
+        #expect(try listed(["a\"b.c": "x y"]) == [ids[4]])
+        #expect(try listed(["kind": ""]) == [ids[5]])
+        #expect(try listed(["kind": "none"]) == [])
+        #expect(try listed([:]) == ids)
+        #expect(try store.jobs(result: "failed").isEmpty, "none has finished")
+        #expect(try all(store.listing(ids: nil, queue: nil, stateName: nil, newest: 2, labels: ["kind": "nightly"]), pageSize: 5) == [ids[0], ids[1]])
+    }
+
     @Test("pages cover the matching jobs once each, in ID order, newest N included, later jobs not")
     func pages() throws {
         let other = try #require(QueueName(rawValue: "other"))

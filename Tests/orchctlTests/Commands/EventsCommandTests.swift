@@ -20,7 +20,7 @@ struct EventsCommandTests {
         event.result = "failed/odd"
         event.exitCode = 3
         let text = try EventLine().text(event)
-        #expect(text == #"{"at":"2026-11-29T12:00:00.000Z","attempt":1,"exitCode":3,"jobId":7,"kind":"finished","previousState":"queued","queue":"builds","result":"failed/odd","seq":41,"signal":null,"state":"running"}"# + "\n")
+        #expect(text == #"{"at":"2026-11-29T12:00:00.000Z","attempt":1,"exitCode":3,"jobId":7,"kind":"finished","ownerUid":null,"previousState":"queued","queue":"builds","result":"failed/odd","seq":41,"signal":null,"state":"running"}"# + "\n")
         #expect(text.filter { $0 == "\n" }.count == 1)
         // It reads back as the same event.
         #expect(try JSONDecoder().decode(Event.self, from: Data(text.utf8)) == event)

@@ -42,7 +42,7 @@ struct LogsCommandTests {
         #expect(parseError(["logs", "7", "--follow=yes"])?.code == .unexpectedValue)
         let capture = CapturedConsole()
         #expect(Orchctl.run(["logs", "7", "--tail", "x"], context: testContext(capture)) == .usage)
-        #expect(capture.standardError.hasSuffix("Usage: orchctl logs <id> [--stderr] [--follow] [--tail <lines>]\nSee 'orchctl logs --help'.\n"))
+        #expect(capture.standardError.hasSuffix("Usage: orchctl logs <id> [--stderr | --both] [--attempt <n>] [--follow] [--tail <lines>]\nSee 'orchctl logs --help'.\n"))
     }
 
     @Test("logs writes each chunk's bytes unchanged, in order, and sends the options")
@@ -88,5 +88,30 @@ struct LogsCommandTests {
         let capture = CapturedConsole()
         #expect(Orchctl.run(["--socket", orchd.socketPath, "logs", "7"], context: testContext(capture)) == .failure)
         #expect(capture.standardError == "Error: orchd sent log data that is not base64\n")
+    }
+
+    @Test("--both on a terminal puts each stream under a header when the stream changes; piped, no headers")
+    func interleavedHeaders() {
+        let capture = CapturedConsole()
+        let output = LogsCommand.InterleavedOutput(console: capture.console, headers: true)
+        #expect(output.write(Array("a\nb".utf8), from: .stdout) == 0)
+        #expect(output.write(Array("oops\n".utf8), from: .stderr) == 0)
+        #expect(output.write(Array("c\n".utf8), from: .stdout) == 0)
+        #expect(capture.standardOutput == "==> stdout <==\na\nb\n\n==> stderr <==\noops\n\n==> stdout <==\nc\n")
+        let piped = CapturedConsole()
+        let plain = LogsCommand.InterleavedOutput(console: piped.console, headers: false)
+        plain.begin(.stdout)
+        _ = plain.write(Array("a".utf8), from: .stdout)
+        plain.begin(.stderr)
+        _ = plain.write(Array("b\n".utf8), from: .stderr)
+        #expect(piped.standardOutput == "ab\n")
+    }
+
+    @Test("--attempt becomes Logs' attempt; 0 or less is a usage error")
+    func attemptOption() throws {
+        #expect(LogsCommand.parameters(try invocation(["logs", "7", "--attempt", "2"])).attempt == 2)
+        #expect(LogsCommand.parameters(try invocation(["logs", "7"])).attempt == nil)
+        #expect(parseError(["logs", "7", "--attempt", "0"])?.code == .invalidValue)
+        #expect(parseError(["logs", "7", "--attempt", "-1"])?.code == .invalidValue)
     }
 }

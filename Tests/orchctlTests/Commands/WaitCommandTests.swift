@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 import Testing
 @testable import orchctl

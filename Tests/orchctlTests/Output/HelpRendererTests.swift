@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 import Testing
 @testable import orchctl
@@ -41,7 +42,8 @@ struct HelpRendererTests {
     @Test("a group's help lists its subcommands; the top level lists the group, not its subcommands")
     func groupHelp() throws {
         let text = Orchctl.helpRenderer.help(for: try #require(CommandTable.command(named: "queue")).spec)
-        #expect(text.contains("\nSUBCOMMANDS:\n  set  "))
+        #expect(text.contains("\nSUBCOMMANDS:\n  add  "))
+        #expect(text.contains("\n  set  ") && text.contains("\n  remove  "))
         #expect(text.contains("See 'orchctl help queue <subcommand>' for detailed help."))
         let root = Orchctl.helpRenderer.rootHelp()
         #expect(root.contains("\n  queue  "))
@@ -80,6 +82,15 @@ struct HelpRendererTests {
         (["events", "--help"], "events-help.txt"),
         (["logs", "--help"], "logs-help.txt"),
         (["queue", "set", "--help"], "queue-set-help.txt"),
+        (["queue", "add", "--help"], "queue-add-help.txt"),
+        (["queue", "remove", "--help"], "queue-remove-help.txt"),
+        (["cancel", "--help"], "cancel-help.txt"),
+        (["retry", "--help"], "retry-help.txt"),
+        (["hold", "--help"], "hold-help.txt"),
+        (["release", "--help"], "release-help.txt"),
+        (["edit", "--help"], "edit-help.txt"),
+        (["suspend", "--help"], "suspend-help.txt"),
+        (["continue", "--help"], "continue-help.txt"),
     ]
 
     @Test("help matches its golden file", arguments: goldenFiles)

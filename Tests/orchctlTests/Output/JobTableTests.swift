@@ -29,6 +29,21 @@ struct JobTableTests {
         #expect(JobTable.summary(jobs) == "1 running, 1 queued, 3 finished (2 not succeeded)")
     }
 
+    @Test("status --all-users shows each job's owner by login name, or by uid when the user is unknown")
+    func ownerColumn() {
+        var rootJob = makeJob(1, .argv(["true"]), state: .queued, submitted: -10)
+        rootJob.submitterUid = 0
+        var unknown = makeJob(2, .argv(["true"]), state: .queued, submitted: -5)
+        unknown.submitterUid = 4_000_000_000
+        var owners = table
+        owners.showsOwner = true
+        let text = owners.render([rootJob, unknown], now: referenceDate)
+        #expect(text.hasPrefix("ID  OWNER       STATE   QUEUE"), "\(text)")
+        #expect(text.contains("\n1   root        queued  default"), "\(text)")
+        #expect(text.contains("\n2   4000000000  queued  default"), "\(text)")
+        #expect(!table.render([rootJob], now: referenceDate).contains("OWNER"))
+    }
+
     @Test("a job waiting for its next attempt shows retrying(attempt/max)")
     func retrying() {
         var job = makeJob(4, .argv(["flaky"]), state: .waiting)

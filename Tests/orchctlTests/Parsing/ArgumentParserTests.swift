@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -197,7 +198,7 @@ struct ArgumentParserTests {
         #expect(parsed.global.json)
         let alone = parseError(["queue"])
         #expect(alone?.code == .missingCommand)
-        #expect(alone?.message == "missing subcommand of 'queue': set")
+        #expect(alone?.message == "missing subcommand of 'queue': add, set, remove")
         #expect(alone?.command == "queue")
         #expect(parseError(["queue", "frob"])?.message == "unknown subcommand 'frob' of 'queue'")
         #expect(parseError(["queue", "set"])?.code == .missingArgument)
@@ -244,5 +245,14 @@ struct ArgumentParserTests {
     func doubleDashPositional() throws {
         let parsed = try invocation(["cancel", "--", "5"])
         #expect(parsed.jobIDs == [JobID(rawValue: 5)])
+    }
+
+    @Test("a rule kind passes accepted text through and refuses other text with the rule's reason")
+    func ruleKind() throws {
+        let rule = TextRule("even-length") { $0.count % 2 == 0 ? nil : "'\($0)' has an odd length" }
+        #expect(try ArgumentParser.value("ab", as: .rule(rule), what: "'x'", placeholder: "x") == .text("ab"))
+        let error = #expect(throws: CommandLineError.self) { try ArgumentParser.value("abc", as: .rule(rule), what: "'x'", placeholder: "x") }
+        #expect(error?.message == "invalid value for 'x': 'abc' has an odd length")
+        #expect(error?.code == .invalidValue)
     }
 }

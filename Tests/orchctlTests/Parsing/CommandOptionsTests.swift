@@ -1,3 +1,4 @@
+import CommandLineParsing
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -16,8 +17,11 @@ struct CommandOptionsTests {
         case .queueName: "q7"
         case .jobID: "7"
         case .timeSpan: "7s"
+        case .timeSpanIn(let range): TimeSpan.format(range.upperBound)
         case .startTime: "08:00"
         case .choice(let words): words[words.count - 1]
+        // No orchctl option has a rule (orchd's do); a rule that refuses this fails the test.
+        case .rule: "x7"
         }
     }
 

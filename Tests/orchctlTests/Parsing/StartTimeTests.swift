@@ -1,3 +1,4 @@
+import CommandLineParsing
 import FoundationEssentials
 import Glibc
 import OrchestratorAPI

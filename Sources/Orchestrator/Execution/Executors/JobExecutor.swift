@@ -43,15 +43,18 @@ protocol ExecutorAttempt: AnyObject, Sendable {
     /// Stops the attempt; its end comes through `onEnd`, with the reason's result
     /// (``StopReason/jobResult``), or `.detached` for a shutdown of an attempt that outlives
     /// the daemon.
-    func stop(reason: StopReason)
+    /// - Parameter signal: the first signal sent instead of SIGTERM (`cancel --signal`);
+    ///   SIGKILL follows after the teardown grace. `nil`: the executor's usual stop.
+    func stop(reason: StopReason, signal: Int32?)
 
     /// Whether the attempt goes on by itself when orchd stops (a Slurm job): a shutdown then
     /// detaches from it at once, and the next start re-attaches, instead of tearing it down.
     var outlivesDaemon: Bool { get }
 
-    /// Suspends (`true`) or continues (`false`) the attempt's processes, for a future
-    /// `orchctl suspend`/`continue`.
-    /// - Returns: `nil` once done, else why it could not be.
+    /// Suspends (`true`) or continues (`false`) the attempt's processes (`orchctl suspend`,
+    /// `continue`): locally the cgroup freezer, on Slurm `scontrol suspend|resume`.
+    /// - Parameter completion: called once, with `nil` when done, else why it could not be;
+    ///   on any queue.
     func setSuspended(_ suspended: Bool, completion: @escaping @Sendable (String?) -> Void)
 }
 
@@ -88,13 +91,18 @@ enum ExecutorEnd: Hashable, Sendable {
     case released(reason: String)
 }
 
+extension ExecutorAttempt {
+    /// Stops the attempt the usual way (``stop(reason:signal:)`` without a signal).
+    func stop(reason: StopReason) { stop(reason: reason, signal: nil) }
+}
+
 extension JobOperation: ExecutorAttempt {
     /// A local process dies with the daemon's teardown.
     var outlivesDaemon: Bool { false }
 
-    /// Not yet: orchd has no suspend command; the cgroup freezer (`cgroup.freeze`) is the
-    /// way to add it.
+    /// Freezes or thaws the attempt's processes (``JobOperation/setFrozen(_:)``: the cgroup
+    /// freezer, or SIGSTOP/SIGCONT to its process group); answers at once.
     func setSuspended(_ suspended: Bool, completion: @escaping @Sendable (String?) -> Void) {
-        completion("suspending a local job is not supported yet")
+        completion(setFrozen(suspended))
     }
 }

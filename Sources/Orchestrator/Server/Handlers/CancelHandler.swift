@@ -7,14 +7,26 @@ struct CancelHandler: VarlinkMethodHandler {
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
-            let parameters = try call.parameters(JobsInterface.IDsParameters.self)
+            let parameters = try call.parameters(JobsInterface.CancelParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
-            let uid = call.peer.uid
-            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.cancel(parameters.ids, by: uid) }) {
+            let signal = try Self.signal(parameters.signal)
+            let caller = call.caller
+            responder.complete({ [scheduler] () async throws(SchedulerError) in
+                try await scheduler.cancel(parameters.ids, by: caller, signal: signal)
+            }) {
                 JobsInterface.JobsReply(jobs: $0)
             }
         } catch {
             responder.fail(error)
         }
+    }
+
+    /// The signal a `signal` parameter names.
+    /// - Throws: `InvalidParameter(signal)` for a name that is not one of
+    ///   ``JobsInterface/cancelSignals``.
+    static func signal(_ name: String?) throws(VarlinkError) -> Int32? {
+        guard let name else { return nil }
+        guard let signal = JobsInterface.cancelSignal(named: name) else { throw .invalidParameter("signal") }
+        return signal
     }
 }

@@ -8,7 +8,7 @@ struct GetHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
-            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.job(parameters.id) }) {
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.job(parameters.id, by: call.caller) }) {
                 JobsInterface.JobReply(job: $0.job, attempts: $0.attempts)
             }
         } catch {

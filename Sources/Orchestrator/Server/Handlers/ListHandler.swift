@@ -1,10 +1,13 @@
 import OrchestratorAPI
 import Synchronization
 
-/// `io.orchd.Jobs.List`: jobs filtered by IDs, queue and state, optionally only the newest
+/// `io.orchd.Jobs.List`: jobs filtered by IDs, queue, state, result and labels, optionally only the newest
 /// `limit`. Called with `more`, the jobs come in pages (``JobPageStream``), each read from the
 /// store only when the client has room for it, so no reply outgrows the message cap and no
 /// listing sits in memory whole, however many jobs match.
+///
+/// Who asks decides what is listed: admins get every job; other users their own, or with
+/// `allUsers` everyone's, other users' jobs ``Job/redactedForOthers``.
 struct ListHandler: VarlinkMethodHandler {
     static let method = JobsInterface.list
     let scheduler: Scheduler
@@ -16,10 +19,24 @@ struct ListHandler: VarlinkMethodHandler {
                 throw VarlinkError.invalidParameter("state")
             }
             if let limit = parameters.limit, limit < 0 { throw VarlinkError.invalidParameter("limit") }
+            if let result = parameters.result, !JobResult.names.contains(result) {
+                throw VarlinkError.invalidParameter("result")
+            }
+            let caller = call.caller
+            // Other users' labels are not shown to a non-admin, so they cannot be filtered on either.
+            if !caller.isAdmin, parameters.allUsers == true, !(parameters.labels ?? [:]).isEmpty {
+                throw VarlinkError.invalidParameter("labels")
+            }
+            let owner: UInt32? = caller.isAdmin || parameters.allUsers == true ? nil : caller.uid
+            let shown: @Sendable ([Job]) -> [Job] = { jobs in
+                caller.isAdmin ? jobs : jobs.map { caller.mayManage(owner: $0.submitterUid) ? $0 : $0.redactedForOthers }
+            }
             guard call.more else {
                 responder.complete({ [scheduler] () async throws(SchedulerError) in
-                    try await scheduler.list(ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
-                }) { JobsInterface.JobsReply(jobs: $0) }
+                    try await scheduler.list(
+                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit,
+                        owner: owner, result: parameters.result, labels: parameters.labels)
+                }) { JobsInterface.JobsReply(jobs: shown($0)) }
                 return
             }
             let scheduler = self.scheduler
@@ -27,7 +44,8 @@ struct ListHandler: VarlinkMethodHandler {
                 let listing: JobStore.JobListing
                 do throws(SchedulerError) {
                     listing = try await scheduler.beginListing(
-                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit)
+                        ids: parameters.ids, queue: parameters.queue, stateName: parameters.state, limit: parameters.limit,
+                        owner: owner, result: parameters.result, labels: parameters.labels)
                 } catch {
                     responder.fail(error.varlinkError)
                     return
@@ -38,7 +56,7 @@ struct ListHandler: VarlinkMethodHandler {
                         do throws(SchedulerError) {
                             let jobs = try await scheduler.listPage(of: listing, after: position.last.withLock { $0 }, count: count)
                             if let id = jobs.last?.id { position.last.withLock { $0 = id } }
-                            completion(.success(jobs))
+                            completion(.success(shown(jobs)))
                         } catch {
                             completion(.failure(error.varlinkError))
                         }

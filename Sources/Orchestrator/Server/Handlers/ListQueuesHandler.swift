@@ -9,8 +9,9 @@ struct ListQueuesHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             // `status --queue` and `pause Q` need their queues only, not every queue's hooks.
             let names = try call.parameters(QueuesInterface.NamesParameters.self).names.map(Set.init)
+            let perUser = call.caller.isAdmin
             Task { [scheduler] in
-                let queues = await scheduler.queues
+                let queues = await scheduler.queues(perUser: perUser)
                 let chosen = names.map { names in queues.filter { names.contains($0.name) } } ?? queues
                 responder.reply(QueuesInterface.QueuesReply(queues: chosen))
             }

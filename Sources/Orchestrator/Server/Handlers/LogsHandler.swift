@@ -23,20 +23,45 @@ struct LogsHandler: VarlinkMethodHandler {
             responder.fail(error)
             return
         }
-        let path = scheduler.logPath(of: parameters.id, stream: parameters.stream)
         let scheduler = self.scheduler
-        let otherPath = scheduler.logPath(of: parameters.id, stream: parameters.stream == .stdout ? .stderr : .stdout)
+        let caller = call.caller
         Task {
             let found: (job: Job, attempts: [JobAttempt])
             do throws(SchedulerError) {
-                found = try await scheduler.job(parameters.id)
+                found = try await scheduler.job(parameters.id, by: caller)
             } catch {
                 responder.fail(error.varlinkError)
                 return
             }
-            let mustExist = Self.logMustExist(found.job, attempts: found.attempts, otherLogPath: otherPath)
-            LogStream(path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist)
-                .run(following: parameters.follow == true ? parameters.id : nil, scheduler: scheduler)
+            let job = found.job
+            // A job not started yet: its first attempt, whose output is still to come.
+            let attempt = parameters.attempt ?? max(job.attempt, 1)
+            if let asked = parameters.attempt, asked < 1 || asked > job.attempt {
+                // Following the next attempt of a job that has not made it yet is fine.
+                let next = job.state.isFinished || job.state == .running ? job.attempt : job.attempt + 1
+                guard parameters.follow == true, asked == next else {
+                    responder.fail(JobsInterface.noSuchAttempt(job.id, attempt: asked, attempts: job.attempt))
+                    return
+                }
+            }
+            let path = scheduler.logFile(of: job, attempt: attempt, stream: parameters.stream)
+            let otherPath = scheduler.logFile(of: job, attempt: attempt, stream: parameters.stream == .stdout ? .stderr : .stdout)
+            if parameters.follow == true, let slash = path.lastIndex(of: "/") {
+                // Following a job not started yet watches its owner's directory for the file;
+                // the directory is made now if this is the owner's first job, as a launch would.
+                let owner = scheduler.runsJobsAsSubmitter && job.submitterUid != 0
+                    ? UserAccount.lookup(uid: job.submitterUid) : nil
+                try? LogDirectory.prepare(String(path[..<slash]), owner: owner)
+            }
+            let mustExist = Self.logMustExist(job, attempt: attempt, attempts: found.attempts, otherLogPath: otherPath)
+            let follow: LogStream.Follow? = parameters.follow == true
+                ? LogStream.Follow(job: job.id, attempt: attempt, nextAttempts: parameters.attempt == nil) { next in
+                    scheduler.logPath(of: job.id, owner: job.submitterUid, attempt: next, stream: parameters.stream)
+                }
+                : nil
+            LogStream(
+                path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist, attempt: attempt)
+                .run(following: follow, scheduler: scheduler)
         }
     }
 
@@ -49,23 +74,31 @@ struct LogsHandler: VarlinkMethodHandler {
         return .lastLines(lines)
     }
 
-    /// Whether a job's log file must exist: whether a process of it was spawned, since the
+    /// Whether an attempt's log file must exist: whether its process was spawned, since the
     /// launcher creates both log files just before the spawn. A job never started (queued,
     /// waiting, `dependency_failed`, `spawn_failed`, or running but not yet spawned) has no
-    /// file, and its output is empty so far; a started job without its file lost its output.
+    /// file, and its output is empty so far; a started attempt without its file lost its
+    /// output.
     /// - Parameters:
     ///   - job: the job as stored now.
+    ///   - attempt: the attempt asked about.
     ///   - attempts: its ended attempts, oldest first.
-    ///   - otherLogPath: the job's other log file (stderr for stdout), the evidence when the
-    ///     record cannot tell (cancelled or interrupted around the spawn).
-    static func logMustExist(_ job: Job, attempts: [JobAttempt], otherLogPath: String) -> Bool {
+    ///   - otherLogPath: the attempt's other log file (stderr for stdout), the evidence when
+    ///     the record cannot tell (cancelled or interrupted around the spawn).
+    static func logMustExist(_ job: Job, attempt: Int, attempts: [JobAttempt], otherLogPath: String) -> Bool {
         let lastResult: JobResult?
-        switch job.state {
-        case .running: return job.pid != nil
-        case .finished(let result): lastResult = result
-        case .waiting, .queued:
-            guard job.attempt > 0 else { return false }
-            lastResult = attempts.last?.result
+        if attempt < job.attempt {
+            lastResult = attempts.first { $0.attempt == attempt }?.result
+        } else if attempt > job.attempt {
+            return false
+        } else {
+            switch job.state {
+            case .running: return job.pid != nil
+            case .finished(let result): lastResult = result
+            case .waiting, .queued:
+                guard job.attempt > 0 else { return false }
+                lastResult = attempts.last?.result
+            }
         }
         switch lastResult {
         case .succeeded, .failed, .signaled, .timedOut: return true

@@ -8,8 +8,8 @@ struct RetryHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.GetParameters.self)
-            let uid = call.peer.uid
-            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.retry(parameters.id, by: uid) }) {
+            let caller = call.caller
+            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.retry(parameters.id, by: caller) }) {
                 JobsInterface.JobReply(job: $0)
             }
         } catch {

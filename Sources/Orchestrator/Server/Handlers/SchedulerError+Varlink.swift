@@ -6,7 +6,7 @@ extension SchedulerError {
         switch self {
         case .noSuchJob(let id): JobsInterface.noSuchJob(id)
         case .alreadyFinished(let id): JobsInterface.alreadyFinished(id)
-        case .notPermitted(let id): JobsInterface.notPermitted(id)
+        case .permissionDenied(let id): JobsInterface.permissionDenied(id)
         case .invalidSpec(let error): JobsInterface.invalidJobSpec(error.message)
         case .notFinished(let id): JobsInterface.notFinished(id)
         case .dependencyNotSucceeded(let id, let dependency, let result):
@@ -19,6 +19,12 @@ extension SchedulerError {
         case .storageFull(let directory, let free):
             JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
         case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
+        case .unknownQueue(let name, let known): JobsInterface.unknownQueue(name, known: known)
+        case .queueExists(let name): QueuesInterface.queueExists(name, message: description)
+        case .queueNotRemovable(let name, _): QueuesInterface.queueNotRemovable(name, message: description)
+        case .alreadyStarted(let id, _): JobsInterface.alreadyStarted(id, message: description)
+        case .notRunning(let id, _): JobsInterface.notRunning(id, message: description)
+        case .suspendFailed(let id, _): JobsInterface.suspendFailed(id, message: description)
         }
     }
 }

@@ -19,6 +19,7 @@ struct SetQueueHandler: VarlinkMethodHandler {
                     parameters.name, concurrency: parameters.concurrency,
                     retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
                     retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks,
+                    maxRunningPerUser: parameters.maxRunningPerUser,
                     executor: QueueExecutorSettings.Change(
                         executor: parameters.executor, slurmPartition: parameters.slurmPartition, slurmOptions: parameters.slurmOptions))
             }) { QueuesInterface.QueueReply(queue: $0) }

@@ -6,7 +6,8 @@ import OrchestratorAPI
 /// It raises SIGTERM at orchd itself rather than calling the stop path, so there is one stop
 /// path: the signal handler's drain, teardown and flush. The reply is queued first, and the
 /// connection stays open until the control socket stops, at the end of the stop, so the
-/// caller gets it. Only root and orchd's own uid reach this handler (``VarlinkService``).
+/// caller gets it. Only admins (root, orchd's own uid, the admin group) reach this handler
+/// (``AccessPolicy/adminMethods``).
 struct ShutdownHandler: VarlinkMethodHandler {
     static let method = ManagerInterface.shutdown
 

@@ -15,7 +15,7 @@ struct SubscribeHandler: VarlinkMethodHandler {
             let scheduler = self.scheduler
             Task { await scheduler.subscribe(
                 since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
-                jobID: parameters.jobId,
+                jobID: parameters.jobId, caller: call.caller,
                 send: { event, isLast in
                     guard responder.isConnected() else { return false }
                     responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)

@@ -14,10 +14,11 @@ struct WaitHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.IDsParameters.self)
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             let more = call.more
+            let caller = call.caller
             Task { [scheduler] in
                 let jobs: [Job]
                 do throws(SchedulerError) {
-                    jobs = try await scheduler.wait(for: parameters.ids)
+                    jobs = try await scheduler.wait(for: parameters.ids, by: caller)
                 } catch {
                     responder.fail(error.varlinkError)
                     return

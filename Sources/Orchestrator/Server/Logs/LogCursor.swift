@@ -16,11 +16,14 @@ struct LogCursor {
     /// Whether the job's process was started, so that the file was created and a missing
     /// file means lost output rather than "not started yet".
     let mustExist: Bool
+    /// The attempt whose output the file is, sent with each reply; `nil` leaves it out.
+    let attempt: Int?
 
-    init(path: String, chunkBytes: Int, mustExist: Bool = false) {
+    init(path: String, chunkBytes: Int, mustExist: Bool = false, attempt: Int? = nil) {
         self.path = path
         self.chunkBytes = chunkBytes
         self.mustExist = mustExist
+        self.attempt = attempt
     }
 
     /// Whether the file is open.
@@ -86,7 +89,7 @@ struct LogCursor {
         let reachedEnd = count < chunkBytes
         if reachedEnd && !endsCall && count == 0 && !evenIfEmpty { return true }
         responder.reply(
-            JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset),
+            JobsInterface.LogsReply(data: Data(buffer[..<count]).base64EncodedString(), offset: offset, attempt: attempt),
             continues: !(reachedEnd && endsCall))
         return reachedEnd
     }

@@ -38,6 +38,24 @@ actor LogStream {
     private var isDone = false
     /// Set in `run`, released when the stream ends (it holds this stream through its step).
     private var pacer: ReplyPacer?
+    /// What is followed, if anything.
+    private var follow: Follow?
+    /// The attempt being sent is over and the job was retried: once its file is drained,
+    /// the stream goes on with this attempt's file.
+    private var nextAttempt: Int?
+
+    /// What a following stream follows: a job's attempt, and whether it goes on with the
+    /// job's next attempts when the job is retried.
+    struct Follow: Sendable {
+        /// The job.
+        var job: JobID
+        /// The attempt whose output is sent first.
+        var attempt: Int
+        /// Go on with the next attempt's output when this one ends and the job is retried.
+        var nextAttempts: Bool
+        /// The log file of an attempt.
+        var path: @Sendable (Int) -> String
+    }
 
     /// Creates a stream of the log file at `path`.
     /// - Parameters:
@@ -47,19 +65,20 @@ actor LogStream {
     ///   - responder: the call's replies.
     ///   - mustExist: the job's process was started, so a missing file is lost output
     ///     (`LogMissing`), not output still to come.
-    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false) {
-        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist)
+    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false, attempt: Int? = nil) {
+        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist, attempt: attempt)
         self.start = start
         self.responder = responder
         let slash = path.lastIndex(of: "/") ?? path.startIndex
         self.directory = slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// Sends the output so far; with `following`, goes on until that job has finished.
+    /// Sends the output so far; with `following`, goes on until the attempt followed is over
+    /// and, when it goes on with next attempts, until the job has finished.
     /// - Parameters:
-    ///   - id: the job to follow, or `nil` to send what the file holds now and end.
-    ///   - scheduler: tells when the followed job finishes.
-    nonisolated func run(following id: JobID?, scheduler: Scheduler) {
+    ///   - follow: what to follow, or `nil` to send what the file holds now and end.
+    ///   - scheduler: tells when the followed attempt is over.
+    nonisolated func run(following follow: Follow?, scheduler: Scheduler) {
         let pacer = ReplyPacer(
             responder: responder,
             step: { [self] done in queue.async { done(self.assumeIsolated { $0.sendNextChunk() }) } },
@@ -67,25 +86,54 @@ actor LogStream {
         queue.async { [self] in
             assumeIsolated { stream in
                 stream.pacer = pacer
-                stream.isFollowing = id != nil
+                stream.isFollowing = follow != nil
+                stream.follow = follow
                 guard stream.begin() else { return }
-                if let id {
-                    Task {
-                        // Whether it finished or vanished (pruned), nothing more will be written.
-                        _ = try? await scheduler.wait(for: [id])
-                        self.queue.async {
-                            self.assumeIsolated { stream in
-                                stream.jobFinished = true
-                                stream.pacer?.wake()
-                            }
-                        }
-                    }
+                if let follow {
+                    stream.awaitEnd(of: follow.attempt, scheduler: scheduler)
                 } else {
                     stream.jobFinished = true
                 }
                 pacer.start()
             }
         }
+    }
+
+    /// Learns when `attempt` is over: then either no more output comes (the job finished, or
+    /// only that attempt is followed), or the next attempt's file follows.
+    private func awaitEnd(of attempt: Int, scheduler: Scheduler) {
+        guard let follow else { return }
+        Task {
+            // Whether it finished or vanished (pruned), nothing more is written to this file.
+            let job = await scheduler.attemptOver(follow.job, attempt: attempt)
+            self.queue.async {
+                self.assumeIsolated { stream in
+                    if let job, !job.state.isFinished, follow.nextAttempts {
+                        stream.nextAttempt = attempt + 1
+                        stream.awaitEnd(of: attempt + 1, scheduler: scheduler)
+                    } else {
+                        stream.jobFinished = true
+                    }
+                    stream.pacer?.wake()
+                }
+            }
+        }
+    }
+
+    /// Goes on with the next attempt's file, from its start (watched for its creation while
+    /// it does not exist).
+    private func switchToNextAttempt() throws(LogReadError) {
+        guard let attempt = nextAttempt, let follow else { return }
+        nextAttempt = nil
+        cursor.close()
+        cursor = LogCursor(path: follow.path(attempt), chunkBytes: cursor.chunkBytes, attempt: attempt)
+        if try !cursor.open() {
+            guard inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
+                throw LogReadError("cannot watch", path: directory)
+            }
+            _ = try cursor.open()
+        }
+        if cursor.isOpen { try watchFile() }
     }
 
     // MARK: - Steps
@@ -130,6 +178,7 @@ actor LogStream {
         guard !isDone else { return .finished }
         // Read before the chunk: what the job wrote before it finished is in the file.
         let isLastOutput = jobFinished
+        let switchesAttempt = nextAttempt != nil
         do throws(LogReadError) {
             if !cursor.isOpen, try cursor.open(), isFollowing { try watchFile() }
             // A follower's first reply comes at once, even empty: its client can tell the
@@ -137,6 +186,11 @@ actor LogStream {
             let reachedEnd = try cursor.sendChunk(to: responder, endsCall: isLastOutput, evenIfEmpty: !sentFirstReply)
             sentFirstReply = true
             guard reachedEnd else { return .more }
+            if switchesAttempt {
+                // Read after the attempt was known to be over: its file was complete.
+                try switchToNextAttempt()
+                return .more
+            }
             guard isLastOutput else { return .idle }
             stop()
             return .finished
@@ -155,8 +209,7 @@ actor LogStream {
 
     // MARK: - Watches
 
-    /// Watches the open log file instead of the directory. The watch is on the inode, so a new
-    /// attempt's O_TRUNC keeps it.
+    /// Watches the open log file instead of the directory.
     private func watchFile() throws(LogReadError) {
         guard inotify_add_watch(inotifyFD, cursor.path, UInt32(IN_MODIFY | IN_CLOSE_WRITE)) >= 0 else {
             throw LogReadError("cannot watch", path: cursor.path)

@@ -1,0 +1,61 @@
+import Glibc
+
+/// A user as the password and group databases describe it at one moment: what a job
+/// submitted by that user runs with under the system service (passwd(5), group(5)).
+public struct UserAccount: Hashable, Sendable {
+    /// The login name.
+    public var name: String
+    public var uid: UInt32
+    /// The primary group, from the passwd entry.
+    public var gid: UInt32
+    /// Every group the user is in, the primary group included (getgrouplist(3)).
+    public var groups: [UInt32]
+    /// The home directory and login shell, from the passwd entry.
+    public var home: String
+    public var shell: String
+
+    /// Looks a user up by uid, with their supplementary groups.
+    /// - Parameter uid: the user.
+    /// - Returns: the account, or `nil` when the password database has no entry for `uid`
+    ///   (or cannot be read).
+    public static func lookup(uid: UInt32) -> UserAccount? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let namePointer = entry.pw_name else {
+            return nil
+        }
+        let name = String(cString: namePointer)
+        let gid = entry.pw_gid
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        // getgrouplist(3) says how many it needs when the buffer is too small.
+        while getgrouplist(namePointer, gid, &groups, &count) < 0 {
+            guard count > Int32(groups.count) else { return nil }
+            groups = [gid_t](repeating: 0, count: Int(count))
+        }
+        return UserAccount(
+            name: name, uid: uid, gid: gid, groups: Array(groups.prefix(Int(count))),
+            home: entry.pw_dir.map { String(cString: $0) } ?? "/",
+            shell: entry.pw_shell.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/bin/sh")
+    }
+
+    /// Looks a user up by name.
+    /// - Returns: the account, or `nil` when there is no such user.
+    public static func lookup(name: String) -> UserAccount? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return lookup(uid: entry.pw_uid)
+    }
+
+    /// The gid of a group, by name; `nil` when there is no such group.
+    public static func groupID(named name: String) -> UInt32? {
+        var entry = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getgrnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.gr_gid
+    }
+}

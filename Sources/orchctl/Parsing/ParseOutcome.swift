@@ -1,9 +1,0 @@
-/// What a command line asks for.
-enum ParseOutcome: Hashable, Sendable {
-    /// Run a command.
-    case run(Invocation)
-    /// Show help: for one command, or for orchctl itself when `nil`.
-    case help(CommandSpec?)
-    /// Show the version.
-    case version
-}

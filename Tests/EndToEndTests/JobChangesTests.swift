@@ -1,0 +1,240 @@
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Testing
+
+/// Work on many jobs at once and change jobs in place: `cancel --queue/--state/--signal`,
+/// `retry --failed`, `hold`/`release`, `edit`, `suspend`/`continue`, end to end.
+@Suite("Job changes end to end")
+struct JobChangesTests {
+    private func job(_ daemon: TestDaemon, _ id: String) throws -> [String: Any] {
+        let shown = try daemon.orchctl(["show", id, "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [String: Any], "\(shown)")
+    }
+
+    @Test("cancel --queue and --state cancel what matches, alone or together, and print how many and which")
+    func cancelMatching() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "q"]).status == 0)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let inQ = try (0..<3).map { _ in try daemon.orchctl(["submit", "--queue", "q", "--", "true"]).line }
+        let delayed = try daemon.orchctl(["submit", "--queue", "q", "--delay", "1h", "--", "true"]).line
+        let other = try daemon.orchctl(["submit", "--", "true"]).line
+        let both = try daemon.orchctl(["cancel", "--queue", "q", "--state", "queued"])
+        #expect(both.status == 0 && both.standardOutput == "cancelled 3 jobs: \(inQ.joined(separator: " "))\n", "\(both)")
+        #expect(try job(daemon, delayed)["state"] as? String == "waiting")
+        #expect(try job(daemon, other)["state"] as? String == "queued")
+        #expect(try daemon.orchctl(["cancel", "--queue", "q"]).standardOutput == "cancelled 1 job: \(delayed)\n")
+        #expect(try daemon.orchctl(["cancel", "--state", "queued"]).standardOutput == "cancelled 1 job: \(other)\n")
+        #expect(try daemon.orchctl(["cancel", "--state", "waiting"]).standardOutput == "cancelled no jobs\n")
+        // Bad input: nothing to select, IDs with a filter, a state that cannot be cancelled.
+        #expect(try daemon.orchctl(["cancel"]).status == 64)
+        #expect(try daemon.orchctl(["cancel", other, "--queue", "q"]).status == 64)
+        #expect(try daemon.orchctl(["cancel", "--state", "finished"]).status == 64)
+    }
+
+    @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
+    func cancelSignal() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/ready")
+        let id = try daemon.orchctl([
+            "submit", "--shell", "trap 'echo got INT; exit 7' INT; echo go > '\(marker.path)'; while :; do sleep 0.05; done",
+        ]).line
+        #expect(marker.read() == "go")
+        for bad in ["FOO", "STOP", "9x", ""] {
+            let refused = try daemon.orchctl(["cancel", "--signal", bad, id])
+            #expect(refused.status == 64, "\(bad): \(refused)")
+        }
+        #expect(try daemon.orchctl(["cancel", "--signal", "sigint", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "got INT\n")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled")
+    }
+
+    @Test("retry --failed retries each failed job (not cancelled or succeeded), of --queue when given, and reports refusals")
+    func retryFailed() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "q"]).status == 0)
+        let failedQ = try daemon.orchctl(["submit", "--queue", "q", "--wait", "--", "false"]).line
+        let failed = try daemon.orchctl(["submit", "--wait", "--unique", "k", "--", "false"]).line
+        _ = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        #expect(try daemon.orchctl(["pause", "q"]).status == 0)
+        let cancelled = try daemon.orchctl(["submit", "--queue", "q", "--", "true"]).line
+        #expect(try daemon.orchctl(["cancel", cancelled]).status == 0)
+        let one = try daemon.orchctl(["retry", "--failed", "--queue", "q"])
+        #expect(one.status == 0 && one.standardOutput == "retried 1 job: \(failedQ)\n", "\(one)")
+        #expect(try job(daemon, failedQ)["state"] as? String == "queued")
+        #expect(try job(daemon, cancelled)["result"] as? String == "cancelled")
+        // Another live job holds the key of the failed one: that retry is refused, and said so.
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let holder = try daemon.orchctl(["submit", "--unique", "k", "--", "true"]).line
+        let refused = try daemon.orchctl(["retry", "--failed"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardOutput == "retried no jobs\n", "\(refused)")
+        #expect(refused.standardError.contains("Error: job \(failed) not retried: job \(holder) with unique key 'k'"), "\(refused)")
+        #expect(try daemon.orchctl(["retry", "--queue", "q"]).status == 64, "--queue needs --failed")
+        #expect(try daemon.orchctl(["retry", "--failed", failed]).status == 64)
+    }
+
+    @Test("a held job does not start, shows as held, stays held across a restart, and runs once released")
+    func holdAndRelease() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "one", "--concurrency", "1"]).status == 0)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let first = try daemon.orchctl(["submit", "--queue", "one", "--shell", "echo go > '\(marker.path)'; cat '\(gate)' >/dev/null"]).line
+        let second = try daemon.orchctl(["submit", "--queue", "one", "--", "true"]).line
+        #expect(marker.read() == "go")
+        let held = try daemon.orchctl(["hold", second])
+        #expect(held.status == 0 && held.standardOutput == "held \(second)\n", "\(held)")
+        #expect(try job(daemon, second)["held"] as? Bool == true)
+        #expect(try daemon.orchctl(["status"]).standardOutput.contains("queued,held"))
+        // Holding a running job, or a finished one, is refused.
+        let running = try daemon.orchctl(["hold", first])
+        #expect(running.status == 1 && running.standardError.contains("job \(first) has already started, so it cannot be held"), "\(running)")
+        close(open(gate, O_WRONLY))
+        #expect(try daemon.orchctl(["wait", first]).status == 0)
+        // The slot is free, and the held job still did not start.
+        #expect(try job(daemon, second)["state"] as? String == "queued")
+        let finished = try daemon.orchctl(["hold", first])
+        #expect(finished.status == 1 && finished.standardError.contains("already finished"), "\(finished)")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        #expect(try job(daemon, second)["held"] as? Bool == true)
+        #expect(try job(daemon, second)["state"] as? String == "queued")
+        #expect(try daemon.orchctl(["release", second]).standardOutput == "released \(second)\n")
+        #expect(try daemon.orchctl(["wait", second]).status == 0)
+        #expect(try daemon.orchctl(["hold", "99"]).status == 1)
+    }
+
+    @Test("edit changes a job that has not started; a start ahead makes it wait; started or finished jobs are refused")
+    func edit() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "other"]).status == 0)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--name", "old", "--", "true"]).line
+        #expect(try daemon.orchctl(["edit", id, "--priority", "5", "--name", "new", "--queue", "other"]).standardOutput == "\(id)\n")
+        var shown = try job(daemon, id)
+        #expect(shown["priority"] as? Int == 5 && shown["name"] as? String == "new" && shown["queue"] as? String == "other", "\(shown)")
+        #expect(try daemon.orchctl(["edit", id, "--delay", "1h"]).status == 0)
+        shown = try job(daemon, id)
+        #expect(shown["state"] as? String == "waiting" && shown["notBefore"] != nil, "\(shown)")
+        let events = try daemon.orchctl(["events", "--job", id]).standardOutput
+        #expect(events.contains("\"kind\":\"requeued\"") && !events.contains("retrying"), "an edit is no retry: \(events)")
+        let counts = try daemon.orchctl(["queues", "--json"]).standardOutput.filter { !$0.isWhitespace }
+        #expect(counts.contains("\"waiting\":1"), "the queue counts moved with the job: \(counts)")
+        #expect(counts.contains("\"name\":\"default\"") && !counts.contains("\"queued\":1"), "\(counts)")
+        let unknown = try daemon.orchctl(["edit", id, "--queue", "nope"])
+        #expect(unknown.status == 1 && unknown.standardError.contains("no queue named 'nope'"), "\(unknown)")
+        #expect(try daemon.orchctl(["edit", id]).status == 64, "nothing to change")
+        #expect(try daemon.orchctl(["edit", id, "--at", "10:00", "--delay", "1s"]).status == 64)
+        #expect(try daemon.orchctl(["edit", id, "--name", ""]).status == 0)
+        #expect(try job(daemon, id)["name"] is NSNull)
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        let finished = try daemon.orchctl(["edit", id, "--priority", "1"])
+        #expect(finished.status == 1 && finished.standardError.contains("job \(id) has already finished"), "\(finished)")
+        #expect(try daemon.orchctl(["resume"]).status == 0)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let running = try daemon.orchctl(["submit", "--shell", "echo go > '\(marker.path)'; cat '\(gate)' >/dev/null"]).line
+        #expect(marker.read() == "go")
+        let refused = try daemon.orchctl(["edit", running, "--priority", "1"])
+        #expect(refused.status == 1 && refused.standardError.contains("has already started, so it cannot be edited"), "\(refused)")
+        close(open(gate, O_WRONLY))
+        #expect(try daemon.orchctl(["wait", running]).status == 0)
+    }
+
+    @Test("suspend stops a running job's processes and shows it suspended; continue lets it finish; a suspended job can be cancelled")
+    func suspendAndContinue() throws {
+        let daemon = try TestDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--shell", "echo go > '\(marker.path)'; cat '\(gate)' >/dev/null; echo done"]).line
+        #expect(marker.read() == "go")
+        #expect(try daemon.orchctl(["suspend", id]).standardOutput == "\(id)\n")
+        let shown = try job(daemon, id)
+        #expect(shown["suspended"] as? Bool == true && shown["state"] as? String == "running", "\(shown)")
+        #expect(try daemon.orchctl(["status"]).standardOutput.contains("running,suspended"))
+        let info = try JSONSerialization.jsonObject(with: Data(try daemon.orchctl(["info", "--json"]).standardOutput.utf8)) as? [String: Any]
+        if info?["containment"] as? String == "cgroup", let subtree = info?["cgroup"] as? String {
+            let knob = try String(contentsOfFile: subtree + "/job-\(id)-1/cgroup.freeze", encoding: .utf8)
+            #expect(knob.hasPrefix("1"), "the job's cgroup is frozen")
+        }
+        #expect(try daemon.orchctl(["suspend", id]).status == 0, "suspending a suspended job changes nothing")
+        #expect(try daemon.orchctl(["continue", id]).status == 0)
+        #expect(try job(daemon, id)["suspended"] as? Bool == false)
+        close(open(gate, O_WRONLY))
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "done\n")
+        let finished = try daemon.orchctl(["suspend", id])
+        #expect(finished.status == 1 && finished.standardError.contains("already finished"), "\(finished)")
+
+        // A suspended job is torn down when cancelled (thawed first).
+        let other = try ReadyMarker(path: daemon.directory + "/other")
+        let sleeper = try daemon.orchctl(["submit", "--shell", "echo go > '\(other.path)'; exec sleep 600"]).line
+        #expect(other.read() == "go")
+        #expect(try daemon.orchctl(["suspend", sleeper]).status == 0)
+        #expect(try daemon.orchctl(["cancel", sleeper]).status == 0)
+        #expect(try job(daemon, sleeper)["result"] as? String == "cancelled")
+
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let queued = try daemon.orchctl(["submit", "--", "true"]).line
+        let notRunning = try daemon.orchctl(["continue", queued])
+        #expect(notRunning.status == 1 && notRunning.standardError.contains("job \(queued) is not running, so it cannot be continued"), "\(notRunning)")
+    }
+
+    @Test("a suspended job is thawed before its teardown, so its SIGTERM handler runs: on cancel, and when its timeout comes",
+          arguments: [[String](), ["--containment", "process-group"]])
+    func suspendedTeardown(arguments: [String]) throws {
+        let daemon = try TestDaemon(arguments: arguments)
+        let script = { (marker: String) in "trap 'echo got TERM; exit 3' TERM; echo go > '\(marker)'; while :; do sleep 0.05; done" }
+        let cancelled = try ReadyMarker(path: daemon.directory + "/cancelled")
+        let id = try daemon.orchctl(["submit", "--shell", script(cancelled.path)]).line
+        #expect(cancelled.read() == "go")
+        #expect(try daemon.orchctl(["suspend", id]).status == 0)
+        #expect(try job(daemon, id)["suspended"] as? Bool == true)
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "got TERM\n")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled" && shown["suspended"] as? Bool == false, "\(shown)")
+
+        // The timeout counts on while the job is suspended.
+        let timed = try ReadyMarker(path: daemon.directory + "/timed")
+        let slow = try daemon.orchctl(["submit", "--timeout", "3s", "--shell", script(timed.path)]).line
+        #expect(timed.read() == "go")
+        #expect(try daemon.orchctl(["suspend", slow]).status == 0)
+        #expect(try daemon.orchctl(["wait", slow]).status == 124)
+        #expect(try daemon.orchctl(["logs", slow]).standardOutput == "got TERM\n")
+    }
+
+    @Test("another Varlink client's bad requests are refused with a named error, and orchd goes on")
+    func badRequestsOverVarlink() throws {
+        let daemon = try TestDaemon()
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        func refusal<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) -> String? {
+            do {
+                _ = try client.call(method, parameters)
+                return nil
+            } catch .remote(let error) {
+                return error.name
+            } catch {
+                return "\(error)"
+            }
+        }
+        let invalid = "org.varlink.service.InvalidParameter"
+        #expect(refusal(JobsInterface.cancelMatching, .init()) == invalid, "no filter would cancel everything")
+        #expect(refusal(JobsInterface.cancelMatching, .init(state: "finished")) == invalid)
+        #expect(refusal(JobsInterface.cancelMatching, .init(state: "queued", signal: "STOP")) == invalid)
+        #expect(refusal(JobsInterface.cancel, .init(ids: [JobID(rawValue: 1)], signal: "bogus")) == invalid)
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1))) == invalid, "nothing to change")
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1), notBefore: "tomorrow")) == invalid)
+        #expect(refusal(JobsInterface.edit, .init(id: JobID(rawValue: 1), priority: 1)) == JobsInterface.Errors.noSuchJob)
+        #expect(refusal(JobsInterface.hold, .init(ids: [])) == invalid)
+        #expect(refusal(JobsInterface.suspend, .init(id: JobID(rawValue: 1))) == JobsInterface.Errors.noSuchJob)
+        #expect(refusal(QueuesInterface.remove, .init(name: .default)) == QueuesInterface.Errors.queueNotRemovable)
+        #expect(refusal(QueuesInterface.add, .init(name: .default)) == QueuesInterface.Errors.queueExists)
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+}

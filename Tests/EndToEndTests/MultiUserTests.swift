@@ -1,0 +1,297 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A root orchd serving several users (the system service): jobs run as their submitter,
+/// users see and act on their own jobs only, admins on every job, and users share a queue's
+/// slots. Needs root to create the test users (``TestUser``); without it every test fails
+/// saying so. CI runs as root.
+@Suite("One orchd for every user")
+struct MultiUserTests {
+    /// A root orchd whose socket every test user can reach, with the test admin group.
+    private func sharedDaemon(concurrency: Int = 2, configuration: String = "") throws -> TestDaemon {
+        try TestDaemon(
+            concurrency: concurrency, configuration: "admin-group = \(TestUser.adminGroup)\n" + configuration,
+            sharedWithUsers: true)
+    }
+
+    private func mode(_ path: String) -> (mode: UInt32, uid: UInt32)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (info.st_mode & 0o7777, info.st_uid)
+    }
+
+    private func jobs(_ result: CommandResult) throws -> [[String: Any]] {
+        try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]], "\(result)")
+    }
+
+    @Test("user A's job runs as A with A's groups and home; its log file is A's, mode 0600, in A's own directory")
+    func jobRunsAsSubmitter() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        #expect(mode(daemon.socketPath)?.mode == 0o666, "every user may connect to the system socket")
+        #expect(mode(daemon.stateDirectory + "/orchd.db")?.mode == 0o600, "the database is orchd's alone")
+        #expect(mode(daemon.stateDirectory)?.mode == 0o711, "the state directory cannot be listed by others")
+
+        let submitted = try daemon.orchctl(as: a, ["submit", "--shell", "id -u; id -G; echo $HOME; echo $USER"])
+        #expect(submitted.status == 0, "\(submitted)")
+        let id = submitted.line
+        let waited = try daemon.orchctl(as: a, ["wait", id])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        let lines = try daemon.orchctl(as: a, ["logs", id]).standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(lines)")
+        guard lines.count == 4 else { return }
+        #expect(lines[0] == String(a.uid))
+        #expect(lines[1].split(separator: " ").compactMap { UInt32($0) }.sorted() == (try a.groupIDs()))
+        #expect((try a.groupIDs()).count >= 2, "A has a supplementary group, so the check sees it")
+        #expect(lines[2] == a.home)
+        #expect(lines[3] == a.name)
+
+        let directory = daemon.stateDirectory + "/logs/\(a.uid)"
+        #expect(mode(directory).map { [$0.mode, $0.uid] } == [0o700, a.uid])
+        #expect(mode(directory + "/\(id).1.out").map { [$0.mode, $0.uid] } == [0o600, a.uid])
+        #expect(mode(directory + "/\(id).1.err").map { [$0.mode, $0.uid] } == [0o600, a.uid])
+
+        // A retry writes A's log files again (A's own files now, no longer made by orchd).
+        #expect(try daemon.orchctl(as: a, ["retry", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput.hasPrefix("\(a.uid)\n"))
+    }
+
+    @Test("user B cannot show, read, cancel, retry or wait on A's job (exit 77, nothing changed), nor read its log; status shows each their own; root sees both; an admin cancels A's job")
+    func ownership() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let aJob = try daemon.orchctl(as: a, ["submit", "--", "sleep", "1000"]).line
+        let aDone = try daemon.orchctl(as: a, ["submit", "--", "echo", "secret"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", aDone]).status == 0)
+        let bJob = try daemon.orchctl(as: b, ["submit", "--", "true"]).line
+        #expect(try daemon.orchctl(as: b, ["wait", bJob]).status == 0)
+        let before = try daemon.orchctl(["show", aJob, "--json"]).standardOutput
+
+        for command in [["show", aJob], ["logs", aJob], ["cancel", aJob], ["retry", aDone], ["wait", aJob], ["logs", aDone]] {
+            let result = try daemon.orchctl(as: b, command)
+            #expect(result.status == 77, "\(command): \(result)")
+            #expect(result.standardError.contains("belongs to another user"), "\(command): \(result)")
+        }
+        for command in [["queue", "set", "default", "--concurrency", "5"], ["pause"], ["resume"], ["prune", "--all"], ["reload"]] {
+            let result = try daemon.orchctl(as: b, command)
+            #expect(result.status == 77, "only admins may \(command): \(result)")
+        }
+        #expect(try daemon.orchctl(["show", aJob, "--json"]).standardOutput == before, "nothing changed")
+        let log = daemon.stateDirectory + "/logs/\(a.uid)/\(aDone).1.out"
+        #expect(access(log, R_OK) == 0, "root reads it: the file is there")
+        #expect(try b.run("/bin/cat", [log]).status != 0, "B cannot read A's log file")
+        #expect(try b.run("/bin/ls", [daemon.stateDirectory + "/logs/\(a.uid)"]).status != 0, "nor list A's log directory")
+
+        let bStatus = try jobs(daemon.orchctl(as: b, ["status", "--json"]))
+        #expect(bStatus.compactMap { $0["id"] as? Int }.map(String.init) == [bJob])
+        let aStatus = try jobs(daemon.orchctl(as: a, ["status", "--json"]))
+        #expect(Set(aStatus.compactMap { $0["id"] as? Int }.map(String.init)) == [aJob, aDone])
+        let everyone = try jobs(daemon.orchctl(as: b, ["status", "--all-users", "--json"]))
+        let seen = try #require(everyone.first { ($0["id"] as? Int).map(String.init) == aJob })
+        #expect(seen["submitterUid"] as? Int == Int(a.uid))
+        #expect(seen["argv"] as? [String] == ["sleep", "1000"])
+        #expect(seen["cwd"] as? String == "", "others see owner, state and command only")
+        let rootStatus = try jobs(daemon.orchctl(["status", "--json"]))
+        #expect(Set(rootStatus.compactMap { $0["id"] as? Int }.map(String.init)) == [aJob, aDone, bJob])
+
+        let events = try daemon.orchctl(as: b, ["events"]).standardOutput.split(separator: "\n")
+        let jobEvents = try events.compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["jobId"] as? Int != nil }
+        #expect(!jobEvents.isEmpty)
+        #expect(jobEvents.allSatisfy { $0["ownerUid"] as? Int == Int(b.uid) }, "B sees only B's jobs' events: \(jobEvents)")
+
+        let cancelled = try daemon.orchctl(as: admin, ["cancel", aJob])
+        #expect(cancelled.status == 0, "\(cancelled)")
+        let shown = try daemon.orchctl(["show", aJob, "--json"])
+        #expect(shown.standardOutput.contains("\"cancelled\""), "\(shown)")
+    }
+
+    @Test("a job of A cannot read orchd's database or B's logs, nor signal B's job or orchd")
+    func jobIsConfined() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let marker = try ReadyMarker(path: daemon.directory + "/b-started")
+        chmod(marker.path, 0o666)
+        let bLogged = try daemon.orchctl(as: b, ["submit", "--", "echo", "b's output"]).line
+        #expect(try daemon.orchctl(as: b, ["wait", bLogged]).status == 0)
+        let bRunning = try daemon.orchctl(as: b, ["submit", "--shell", "echo started > \(marker.path); exec sleep 1000"]).line
+        #expect(marker.read() == "started")
+        let shown = try daemon.orchctl(["show", bRunning, "--json"]).standardOutput
+        let bPID = try #require((try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])?["pid"] as? Int)
+        let orchdPID = try #require(daemon.process?.processIdentifier)
+        let database = daemon.stateDirectory + "/orchd.db"
+        let bLog = daemon.stateDirectory + "/logs/\(b.uid)/\(bLogged).1.out"
+        #expect(access(database, R_OK) == 0 && access(bLog, R_OK) == 0, "the files are there")
+
+        let script = """
+            cat \(database) > /dev/stdout 2>&1; echo "db $?"
+            cat \(bLog) 2>&1; echo "log $?"
+            kill -0 \(bPID) 2>&1; echo "kill job $?"
+            kill -TERM \(orchdPID) 2>&1; echo "kill orchd $?"
+            """
+        let id = try daemon.orchctl(as: a, ["submit", "--shell", script]).line
+        #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+        let output = try daemon.orchctl(as: a, ["logs", id]).standardOutput
+        for line in ["db 1", "log 1", "kill job 1", "kill orchd 1"] {
+            #expect(output.contains(line + "\n"), "\(output)")
+        }
+        #expect(!output.contains("SQLite format"), "\(output)")
+        #expect(try daemon.orchctl(["ping"]).status == 0, "orchd still runs")
+        #expect(try daemon.orchctl(as: b, ["cancel", bRunning]).status == 0)
+    }
+
+    @Test("with --max-running-per-user 1 and concurrency 4, A's and B's three jobs each run one at a time per user, and the users interleave")
+    func fairSharing() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon(concurrency: 4)
+        #expect(try daemon.orchctl(["queue", "set", "default", "--max-running-per-user", "1"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        let records = daemon.directory + "/records"
+        #expect(FileManager.default.createFile(atPath: records, contents: nil))
+        chmod(records, 0o666)
+        var ids: [String] = []
+        for user in [a, b] {
+            for _ in 0..<3 {
+                let job = "echo \"start \(user.name) $ORCHD_JOB_ID\" >> \(records); echo \"end \(user.name) $ORCHD_JOB_ID\" >> \(records)"
+                ids.append(try daemon.orchctl(as: user, ["submit", "--shell", job]).line)
+            }
+        }
+        #expect(try daemon.orchctl(["resume", "default"]).status == 0)
+        #expect(try daemon.orchctl(["wait"] + ids).status == 0)
+
+        // The jobs' own records: a user's next job starts only after their previous one ended.
+        let lines = try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(lines.count == 12)
+        var running: [Substring: Int] = [:]
+        for line in lines where line.count == 3 {
+            running[line[1], default: 0] += line[0] == "start" ? 1 : -1
+            #expect(running[line[1]]! <= 1, "\(line[1]) ran two jobs at once: \(lines)")
+        }
+        // orchd's own record, in commit order: started and finished events with their owners.
+        let events = try daemon.orchctl(["events"]).standardOutput.split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        var inFlight: [Int: Int] = [:]
+        var starters: [Int] = []
+        for event in events {
+            guard let owner = event["ownerUid"] as? Int, let kind = event["kind"] as? String else { continue }
+            if kind == "started" {
+                inFlight[owner, default: 0] += 1
+                starters.append(owner)
+                #expect(inFlight[owner]! <= 1, "uid \(owner) had two jobs running: \(events)")
+            } else if kind == "finished" {
+                inFlight[owner, default: 0] -= 1
+            }
+        }
+        #expect(starters.count == 6)
+        // Interleaved: neither user's jobs all started before the other's first.
+        let firstA = starters.firstIndex(of: Int(a.uid)) ?? 99, lastA = starters.lastIndex(of: Int(a.uid)) ?? -1
+        let firstB = starters.firstIndex(of: Int(b.uid)) ?? 99, lastB = starters.lastIndex(of: Int(b.uid)) ?? -1
+        #expect(firstB < lastA && firstA < lastB, "starts by owner: \(starters)")
+
+        let queues = try jobs(daemon.orchctl(["queues", "--json"]))
+        #expect(queues.first { $0["name"] as? String == "default" }?["maxRunningPerUser"] as? Int == 1, "\(queues)")
+    }
+
+    @Test("allow-users restricts who may submit; others still see their own jobs")
+    func allowUsers() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon(configuration: "allow-users = \(a.name)\n")
+        #expect(try daemon.orchctl(as: a, ["submit", "--", "true"]).status == 0)
+        let refused = try daemon.orchctl(as: b, ["submit", "--", "true"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.standardError.contains("allow-users"), "\(refused)")
+        #expect(try daemon.orchctl(as: b, ["status"]).status == 0)
+    }
+
+    @Test("a per-user orchd (not root) answers only its own user and root: its socket is 0600 in a 0700 directory, another user gets exit 77")
+    func perUserDaemon() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try TestDaemon(configuration: "admin-group = \(TestUser.adminGroup)\n", sharedWithUsers: true, user: a)
+        #expect(mode(daemon.socketPath).map { [$0.mode, $0.uid] } == [0o600, a.uid])
+        let id = try daemon.orchctl(as: a, ["submit", "--shell", "id -u"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput == "\(a.uid)\n")
+        for user in [b, admin] {
+            let refused = try daemon.orchctl(as: user, ["status"])
+            #expect(refused.status == 77, "\(user.name): \(refused)")
+        }
+        #expect(try daemon.orchctl(["status"]).status == 0, "root may call any orchd")
+    }
+
+    @Test("a link A plants in A's log directory never makes orchd write through it: the job fails to start, the target is untouched")
+    func plantedLink() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let victim = daemon.directory + "/victim"
+        try "root's file\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        let first = try daemon.orchctl(as: a, ["submit", "--", "true"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", first]).status == 0)
+        let next = (Int(first) ?? 0) + 2
+        // A's second job plants links where A's third job's logs go.
+        let planter = try daemon.orchctl(as: a, [
+            "submit", "--shell",
+            "cd \"$ORCHD_STATE_DIR/logs/$(id -u)\" && ln -s \(victim) \(next).1.out",
+        ]).line
+        #expect(try daemon.orchctl(as: a, ["wait", planter]).status == 0)
+        let third = try daemon.orchctl(as: a, ["submit", "--", "echo", "overwritten"]).line
+        #expect(third == String(next))
+        let waited = try daemon.orchctl(as: a, ["wait", third])
+        #expect(waited.status != 0, "\(waited)")
+        let shown = try daemon.orchctl(as: a, ["show", third]).standardOutput
+        #expect(shown.contains("spawn_failed"), "\(shown)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "root's file\n")
+        #expect(mode(victim)?.uid == 0)
+    }
+
+    @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
+    func followOwnEvents() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let bStream = try OrchctlStream(daemon, ["events", "--follow"], as: b)
+        let adminStream = try OrchctlStream(daemon, ["events", "--follow"], as: admin)
+        defer {
+            bStream.stop()
+            adminStream.stop()
+        }
+        // Each stream is live once its first event (daemon_ready, from the backlog) is read.
+        #expect(bStream.nextLine() != nil)
+        #expect(adminStream.nextLine() != nil)
+        let aJob = try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).line
+        let bJob = try daemon.orchctl(as: b, ["submit", "--wait", "--", "true"]).line
+
+        func events(until jobID: String, in stream: OrchctlStream) -> [[String: Any]] {
+            var seen: [[String: Any]] = []
+            while let line = stream.nextLine(),
+                let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] {
+                seen.append(event)
+                if (event["jobId"] as? Int).map(String.init) == jobID && event["kind"] as? String == "finished" { break }
+            }
+            return seen
+        }
+        // A's events come before B's job finishes: the filter, not timing, keeps them from B.
+        let bSees = events(until: bJob, in: bStream)
+        #expect(bSees.contains { ($0["jobId"] as? Int).map(String.init) == bJob })
+        #expect(!bSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob }, "\(bSees)")
+        let adminSees = events(until: bJob, in: adminStream)
+        #expect(adminSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob && $0["ownerUid"] as? Int == Int(a.uid) })
+    }
+
+    @Test("a root orchd creates its socket 0666 in new 0755 directories, from the start")
+    func socketDirectoryModes() throws {
+        _ = try TestUser.users()  // needs root, as every test here
+        var template = Array("/tmp/orchd-run-XXXXXX".utf8CString)
+        let base = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let socket = base + "/run/orchd/orchd.sock"
+        // The later --socket wins over TestDaemon's own.
+        let daemon = try TestDaemon(arguments: ["--socket", socket])
+        #expect(mode(socket)?.mode == 0o666)
+        #expect(mode(base + "/run/orchd")?.mode == 0o755)
+        #expect(mode(base + "/run")?.mode == 0o755)
+        #expect(try TestDaemon.run(Binaries.orchctl, ["--socket", socket, "ping"]).status == 0)
+        daemon.stop()
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Commands that follow orchd survive a restart of it: they say so once on standard error,
+/// reconnect, and resume where they were, printing nothing twice. orchd is killed (SIGKILL,
+/// as a crash) and started again while each command runs; every step waits on a marker.
+@Suite("Reconnecting after a restart of orchd")
+struct ReconnectTests {
+    /// The line orchctl prints once when it lost orchd and tries again.
+    static let reconnecting = "reconnecting for up to"
+
+    @Test("submit --wait prints the ID once and still exits with the job's status after orchd restarts")
+    func submitWait() throws {
+        let daemon = try TestDaemon()
+        try Self.pauseDefaultQueue(daemon)
+        let submit = try OrchctlStream(daemon, ["submit", "--wait", "--", "sh", "-c", "exit 3"], captureErrors: true)
+        defer { submit.stop() }
+        let id = try #require(submit.nextLine(), "the ID comes first")
+
+        daemon.crash()
+        let message = try #require(submit.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        try daemon.start()
+        #expect(try daemon.orchctl(["resume", "default"]).status == 0)
+
+        #expect(submit.rest() == "", "nothing after the ID of job \(id)")
+        #expect(submit.exitStatus() == 3)
+        #expect(submit.nextErrorLine(timeout: 1) == nil, "the message comes once")
+    }
+
+    @Test("wait goes on waiting for the same job after orchd restarts")
+    func waitAcrossRestart() throws {
+        let daemon = try TestDaemon()
+        try Self.pauseDefaultQueue(daemon)
+        let id = try daemon.orchctl(["submit", "--", "true"]).line
+        // `wait` prints nothing until the end, so nothing would tell when it has reached
+        // orchd. Instead, while orchd is stopped, the test holds its socket: accepting the
+        // connection and reading the call is the marker; closing it is orchd going away.
+        daemon.crash()
+        unlink(daemon.socketPath)
+        let holder = try SocketHolder(path: daemon.socketPath)
+        let wait = try OrchctlStream(daemon, ["wait", id], captureErrors: true)
+        defer { wait.stop() }
+        let call = try #require(holder.acceptAndReadCall(), "orchctl sent its call")
+        #expect(call.contains("io.orchd.Jobs.Wait"), "\(call)")
+        holder.close()
+
+        let message = try #require(wait.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        try daemon.start()
+        #expect(try daemon.orchctl(["resume", "default"]).status == 0)
+        #expect(wait.rest() == "\(id) succeeded\n")
+        #expect(wait.exitStatus() == 0)
+        #expect(wait.nextErrorLine(timeout: 1) == nil, "the message comes once")
+    }
+
+    /// A listening socket at orchd's path that accepts one client and reads its first call.
+    final class SocketHolder {
+        private var listener: Int32
+        private var client: Int32 = -1
+        private let path: String
+
+        init(path: String) throws {
+            self.path = path
+            listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(path.utf8))
+                raw[path.utf8.count] = 0
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard listener >= 0, bound == 0, listen(listener, 8) == 0 else { throw TestFailure("cannot listen on \(path): \(errno)") }
+        }
+
+        deinit { close() }
+
+        /// Accepts one client (within 30 s) and reads until its call's closing NUL.
+        func acceptAndReadCall() -> String? {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 30_000) == 1 else { return nil }
+            client = accept(listener, nil, nil)
+            guard client >= 0 else { return nil }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !bytes.contains(0) {
+                var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                guard poll(&pending, 1, 30_000) == 1 else { return nil }
+                let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+                guard count > 0 else { return nil }
+                bytes += buffer[..<count]
+            }
+            return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+
+        /// Closes the connection and the listener and removes the socket file, as an orchd
+        /// that stopped would.
+        func close() {
+            if client >= 0 { Glibc.close(client) }
+            if listener >= 0 {
+                Glibc.close(listener)
+                unlink(path)
+            }
+            client = -1
+            listener = -1
+        }
+    }
+
+    @Test("logs -f resumes at the byte it had reached: output written during the outage comes once")
+    func logsFollow() throws {
+        let daemon = try TestDaemon()
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let written = try ReadyMarker(path: daemon.directory + "/written")
+        let id = try daemon.orchctl([
+            "submit", "--shell", "echo first; read x < \(gate); echo second; echo done > \(written.path)",
+        ]).line
+        let logs = try OrchctlStream(daemon, ["logs", "-f", id], captureErrors: true)
+        defer { logs.stop() }
+        #expect(logs.nextLine() == "first")
+
+        // The job outlives the killed orchd and writes on into its log file.
+        daemon.crash()
+        let message = try #require(logs.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        let opener = open(gate, O_WRONLY | O_CLOEXEC)
+        try #require(opener >= 0)
+        _ = write(opener, "go\n", 3)
+        close(opener)
+        #expect(written.read() == "done")
+
+        try daemon.start()
+        #expect(logs.rest() == "second\n")
+        #expect(logs.exitStatus() == 0)
+        #expect(logs.nextErrorLine(timeout: 1) == nil, "the message comes once: \(daemon.daemonLog)")
+    }
+
+    @Test("events --follow goes on after the last event it printed: no event twice, new ones after the restart")
+    func eventsFollow() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+        let events = try OrchctlStream(daemon, ["events", "--follow"], captureErrors: true)
+        defer { events.stop() }
+        var lines = [try #require(events.nextLine())]
+
+        daemon.crash()
+        let message = try #require(events.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        try daemon.start()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+
+        while let line = events.nextLine() {
+            lines.append(line)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if object["kind"] as? String == "finished", (object["jobId"] as? Int).map(String.init) == id { break }
+        }
+        let seqs = try lines.map { line -> Int in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return try #require(object["seq"] as? Int)
+        }
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "each event once, in order: \(seqs)")
+        #expect(lines.last?.contains("\"kind\":\"finished\"") == true, "the job submitted after the restart was followed")
+    }
+
+    @Test("--reconnect-timeout 0 gives up at once, as before")
+    func noReconnect() throws {
+        let daemon = try TestDaemon()
+        let events = try OrchctlStream(daemon, ["events", "--follow", "--reconnect-timeout", "0"], captureErrors: true)
+        defer { events.stop() }
+        #expect(events.nextLine() != nil)
+        daemon.crash()
+        let message = try #require(events.nextErrorLine())
+        #expect(message.hasPrefix("Error: "), "\(message)")
+        #expect(events.exitStatus() != 0)
+    }
+
+    /// Holds every job of the default queue queued, across restarts (the pause is stored).
+    static func pauseDefaultQueue(_ daemon: TestDaemon) throws {
+        let set = try daemon.orchctl(["queue", "set", "default", "--concurrency", "1"])
+        try #require(set.status == 0, "\(set)")
+        let paused = try daemon.orchctl(["pause", "default"])
+        try #require(paused.status == 0, "\(paused)")
+    }
+}
