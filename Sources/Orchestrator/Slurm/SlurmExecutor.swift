@@ -138,6 +138,27 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         (path.hasSuffix(".out") ? String(path.dropLast(4)) : path) + ".exit"
     }
 
+    /// An empty file, mode 0444, in the directory of an attempt's logs (`<log dir>/<uid>/
+    /// empty-stdin`), made once: the batch script's standard input. Slurm's default,
+    /// `/dev/null`, is opened as the job's user, and a system whose `/dev/null` others may not
+    /// read (some containers) would fail every job of a user with "Could not open stdin file".
+    /// The owner can replace the file, which changes only their own jobs' input.
+    /// - Returns: the path.
+    /// - Throws: ``LaunchError`` when it cannot be made.
+    static func prepareEmptyInput(besides logPath: String) throws(LaunchError) -> String {
+        let directory = logPath.lastIndex(of: "/").map { String(logPath[..<$0]) } ?? "."
+        let path = directory + "/empty-stdin"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o444)
+        if fd >= 0 {
+            // Whatever the umask: the job's user must be able to read it.
+            fchmod(fd, 0o444)
+            close(fd)
+        } else if errno != EEXIST {
+            throw LaunchError(code: errno, context: "cannot create \(path)")
+        }
+        return path
+    }
+
     /// A path as an sbatch file name pattern: `%` is Slurm's replacement character.
     static func filenamePattern(_ path: String) -> String {
         path.replacingOccurrences(of: "%", with: "%%")
@@ -167,6 +188,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             // no login environment (which --export=NONE would load).
             "--export=NIL",
         ]
+        if let input = attempt.inputPath { arguments.append("--input=\(Self.filenamePattern(input))") }
         if let owner = attempt.owner {
             // Root's sbatch submits the job as its owner (sbatch(1) --uid, --gid): Slurm runs
             // it as that user, with the user's primary group.
@@ -209,6 +231,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 close(try ProcessLauncher().openLog(path, owner: owner))
             }
             attempt.owner = owner
+            attempt.inputPath = try Self.prepareEmptyInput(besides: request.standardOutputPath)
         } catch {
             let message = (error as? LaunchError)?.message ?? "cannot write the batch script \(scriptPath): \(error)"
             fail(attempt, message)
@@ -547,6 +570,8 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var stopSignal: Int32?
     /// The user the job runs as when not orchd's own (on the executor's queue).
     var owner: UserAccount?
+    /// The batch script's standard input (``SlurmExecutor/prepareEmptyInput(besides:)``).
+    var inputPath: String?
     var reported = false
     var askingAccounting = false
 

@@ -154,7 +154,7 @@ public enum QueuesInterface {
     /// The `sbatch` options orchd gives each job itself, refused in a queue's options.
     public static let reservedSlurmOptions: Set<String> = [
         "--job-name", "-J", "--output", "-o", "--error", "-e", "--export", "--export-file", "--chdir", "-D",
-        "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid",
+        "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid", "--input", "-i",
     ]
 
     /// The event kinds a hook may be set for.
