@@ -202,6 +202,27 @@ struct SlurmQueueTests {
         #expect(try job(daemon, id)["attempts"].map { ($0 as? [[String: Any]])?.first?["slurmJobId"] != nil } == true)
     }
 
+    @Test("fair share and holds apply to a Slurm queue: max-running-per-user keeps a user's second job out of Slurm, a held job is not submitted until released")
+    func perUserLimitAndHoldInSlurmQueue() throws {
+        let (daemon, _) = try slurmDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "hpc", "--max-running-per-user", "1"]).status == 0)
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = try makeGate(daemon, "gate")
+        let first = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; cat '\(gate)'"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let second = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let waiting = try job(daemon, second)
+        #expect(waiting["state"] as? String == "queued" && waiting["slurmJobId"] == nil, "the user has 1 job in Slurm already: \(waiting)")
+        #expect(try daemon.orchctl(["hold", second]).status == 0)
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", first]).status == 0, "\(daemon.daemonLog)")
+        let held = try job(daemon, second)
+        #expect(held["state"] as? String == "queued" && held["held"] as? Bool == true && held["slurmJobId"] == nil, "\(held)")
+        #expect(try daemon.orchctl(["release", second]).status == 0)
+        #expect(try daemon.orchctl(["wait", second]).status == 0, "\(daemon.daemonLog)")
+        #expect(try attempts(daemon, second).first?["slurmJobId"] as? String != nil, "it ran in Slurm once released")
+    }
+
     @Test("kill -9 of orchd while three Slurm jobs run: they finish in Slurm meanwhile, and the restarted orchd records their ends and submits none again")
     func crashWhileJobsRunInSlurm() throws {
         let (daemon, cluster) = try slurmDaemon()
