@@ -23,7 +23,7 @@ CREATE TABLE environments (
 CREATE INDEX environments_by_hash ON environments (hash);
 
 -- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON); v7
--- added held and suspended
+-- added held and suspended, v8 slurm_job_id
 CREATE TABLE "jobs" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
     name TEXT,                             -- optional display name
@@ -54,6 +54,7 @@ CREATE TABLE "jobs" (
     unique_key TEXT,                       -- at most one job per key that is not finished
     held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),  -- v7: 1: kept from starting (orchctl hold)
     suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),  -- v7: 1: running, frozen (orchctl suspend)
+    slurm_job_id TEXT,                     -- Slurm job ID of the running attempt; '' while submitting (v8)
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
     CHECK (json_type(labels) = 'object'),
@@ -111,6 +112,7 @@ CREATE TABLE job_attempts (
     exit_code INTEGER,
     signal INTEGER,
     reason TEXT,
+    slurm_job_id TEXT,                     -- Slurm job ID the attempt ran as (v8)
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
 
@@ -123,7 +125,10 @@ CREATE TABLE queues (
     retry_base_usec INTEGER,               -- backoff before the first retry, in µs
     retry_cap_usec INTEGER,                -- longest backoff, in µs
     hooks TEXT NOT NULL DEFAULT '{}',      -- JSON object: event kind -> command run with /bin/sh -c
-    max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1)  -- v6: per-user limit
+    max_running_per_user INTEGER CHECK (max_running_per_user IS NULL OR max_running_per_user >= 1),  -- v6: per-user limit
+    executor TEXT NOT NULL DEFAULT 'local' CHECK (executor IN ('local', 'slurm')),  -- where its jobs run (v8)
+    slurm_partition TEXT,                  -- sbatch --partition; NULL: Slurm's default
+    slurm_options TEXT NOT NULL DEFAULT '[]' CHECK (json_type(slurm_options) = 'array')  -- JSON array of sbatch options
 ) WITHOUT ROWID;
 
 -- One row, updated by each group commit's durable barrier (GroupCommit.swift).

@@ -130,7 +130,9 @@ public struct ArgumentParser: Sendable {
                 let value: String
                 if let attached {
                     value = attached
-                } else if index < arguments.count, !Self.isOptionWord(arguments[index], of: command) {
+                } else if index < arguments.count,
+                          !Self.isOptionWord(arguments[index], of: command)
+                            || (spec.takesOptionLikeValue && !Self.isKnownOption(arguments[index], of: command, global: globalSpecs)) {
                     value = arguments[index]
                     index += 1
                 } else {
@@ -313,6 +315,15 @@ public struct ArgumentParser: Sendable {
     /// Only words that are options here count: `--anything`, `-h` and the command's one-letter
     /// aliases. Any other word starting with `-` (`-1s`, `-5`, `-x`) is the value, so that its
     /// own check says what is wrong with it (a negative span) instead of "missing value".
+    /// Whether a word names an option orchctl knows here (the command's, a global one,
+    /// `--help`, `--version`, `-h`, or a one-letter alias), with or without `=VALUE`.
+    private static func isKnownOption(_ word: String, of command: CommandSpec?, global: [OptionSpec]) -> Bool {
+        guard word.hasPrefix("--") else { return isOptionWord(word, of: command) }
+        let name = word.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if name.isEmpty || name == "help" || name == "version" { return true }
+        return global.contains { $0.name == name } || command?.option(named: name) != nil
+    }
+
     private static func isOptionWord(_ word: String, of command: CommandSpec?) -> Bool {
         if word.hasPrefix("--") { return true }
         if word == "-h" { return true }

@@ -68,6 +68,14 @@ public struct OptionBinding<Options: CommandOptions>: Sendable {
         self.apply = apply
     }
 
+    /// This option, taking a next word that looks like an option as its value unless it is
+    /// one of the command's (``OptionSpec/takesOptionLikeValue``).
+    public func takingOptionLikeValue() -> OptionBinding {
+        var spec = spec
+        spec.takesOptionLikeValue = true
+        return OptionBinding(spec: spec, apply: apply)
+    }
+
     /// An option whose value goes into an optional field (`nil` when absent).
     @inlinable public static func value<Value: OptionValue>(
         _ field: WritableKeyPath<Options, Value?> & Sendable, _ name: String, _ valueName: String, kind: ValueKind = .text,

@@ -16,6 +16,10 @@ public struct OptionSpec: Hashable, Sendable {
     public var isRepeatable: Bool
     /// Whether help leaves the option out (orchd's test-only flag); it is accepted all the same.
     public var isHidden = false
+    /// Whether the value may itself look like an option (`--slurm-option --mem=2G`, an option
+    /// passed on to another program): the next word is the value unless it is an option of
+    /// this command (or a global one, `--help`, `-h`).
+    public var takesOptionLikeValue = false
 
     /// Declares an option that takes a value.
     public static func value(

@@ -16,6 +16,7 @@ import OrchestratorAPI
 /// kill-grace = 10s
 /// log-level = info
 /// queue.builds = concurrency=2, retry-base=10s, retry-cap=10min
+/// queue.hpc = executor=slurm, slurm-partition=batch, slurm-option=--mem=2G
 /// ```
 public enum ConfigurationFile {
     /// What a file gives: settings by key, each checked by its option's declaration, and the
@@ -37,7 +38,9 @@ public enum ConfigurationFile {
     static let queueKeyPrefix = "queue."
 
     /// The settings a `queue.NAME` line may give.
-    static let queueSettings = ["concurrency", "retry-base", "retry-cap", "max-running-per-user"]
+    static let queueSettings = [
+        "concurrency", "retry-base", "retry-cap", "max-running-per-user", "executor", "slurm-partition", "slurm-option",
+    ]
 
     /// Reads and parses the file at `path`.
     /// - Parameters:
@@ -129,8 +132,12 @@ public enum ConfigurationFile {
     }
 
     /// Parses the value of a `queue.NAME` line: settings separated by commas, each
-    /// `concurrency=N`, `retry-base=SPAN`, `retry-cap=SPAN` or `max-running-per-user=N`, each
-    /// at most once; an empty value declares the queue with the defaults.
+    /// `concurrency=N`, `retry-base=SPAN`, `retry-cap=SPAN`, `max-running-per-user=N`,
+    /// `executor=local|slurm` or `slurm-partition=P` at most once, and `slurm-option=OPTION`
+    /// once per sbatch option (in order; a part without `=` right after one continues that
+    /// option after a comma, as in `slurm-option=--nodelist=a,b`); an empty value declares the
+    /// queue with the defaults. Settings given replace the stored ones at start-up and at each
+    /// reload; the others keep theirs.
     /// - Parameters:
     ///   - nameText: the text after `queue.`.
     ///   - text: the value.
@@ -142,14 +149,28 @@ public enum ConfigurationFile {
         let known = queueSettings.joined(separator: ", ")
         var queue = Scheduler.ConfiguredQueue(name: name)
         var seen: Set<String> = []
+        var lastWasSlurmOption = false
         for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
             guard let equals = part.firstIndex(of: "=") else {
+                // An sbatch option's own commas (`--nodelist=a,b`).
+                if lastWasSlurmOption, var options = queue.executor.slurmOptions, let last = options.popLast() {
+                    queue.executor.slurmOptions = options + [last + "," + part]
+                    continue
+                }
                 return .failure(.init("expected 'setting=value' (\(known)), got '\(part.visible)'"))
             }
             let key = part[..<equals].trimmingCharacters(in: .whitespaces)
             let value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard seen.insert(key).inserted else { return .failure(.init("'\(key.visible)' is given twice")) }
+            lastWasSlurmOption = key == "slurm-option"
+            guard seen.insert(key).inserted || key == "slurm-option" else { return .failure(.init("'\(key.visible)' is given twice")) }
             switch key {
+            case "executor":
+                queue.executor.executor = value
+            case "slurm-partition":
+                queue.executor.slurmPartition = value
+            case "slurm-option":
+                guard !value.isEmpty else { return .failure(.init("slurm-option needs an sbatch option, e.g. slurm-option=--mem=2G")) }
+                queue.executor.slurmOptions = (queue.executor.slurmOptions ?? []) + [value]
             case "concurrency":
                 guard let number = Int(value), (1...10_000).contains(number) else {
                     return .failure(.init("invalid concurrency '\(value.visible)': expected a whole number from 1 to 10000"))
@@ -178,6 +199,7 @@ public enum ConfigurationFile {
            let problem = QueuesInterface.retryProblem(baseUSec: base.microseconds, capUSec: cap.microseconds) {
             return .failure(.init(problem))
         }
+        if let problem = queue.executor.problem { return .failure(.init(problem)) }
         return .success(queue)
     }
 
@@ -186,5 +208,6 @@ public enum ConfigurationFile {
         let message: String
         init(_ message: String) { self.message = message }
     }
+
 
 }

@@ -105,7 +105,7 @@ public struct DaemonConfiguration: CommandOptions {
         OptionBinding(
             spec: .value(
                 "config", "path", kind: .path,
-                help: "Configuration file of 'key = value' lines, read again on SIGHUP; its keys are these options without the dashes: \(fileKeys.joined(separator: ", ")); 'queue.NAME = concurrency=N, retry-base=SPAN, retry-cap=SPAN, max-running-per-user=N' lines declare queues. The command line overrides the file.",
+                help: "Configuration file of 'key = value' lines, read again on SIGHUP; its keys are these options without the dashes: \(fileKeys.joined(separator: ", ")); 'queue.NAME = concurrency=N, retry-base=SPAN, retry-cap=SPAN, max-running-per-user=N, executor=local|slurm, slurm-partition=P, slurm-option=OPTION' lines declare queues. The command line overrides the file.",
                 default: "/etc/orchd/orchd.conf for root, ${XDG_CONFIG_HOME:-~/.config}/orchd/orchd.conf for others; may be missing")
         ) { configuration, value in
             guard case .text(let path) = value else { preconditionFailure("--config is declared as a path") }

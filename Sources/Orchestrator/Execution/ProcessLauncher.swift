@@ -153,6 +153,49 @@ public struct ProcessLauncher: Sendable {
         return ends[0]
     }
 
+    /// Creates or truncates a log file for a process orchd does not spawn itself (a Slurm
+    /// batch job writes to it as its owner), mode exactly 0600, close-on-exec, its directory
+    /// created when missing.
+    ///
+    /// For a job that runs as another user (`owner`), the directory and the file are that
+    /// user's (mode 0700 and 0600), and since the user can put anything in their directory,
+    /// the file is opened without following a symbolic link, without blocking on a FIFO, and
+    /// truncated only once it is known to be a regular file with one link, made just now or
+    /// owned by the user: a link planted there cannot make the root daemon clobber another file.
+    func openLog(_ path: String, owner: UserAccount?) throws(LaunchError) -> Int32 {
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try LogDirectory.prepare(String(path[..<slash]), owner: owner)
+        }
+        guard let owner else {
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0o600)
+            guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
+            // Only a file of orchd's own: a device such as /dev/null (a hook's output) keeps its mode.
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { _ = fchmod(fd, 0o600) }
+            return fd
+        }
+        let flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
+        let created = fd >= 0
+        if !created && errno == EEXIST { fd = open(path, flags) }
+        guard fd >= 0 else { throw LaunchError(code: errno, context: "cannot open log file \(path)") }
+        var info = stat()
+        // A file found there (a retry's) must be the user's own plain file; one just made is root's.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, created || info.st_uid == owner.uid
+        else {
+            close(fd)
+            throw LaunchError(code: EPERM, message: "cannot open log file \(path): it is not a regular file of its own")
+        }
+        guard ftruncate(fd, 0) == 0, fchown(fd, owner.uid, owner.gid) == 0, fchmod(fd, 0o600) == 0,
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0
+        else {
+            let code = errno
+            close(fd)
+            throw LaunchError(code: code, context: "cannot prepare log file \(path)")
+        }
+        return fd
+    }
+
     /// Starts the child, which creates the log files itself (``cposix_spawn_log``): mode
     /// exactly 0600 (a device such as a hook's /dev/null keeps its own), close-on-exec in the
     /// daemon so no other job inherits them, relative to their kept directories (`logs`: the

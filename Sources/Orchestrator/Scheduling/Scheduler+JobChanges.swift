@@ -94,11 +94,13 @@ extension Scheduler {
     }
 
     /// Stops (`true`) or continues (`false`) a running job's processes
-    /// (``JobStateMachine/Operation/suspend``, ``JobStateMachine/Operation/resume``): its
-    /// cgroup is frozen, or in the process-group fallback its process group gets SIGSTOP or
-    /// SIGCONT (``JobOperation/setFrozen(_:)``). The job stays running; its timeout goes on
-    /// counting while it is suspended, and a teardown (cancel, timeout, shutdown) thaws it
-    /// first. A restart of orchd ends a suspended job as it ends any running one.
+    /// (``JobStateMachine/Operation/suspend``, ``JobStateMachine/Operation/resume``) through
+    /// its executor (``ExecutorAttempt/setSuspended(_:completion:)``): a local job's cgroup is
+    /// frozen, or in the process-group fallback its process group gets SIGSTOP or SIGCONT
+    /// (``JobOperation/setFrozen(_:)``); a Slurm job gets `scontrol suspend` or `resume`. The
+    /// job stays running; its timeout goes on counting while it is suspended, and a teardown
+    /// (cancel, timeout, shutdown) thaws a local job first. A restart of orchd ends a
+    /// suspended local job as it ends any running one.
     /// - Returns: the job as now stored, once durable.
     /// - Throws: `noSuchJob`, `permissionDenied`, `notRunning`, `alreadyFinished`,
     ///   `suspendFailed`, or a storage failure.
@@ -110,12 +112,14 @@ extension Scheduler {
             guard let running = operations[id] else {
                 throw .notRunning(id, operation: Self.verb(operation))
             }
-            if let problem = running.setFrozen(value) { throw .suspendFailed(id, problem) }
+            if let problem = await Self.setSuspended(running, value) { throw .suspendFailed(id, problem) }
+            // The attempt may have ended while its executor answered.
+            guard operations[id] === running else { throw .notRunning(id, operation: Self.verb(operation)) }
             let changed: Job
             do {
                 changed = try storeCall { try store.setSuspended(id, value) }
             } catch {
-                _ = running.setFrozen(!value)  // not recorded: undo, so what is shown stays true
+                _ = await Self.setSuspended(running, !value)  // not recorded: undo, so what is shown stays true
                 throw error
             }
             runningJobs[id]?.suspended = value
@@ -126,6 +130,14 @@ extension Scheduler {
             throw error(for: refusal, job: id, state: job.state, operation: operation)
         default:
             return job  // already so
+        }
+    }
+
+    /// Asks an attempt's executor to suspend or continue it, and waits for its answer.
+    /// - Returns: `nil` when done, else why not.
+    private static func setSuspended(_ attempt: any ExecutorAttempt, _ suspended: Bool) async -> String? {
+        await withCheckedContinuation { continuation in
+            attempt.setSuspended(suspended) { continuation.resume(returning: $0) }
         }
     }
 }

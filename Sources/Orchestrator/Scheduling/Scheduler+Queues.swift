@@ -13,17 +13,20 @@ extension Scheduler {
         public var retryCap: Duration?
         /// The most running jobs one user may have; 0 removes the limit.
         public var maxRunningPerUser: Int?
+        /// Where its jobs run (`executor=slurm, slurm-partition=P, slurm-option=--mem=2G`).
+        public var executor: QueueExecutorSettings.Change
 
         /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBase: Duration? = nil, retryCap: Duration? = nil,
-            maxRunningPerUser: Int? = nil
+            maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
         ) {
             self.name = name
             self.concurrency = concurrency
             self.retryBase = retryBase
             self.retryCap = retryCap
             self.maxRunningPerUser = maxRunningPerUser
+            self.executor = executor
         }
     }
 
@@ -33,23 +36,34 @@ extension Scheduler {
     /// Every declared queue, by name.
     /// - Parameter perUser: include each queue's running jobs by user (for admins).
     public func queues(perUser: Bool) -> [QueueInfo] {
-        runners.values.filter(\.isDeclared).map { $0.info(default: configuration.retryPolicy, perUser: perUser) }
-            .sorted { $0.name < $1.name }
+        runners.values.filter(\.isDeclared).map { info(of: $0, perUser: perUser) }.sorted { $0.name < $1.name }
+    }
+
+    /// A queue as `orchctl queues` shows it, with its executor and, for Slurm, whether Slurm
+    /// answered last time.
+    /// - Parameter perUser: include the queue's running jobs by user (for admins).
+    func info(of runner: QueueRunner, perUser: Bool = false) -> QueueInfo {
+        var info = runner.info(default: configuration.retryPolicy, perUser: perUser)
+        info.executor = runner.settings.executor.kind.rawValue
+        if runner.settings.executor.kind == .slurm {
+            info.slurm = slurmExecutor(for: runner.name, settings: runner.settings.executor).info
+        }
+        return info
     }
 
     /// Declares a new queue with its settings (`orchctl queue add`).
-    /// - Parameters: as ``setQueue(_:concurrency:retryBase:retryCap:hooks:maxRunningPerUser:)``.
+    /// - Parameters: as ``setQueue(_:concurrency:retryBase:retryCap:hooks:maxRunningPerUser:executor:)``.
     /// - Returns: the queue, once durable.
     /// - Throws: `queueExists` when it is declared already, `invalidSetting`, or a storage
     ///   failure.
     public func addQueue(
         _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
-        maxRunningPerUser: Int? = nil
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
     ) async throws(SchedulerError) -> QueueInfo {
         if runners[name]?.isDeclared == true { throw .queueExists(name) }
         return try await changeQueue(
             name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
-            maxRunningPerUser: maxRunningPerUser)
+            maxRunningPerUser: maxRunningPerUser, executor: executor)
     }
 
     /// Declares the queues of the configuration file that are not declared yet, and applies
@@ -59,7 +73,7 @@ extension Scheduler {
         for queue in configured {
             _ = try await changeQueue(
                 queue.name, concurrency: queue.concurrency, retryBase: queue.retryBase, retryCap: queue.retryCap, hooks: nil,
-                maxRunningPerUser: queue.maxRunningPerUser)
+                maxRunningPerUser: queue.maxRunningPerUser, executor: queue.executor)
         }
     }
 
@@ -100,24 +114,29 @@ extension Scheduler {
     ///     command removes one.
     ///   - maxRunningPerUser: the most running jobs one user may have (0 removes the limit);
     ///     no running job is stopped when lowered.
+    ///   - executor: where the queue's jobs run from now on, and its Slurm settings; running
+    ///     attempts stay where they are.
     /// - Returns: the queue as now set, once durable.
     /// - Throws: `noSuchQueue` when the queue is not declared, `invalidSetting`, or a storage
     ///   failure.
     public func setQueue(
         _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]? = nil,
-        maxRunningPerUser: Int? = nil
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
     ) async throws(SchedulerError) -> QueueInfo {
         guard runners[name]?.isDeclared == true else { throw .noSuchQueue(name) }
         return try await changeQueue(
             name, concurrency: concurrency, retryBase: retryBase, retryCap: retryCap, hooks: hooks,
-            maxRunningPerUser: maxRunningPerUser)
+            maxRunningPerUser: maxRunningPerUser, executor: executor)
     }
 
     /// Stores a queue's settings, declaring it when it is not.
     private func changeQueue(
         _ name: QueueName, concurrency: Int?, retryBase: Duration?, retryCap: Duration?, hooks: [String: String]?,
-        maxRunningPerUser: Int? = nil
+        maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings.Change = .init()
     ) async throws(SchedulerError) -> QueueInfo {
+        if let problem = executor.problem {
+            throw .invalidSetting(problem)
+        }
         if let concurrency, !(1...10_000).contains(concurrency) {
             throw .invalidSetting("concurrency must be from 1 to 10000, not \(concurrency)")
         }
@@ -143,12 +162,14 @@ extension Scheduler {
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
         if let maxRunningPerUser { settings.maxRunningPerUser = maxRunningPerUser == 0 ? nil : maxRunningPerUser }
+        settings.executor = executor.applied(to: settings.executor)
         try storeCall { try store.save(settings) }
         runner.settings = settings
         runner.isDeclared = true
         runner.concurrency = settings.concurrency ?? configuration.concurrency
         runner.maxRunningPerUser = settings.maxRunningPerUser ?? configuration.maxRunningPerUser
-        let info = runner.info(default: configuration.retryPolicy)
+        slurmExecutors[name]?.update(settings.executor)
+        let info = info(of: runner)
         feed(runner)
         await durable()
         return info
@@ -176,7 +197,7 @@ extension Scheduler {
             try storeCall { try store.save(settings) }
             runner.settings = settings
         }
-        let infos = targets.map { $0.info(default: configuration.retryPolicy) }
+        let infos = targets.map { info(of: $0) }
         if !paused { targets.forEach(feed) }
         await durable()
         return infos

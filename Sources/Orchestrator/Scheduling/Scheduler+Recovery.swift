@@ -19,7 +19,10 @@ extension Scheduler {
     func recoverInterruptedJobs() throws -> Int {
         killLeftoverCgroups()
         killLeftoverHookGroups()
-        let records = try store.runningJobs()
+        let all = try store.runningJobs()
+        // Attempts in Slurm go on without orchd: re-attached, not killed (reattachSlurmJobs).
+        slurmAttemptsToReattach = all.filter { $0.slurmJobID != nil }
+        let records = all.filter { $0.slurmJobID == nil }
         for record in records {
             let job = record.job
             // The recorded group, when its leader is still the process we started; and every
@@ -41,6 +44,35 @@ extension Scheduler {
             DaemonLog.warning("job \(job.id) was running when the previous daemon stopped; \(job.attempt < job.maxAttempts ? "retrying it" : "recorded as interrupted")")
         }
         return records.count
+    }
+
+    /// Re-attaches to the attempts a previous daemon left in Slurm: each is followed again by
+    /// its stored Slurm job ID, or, when orchd died while submitting it, looked for by its
+    /// comment (``SlurmExecutor/reattach(slurmJobID:launch:onStarted:onEnd:)``). Their ends,
+    /// including those that came while orchd was down, are recorded as they are observed; none
+    /// is submitted again. They count against their queue's concurrency like any attempt.
+    func reattachSlurmJobs() {
+        let records = slurmAttemptsToReattach
+        slurmAttemptsToReattach = []
+        for record in records {
+            let job = record.job
+            let id = job.id
+            let runner = runner(for: job.spec.queue)
+            let executor = slurmExecutor(for: runner.name, settings: runner.settings.executor)
+            let launch = ExecutorLaunch(
+                job: job, request: launchRequest(for: job), operationQueue: runner.operationQueue,
+                teardownGrace: configuration.teardownGrace)
+            let queue = runner.name
+            DaemonLog.info("job \(id): following Slurm job \(record.slurmJobID.flatMap { $0.isEmpty ? nil : $0 } ?? "(submission not recorded)") again")
+            operations[id] = executor.reattach(
+                slurmJobID: record.slurmJobID ?? "", launch: launch,
+                onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
+                onEnd: { [weak self] end in self?.assumeIsolated { $0.operationFinished(id, in: queue, end: end) } })
+            runningJobs[id] = job
+            runner.inFlight.insert(id)
+            // Counts against its owner's share (max-running-per-user) like any running job.
+            runner.noteRunning(job.submitterUid, 1)
+        }
     }
 
     /// Kills the process groups of hooks a previous daemon left running (found by their

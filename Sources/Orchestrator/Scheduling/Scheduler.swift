@@ -80,14 +80,20 @@ public actor Scheduler {
     var subscribers: [EventSubscriber] = []
     var drainWaiters: [QueueName: [@Sendable (QueueInfo) -> Void]] = [:]
     var configuration: Configuration
-    let launcher = ProcessLauncher()
-    let reaper = ChildReaper()
+    /// Runs the attempts of local queues (the default executor).
+    let localExecutor: LocalExecutor
+    /// The executors of queues that run their jobs on Slurm, by queue.
+    var slurmExecutors: [QueueName: SlurmExecutor] = [:]
+    /// Attempts a previous daemon left in Slurm, re-attached once the queues are loaded.
+    var slurmAttemptsToReattach: [RunningJobRecord] = []
+    /// Reaps the processes executors start that are not jobs (Slurm's commands).
+    let commandReaper = ChildReaper()
     /// How job processes are kept hold of: a cgroup per attempt, or the process-group
     /// fallback.
     public nonisolated let containment: Containment
     var runners: [QueueName: QueueRunner] = [:]
-    /// Operations created and not yet finished, by job.
-    var operations: [JobID: JobOperation] = [:]
+    /// Attempts launched and not yet ended, by job, whatever their executor.
+    var operations: [JobID: any ExecutorAttempt] = [:]
     /// The rows of the jobs those operations run, as last written by this daemon (claim,
     /// then the recorded process), so an end needs no read.
     var runningJobs: [JobID: Job] = [:]
@@ -138,6 +144,7 @@ public actor Scheduler {
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
         let executor = DispatchQueueExecutor(label: "orchd.control")
         self.executor = executor
+        self.localExecutor = LocalExecutor(containment: self.containment, callbackQueue: executor.queue)
         let groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
         self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
@@ -186,6 +193,7 @@ public actor Scheduler {
             runner(for: name).counts = counts
         }
         countsLoaded = true
+        reattachSlurmJobs()
         _ = try promoteDueJobs()
         for runner in runners.values { feed(runner) }
         scheduleWakeUp()
@@ -207,7 +215,11 @@ public actor Scheduler {
             shutdownCompletion = { done.resume() }
             wakeUpTimer?.cancel()
             ageRetentionTimer?.cancel()
-            if drainTimeout > .zero && !operations.isEmpty {
+            // Slurm jobs go on without orchd: detached at once, re-attached at the next start.
+            for operation in operations.values where operation.outlivesDaemon {
+                operation.stop(reason: .shutdown)
+            }
+            if drainTimeout > .zero && operations.values.contains(where: { !$0.outlivesDaemon }) {
                 DaemonLog.info("draining: \(operations.count) running job\(operations.count == 1 ? "" : "s") may finish for up to \(TimeSpan.format(drainTimeout))")
                 let timer = makeTimer { $0.tearDownRunningJobs() }
                 timer.schedule(deadline: .now() + drainTimeout.dispatchInterval)
@@ -334,6 +346,26 @@ public actor Scheduler {
 
     // MARK: - Feeding queues
 
+    /// The executor that runs a queue's attempts: local, or the queue's Slurm executor.
+    func executor(for runner: QueueRunner) -> any JobExecutor {
+        switch runner.settings.executor.kind {
+        case .local: return localExecutor
+        case .slurm: return slurmExecutor(for: runner.name, settings: runner.settings.executor)
+        }
+    }
+
+    /// A queue's Slurm executor, made on first use.
+    func slurmExecutor(for name: QueueName, settings: QueueExecutorSettings) -> SlurmExecutor {
+        if let existing = slurmExecutors[name] { return existing }
+        let created = SlurmExecutor(
+            name: name, settings: settings, stateDirectory: configuration.stateDirectory, reaper: commandReaper,
+            callbackQueue: controlQueue)
+        // Slurm answers again: start what waits.
+        created.availabilityChanged = { [weak self] in self?.assumeIsolated { $0.runners[name].map($0.feed) } }
+        slurmExecutors[name] = created
+        return created
+    }
+
     /// The runner of a queue; one made here (for the counts of a queue's jobs when the queue
     /// is not declared, say removed with finished jobs left) is not declared.
     func runner(for name: QueueName) -> QueueRunner {
@@ -364,7 +396,7 @@ public actor Scheduler {
     /// the users in turn (``QueueRunner/chooseRoundRobin(_:)``); with one user and no limit,
     /// the queue's next jobs are claimed directly, in priority order.
     func feed(_ runner: QueueRunner) {
-        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0 else { return }
+        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0, executor(for: runner).isAvailable else { return }
         var context = JobStateMachine.Context(now: Date())
         context.queuePaused = runner.settings.paused
         let jobs: [Job]
@@ -389,54 +421,102 @@ public actor Scheduler {
         }
     }
 
-    /// Starts a claimed job's operation.
+    /// Starts a claimed job's attempt on its queue's executor.
     private func launch(_ job: Job, in runner: QueueRunner) {
+        let request = launchRequest(for: job)
+        let executor = executor(for: runner)
+        do {
+            try executor.prepare(job, in: store)
+        } catch {
+            DaemonLog.error("cannot record the start of job \(job.id): \(error)")
+        }
+        let id = job.id
+        let queue = runner.name
+        let launch = ExecutorLaunch(
+            job: job, request: request, operationQueue: runner.operationQueue, teardownGrace: configuration.teardownGrace)
+        operations[id] = executor.launch(
+            launch,
+            // Called on the control queue.
+            onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
+            onEnd: { [weak self] end in self?.assumeIsolated { $0.operationFinished(id, in: queue, end: end) } })
+        runningJobs[id] = job
+        runner.inFlight.insert(id)
+        runner.noteRunning(job.submitterUid, 1)
+        runner.lastServedOwner = job.submitterUid
+    }
+
+    /// What an attempt of `job` runs: its command, directory, environment and log files.
+    func launchRequest(for job: Job) -> LaunchRequest {
         var environment = job.spec.environment
         // Tells the job who it is, and lets recovery find its processes should the daemon die
         // before it recorded their pid.
         environment[ProcessIdentity.jobVariable] = job.id.description
         environment[ProcessIdentity.stateDirectoryVariable] = configuration.stateDirectory
-        let request = LaunchRequest(
+        return LaunchRequest(
             arguments: job.spec.command.processArguments,
             workingDirectory: job.spec.cwd,
             environment: JobSpec.removingSupervisorVariables(environment),
             standardOutputPath: logPath(of: job.id, owner: job.submitterUid, attempt: job.attempt, stream: .stdout),
             standardErrorPath: logPath(of: job.id, owner: job.submitterUid, attempt: job.attempt, stream: .stderr),
-            cgroup: containment.cgroup(forJob: job.id, attempt: job.attempt),
             // Root's own jobs, and every job of a daemon that is not root, keep its identity.
             user: configuration.runJobsAsSubmitter && job.submitterUid != 0 ? job.submitterUid : nil)
-        let id = job.id
-        let queue = runner.name
-        let operation = JobOperation(
-            jobID: id, request: request, launcher: launcher, reaper: reaper,
-            teardown: .standard(grace: configuration.teardownGrace), containment: containment, callbackQueue: controlQueue,
-            // Called on the control queue (`callbackQueue`).
-            onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
-            onFinished: { [weak self] result in self?.assumeIsolated { $0.operationFinished(id, in: queue, result: result) } })
-        operations[id] = operation
-        runningJobs[id] = job
-        runner.inFlight.insert(id)
-        runner.noteRunning(job.submitterUid, 1)
-        runner.lastServedOwner = job.submitterUid
-        runner.operationQueue.addOperation(operation)
     }
 
-    private func operationStarted(_ id: JobID, _ outcome: Result<LaunchedProcess, LaunchError>) {
-        guard case .success(let process) = outcome else { return }
-        noteStarted(JobStore.ProcessRecord(
-            id: id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID))
-        runningJobs[id]?.pid = process.pid
+    func operationStarted(_ id: JobID, _ outcome: Result<ExecutorStart, LaunchError>) {
+        guard case .success(let start) = outcome else { return }
+        switch start {
+        case .process(let process):
+            // Written with the other starts and ends of this turn.
+            noteStarted(JobStore.ProcessRecord(
+                id: id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID))
+            runningJobs[id]?.pid = process.pid
+        case .slurmJob(let slurmJobID):
+            // Written at once: a restart finds the attempt in Slurm by this ID.
+            do {
+                try store.recordSlurmJob(id, slurmJobID: slurmJobID)
+            } catch {
+                DaemonLog.error("cannot record the Slurm job of job \(id): \(error)")
+            }
+            runningJobs[id]?.slurmJobId = slurmJobID
+        }
         startedJobs.insert(id)
-        if let timeout = runningJobs[id]?.spec.timeoutUSec {
-            armTimeout(for: id, after: Duration(microseconds: timeout))
+        if let timeout = runningJobs[id]?.spec.timeoutUSec, timeoutTimers[id] == nil {
+            // A re-attached attempt has had part of its time already.
+            let elapsed = runningJobs[id]?.startedAt.map { Duration.seconds(max(0, Date().timeIntervalSince($0))) } ?? .zero
+            armTimeout(for: id, after: max(.zero, Duration(microseconds: timeout) - elapsed))
         }
     }
 
-    private func operationFinished(_ id: JobID, in queue: QueueName, result: JobResult) {
+    func operationFinished(_ id: JobID, in queue: QueueName, end: ExecutorEnd) {
         operations[id] = nil
         timeoutTimers.removeValue(forKey: id)?.cancel()
         if runners[queue]?.inFlight.remove(id) != nil, let owner = runningJobs[id]?.submitterUid {
             runners[queue]?.noteRunning(owner, -1)
+        }
+        let result: JobResult
+        switch end {
+        case .finished(let ended):
+            result = ended
+        case .detached:
+            // Goes on in Slurm; recorded running for the next start to re-attach.
+            startedJobs.remove(id)
+            runningJobs[id] = nil
+            finishShutdownIfIdle()
+            return
+        case .released(let reason):
+            startedJobs.remove(id)
+            if (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued) {
+                runningJobs[id] = nil
+                DaemonLog.warning("job \(id) goes back to its queue: \(reason)")
+                do {
+                    changed(try store.releaseClaim(id), from: .running)
+                } catch {
+                    DaemonLog.error("cannot give back the claim on job \(id): \(error)")
+                }
+                finishShutdownIfIdle()
+                return
+            }
+            result = .spawnFailed(reason: reason)
         }
         // Claimed but never spawned while the daemon stops: queued again for the next daemon.
         let releases = isStopping && (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued)

@@ -123,7 +123,7 @@ extension JobStore {
             try recordAttempt(id, result: result, at: at, in: db)
             return try transition(id, to: "waiting", sql: """
                 UPDATE jobs SET state = 'waiting', not_before = ?2, pid = NULL, process_start_ticks = NULL, \
-                boot_id = NULL, suspended = 0 WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
+                boot_id = NULL, slurm_job_id = NULL, suspended = 0 WHERE id = ?1 AND state = 'running' RETURNING \(Self.columns)
                 """, values: [.integer(id.rawValue), .integer(Timestamp.microseconds(retryAt))])
         }
     }
@@ -151,7 +151,7 @@ extension JobStore {
     public func attempts(of id: JobID) throws -> [JobAttempt] {
         try database.read { db in
             let statement = try db.cachedStatement("""
-                SELECT attempt, started_at, finished_at, result, exit_code, signal, reason \
+                SELECT attempt, started_at, finished_at, result, exit_code, signal, reason, slurm_job_id \
                 FROM job_attempts WHERE job_id = ? ORDER BY attempt
                 """)
             defer { statement.reset() }
@@ -170,7 +170,8 @@ extension JobStore {
                 attempts.append(JobAttempt(
                     attempt: Int(row.int64("attempt") ?? 0),
                     startedAt: row.int64("started_at").map(Timestamp.date(microseconds:)),
-                    finishedAt: Timestamp.date(microseconds: row.int64("finished_at") ?? 0), result: result))
+                    finishedAt: Timestamp.date(microseconds: row.int64("finished_at") ?? 0), result: result,
+                    slurmJobId: row.string("slurm_job_id")))
             }
             return attempts
         }
@@ -179,8 +180,8 @@ extension JobStore {
     /// Stores the attempt a running job is ending, with its start time from the job row.
     func recordAttempt(_ id: JobID, result: JobResult, at: Date, in db: Database) throws {
         let statement = try db.cachedStatement("""
-            INSERT OR REPLACE INTO job_attempts (job_id, attempt, started_at, finished_at, result, exit_code, signal, reason) \
-            SELECT id, attempt, started_at, ?2, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?1 AND state = 'running' AND attempt > 0
+            INSERT OR REPLACE INTO job_attempts (job_id, attempt, started_at, finished_at, result, exit_code, signal, reason, \
+            slurm_job_id) SELECT id, attempt, started_at, ?2, ?3, ?4, ?5, ?6, nullif(slurm_job_id, '') FROM jobs WHERE id = ?1 AND state = 'running' AND attempt > 0
             """)
         defer { statement.reset() }
         try statement.bind([

@@ -8,7 +8,10 @@ extension JobStore {
     public func queueSettings() throws -> [QueueSettings] {
         try database.read { db in
             let statement = try db.cachedStatement(
-                "SELECT name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user FROM queues ORDER BY name")
+                """
+                SELECT name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user, executor, \
+                slurm_partition, slurm_options FROM queues ORDER BY name
+                """)
             defer { statement.reset() }
             var settings: [QueueSettings] = []
             while try statement.step() {
@@ -22,7 +25,11 @@ extension JobStore {
                     retryBaseUSec: statement.isNull(at: 3) ? nil : statement.int64(at: 3),
                     retryCapUSec: statement.isNull(at: 4) ? nil : statement.int64(at: 4),
                     hooks: (try? JSONDecoder().decode([String: String].self, from: Data((statement.string(at: 5) ?? "{}").utf8))) ?? [:],
-                    maxRunningPerUser: statement.isNull(at: 6) ? nil : statement.int(at: 6)))
+                    maxRunningPerUser: statement.isNull(at: 6) ? nil : statement.int(at: 6),
+                    executor: QueueExecutorSettings(
+                        kind: QueueExecutorSettings.Kind(rawValue: statement.string(at: 7) ?? "") ?? .local,
+                        slurmPartition: statement.string(at: 8),
+                        slurmOptions: (try? JSONDecoder().decode([String].self, from: Data((statement.string(at: 9) ?? "[]").utf8))) ?? [])))
             }
             return settings
         }
@@ -32,16 +39,18 @@ extension JobStore {
     public func save(_ settings: QueueSettings) throws {
         try database.write { db in
             let statement = try db.cachedStatement("""
-                INSERT INTO queues (name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user) \
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+                INSERT INTO queues (name, concurrency, paused, retry_base_usec, retry_cap_usec, hooks, max_running_per_user, \
+                executor, slurm_partition, slurm_options) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
                 ON CONFLICT (name) DO UPDATE SET concurrency = ?2, paused = ?3, retry_base_usec = ?4, retry_cap_usec = ?5, hooks = ?6, \
-                max_running_per_user = ?7
+                max_running_per_user = ?7, executor = ?8, slurm_partition = ?9, slurm_options = ?10
                 """)
             defer { statement.reset() }
             try statement.bind([
                 .text(settings.name.rawValue), .init(settings.concurrency), .integer(settings.paused ? 1 : 0),
                 .init(settings.retryBaseUSec), .init(settings.retryCapUSec), .text(try json(settings.hooks)),
                 .init(settings.maxRunningPerUser),
+                .text(settings.executor.kind.rawValue), .init(settings.executor.slurmPartition),
+                .text(try json(settings.executor.slurmOptions)),
             ])
             try statement.step()
         }

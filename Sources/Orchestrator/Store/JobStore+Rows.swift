@@ -102,7 +102,7 @@ extension JobStore {
 
         let uid = try required(integer("submitter_uid"), "submitter_uid")
         guard let submitterUid = UInt32(exactly: uid) else { throw bad("submitter_uid", "\(uid) is out of range") }
-        let job = Job(
+        var job = Job(
             id: JobID(rawValue: id), spec: spec, state: state,
             attempt: Int(try required(integer("attempt"), "attempt")),
             submittedAt: Timestamp.date(microseconds: try required(integer("submitted_at"), "submitted_at")),
@@ -110,9 +110,10 @@ extension JobStore {
             finishedAt: try integer("finished_at").map(Timestamp.date(microseconds:)),
             submitterUid: submitterUid, pid: try int32("pid"),
             held: try required(integer("held"), "held") != 0, suspended: try required(integer("suspended"), "suspended") != 0)
+        job.slurmJobId = try text("slurm_job_id").flatMap { $0.isEmpty ? nil : $0 }
         return RunningJobRecord(
             job: job, processStartTicks: try integer("process_start_ticks").map(UInt64.init(bitPattern:)),
-            bootID: try text("boot_id"))
+            bootID: try text("boot_id"), slurmJobID: try text("slurm_job_id"))
     }
 
     /// Decodes stored JSON of the expected shape.

@@ -46,6 +46,7 @@ public final class JobStore {
         id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code, \
         signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
         started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, held, suspended, \
+        slurm_job_id, \
         (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies
         """
 
@@ -72,7 +73,7 @@ public final class JobStore {
     static let markFinishedSQL = """
         UPDATE jobs SET state = 'finished', result = ?2, exit_code = ?3, signal = ?4, reason = ?5, \
         failed_dependency = ?6, finished_at = ?7, pid = NULL, process_start_ticks = NULL, boot_id = NULL, held = 0, \
-        suspended = 0 WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
+        suspended = 0, slurm_job_id = NULL WHERE id = ?1 AND state <> 'finished' RETURNING \(columns)
         """
 
     // MARK: - Inserting
@@ -295,7 +296,7 @@ public final class JobStore {
     @discardableResult
     public func releaseClaim(_ id: JobID) throws -> Job {
         try transition(id, to: "queued", sql: """
-            UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL \
+            UPDATE jobs SET state = 'queued', attempt = attempt - 1, started_at = NULL, slurm_job_id = NULL \
             WHERE id = ?1 AND state = 'running' AND pid IS NULL RETURNING \(Self.columns)
             """, values: [.integer(id.rawValue)])
     }

@@ -31,6 +31,9 @@ public enum Migrations {
         migrator.registerMigration("v7-declared-queues-held-suspended") { db in
             try db.execute(v7DeclaredQueuesSQL)
         }
+        migrator.registerMigration("v8-executors") { db in
+            try db.execute(v8ExecutorsSQL)
+        }
         return migrator
     }()
 
@@ -70,6 +73,20 @@ public enum Migrations {
             FROM (SELECT 1) LEFT JOIN job_attempts a
                 ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
         END;
+        """
+
+    /// v8: where a queue's jobs run (`queues.executor`, with a slurm queue's partition and
+    /// sbatch options), and the Slurm job ID of a running attempt (`jobs.slurm_job_id`: `''`
+    /// from just before `sbatch` runs until its ID is recorded, so that recovery after a crash
+    /// looks for a job submitted but not recorded) and of each ended one
+    /// (`job_attempts.slurm_job_id`). Added columns only: a database of the previous schema
+    /// upgrades in place, and every existing queue stays local.
+    static let v8ExecutorsSQL = """
+        ALTER TABLE jobs ADD COLUMN slurm_job_id TEXT;            -- Slurm job ID of the running attempt; '' while submitting
+        ALTER TABLE job_attempts ADD COLUMN slurm_job_id TEXT;    -- Slurm job ID the attempt ran as
+        ALTER TABLE queues ADD COLUMN executor TEXT NOT NULL DEFAULT 'local' CHECK (executor IN ('local', 'slurm'));
+        ALTER TABLE queues ADD COLUMN slurm_partition TEXT;       -- sbatch --partition; NULL: Slurm's default
+        ALTER TABLE queues ADD COLUMN slurm_options TEXT NOT NULL DEFAULT '[]' CHECK (json_type(slurm_options) = 'array');
         """
 
     /// v5: how many jobs each queue has in each state, kept by triggers in the transaction

@@ -15,13 +15,16 @@ public struct QueueSettings: Hashable, Sendable {
     public var hooks: [String: String]
     /// The most running jobs one user may have; `nil` for the daemon's `max-running-per-user`.
     public var maxRunningPerUser: Int?
+    /// Where its jobs run.
+    public var executor: QueueExecutorSettings
 
     /// Creates a value with every field given.
     public init(
         name: QueueName, concurrency: Int? = nil, paused: Bool = false, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-        hooks: [String: String] = [:], maxRunningPerUser: Int? = nil
+        hooks: [String: String] = [:], maxRunningPerUser: Int? = nil, executor: QueueExecutorSettings = QueueExecutorSettings()
     ) {
         self.maxRunningPerUser = maxRunningPerUser
+        self.executor = executor
         self.name = name
         self.concurrency = concurrency
         self.paused = paused

@@ -10,9 +10,13 @@ public struct RunningJobRecord: Sendable, Hashable {
     public var processStartTicks: UInt64?
     /// The boot the process was started in (`/proc/sys/kernel/random/boot_id`); `nil` when unknown.
     public var bootID: String?
+    /// The attempt's Slurm job ID as stored: `nil` when it runs on this machine, `""` when it
+    /// was being submitted to Slurm (sbatch may or may not have run), else the ID.
+    public var slurmJobID: String?
 
     /// Creates a record.
-    public init(job: Job, processStartTicks: UInt64?, bootID: String?) {
+    public init(job: Job, processStartTicks: UInt64?, bootID: String?, slurmJobID: String? = nil) {
+        self.slurmJobID = slurmJobID
         self.job = job
         self.processStartTicks = processStartTicks
         self.bootID = bootID

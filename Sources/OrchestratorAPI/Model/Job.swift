@@ -31,6 +31,9 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     public var submitterUid: UInt32
     /// The process ID of the job's main process while it runs (also its process group ID).
     public var pid: Int32?
+    /// The Slurm job ID of the running attempt, when its queue runs jobs on Slurm (`nil`
+    /// otherwise, and while it is being submitted).
+    public var slurmJobId: String?
     /// Kept from starting (`orchctl hold`) until released, while waiting or queued.
     public var held: Bool
     /// Running, but its processes are stopped (`orchctl suspend`) until continued.
@@ -59,7 +62,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
     private enum CodingKeys: String, CodingKey {
         case id, name, state, result, exitCode, signal, reason, failedDependency, queue, priority
         case argv, shell, cwd, after, attempt, maxAttempts, submittedAt, startedAt, finishedAt
-        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey, held, suspended
+        case submitterUid, labels, pid, notBefore, timeoutUSec, uniqueKey, held, suspended, slurmJobId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -111,6 +114,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         finishedAt = try Self.decodeDate(c, .finishedAt)
         submitterUid = try c.decode(UInt32.self, forKey: .submitterUid)
         pid = try c.decodeIfPresent(Int32.self, forKey: .pid)
+        slurmJobId = try c.decodeIfPresent(String.self, forKey: .slurmJobId)
         held = try c.decodeIfPresent(Bool.self, forKey: .held) ?? false
         suspended = try c.decodeIfPresent(Bool.self, forKey: .suspended) ?? false
     }
@@ -149,6 +153,7 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         try c.encode(spec.notBefore.map(Timestamp.format), forKey: .notBefore)
         try c.encode(spec.timeoutUSec, forKey: .timeoutUSec)
         try c.encode(spec.uniqueKey, forKey: .uniqueKey)
+        try c.encodeIfPresent(slurmJobId, forKey: .slurmJobId)
         try c.encode(held, forKey: .held)
         try c.encode(suspended, forKey: .suspended)
     }

@@ -12,9 +12,13 @@ public struct JobAttempt: Hashable, Sendable, Codable {
     public var finishedAt: Date
     /// How it ended.
     public var result: JobResult
+    /// The Slurm job ID it ran as, when its queue ran it on Slurm; JSON `slurmJobId`, absent
+    /// otherwise.
+    public var slurmJobId: String?
 
     /// Creates a value with every field given.
-    public init(attempt: Int, startedAt: Date?, finishedAt: Date, result: JobResult) {
+    public init(attempt: Int, startedAt: Date?, finishedAt: Date, result: JobResult, slurmJobId: String? = nil) {
+        self.slurmJobId = slurmJobId
         self.attempt = attempt
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -22,7 +26,7 @@ public struct JobAttempt: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case attempt, startedAt, finishedAt, result, exitCode, signal, reason, failedDependency
+        case attempt, startedAt, finishedAt, result, exitCode, signal, reason, failedDependency, slurmJobId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +47,7 @@ public struct JobAttempt: Hashable, Sendable, Codable {
             throw DecodingError.dataCorruptedError(forKey: .result, in: c, debugDescription: "unknown result '\(name)'")
         }
         self.result = result
+        slurmJobId = try c.decodeIfPresent(String.self, forKey: .slurmJobId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -55,5 +60,6 @@ public struct JobAttempt: Hashable, Sendable, Codable {
         try c.encode(result.signal, forKey: .signal)
         try c.encode(result.reason, forKey: .reason)
         try c.encodeIfPresent(result.failedDependency, forKey: .failedDependency)
+        try c.encodeIfPresent(slurmJobId, forKey: .slurmJobId)
     }
 }

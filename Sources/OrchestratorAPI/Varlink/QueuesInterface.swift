@@ -8,10 +8,10 @@ public enum QueuesInterface {
 
     /// `List(names) -> (queues)`.
     public static let list = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
-    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
+    /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
     public static let set = VarlinkMethod<SetParameters, QueueReply>(
         "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage)
-    /// `Add(name, concurrency, retryBaseUSec, retryCapUSec, hooks) -> (queue)`.
+    /// `Add(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
     public static let add = VarlinkMethod<SetParameters, QueueReply>(
         "io.orchd.Queues.Add", errors: [Errors.invalidSetting, Errors.queueExists] + storage)
     /// `Remove(name) -> ()`.
@@ -67,12 +67,23 @@ public enum QueuesInterface {
         public var hooks: [String: String]?
         /// The most running jobs one user may have in the queue; 0 removes the limit.
         public var maxRunningPerUser: Int?
+        /// Where the queue's jobs run from now on: `local` or `slurm` (``executors``).
+        public var executor: String?
+        /// The Slurm partition (`sbatch --partition`); an empty string removes it.
+        public var slurmPartition: String?
+        /// The `sbatch` options, each one argument (`--mem=2G`); replaces the stored list, an
+        /// empty list removes them.
+        public var slurmOptions: [String]?
         /// Creates a value with every field given.
         public init(
             name: QueueName, concurrency: Int? = nil, retryBaseUSec: Int64? = nil, retryCapUSec: Int64? = nil,
-            hooks: [String: String]? = nil, maxRunningPerUser: Int? = nil
+            hooks: [String: String]? = nil, maxRunningPerUser: Int? = nil, executor: String? = nil, slurmPartition: String? = nil,
+            slurmOptions: [String]? = nil
         ) {
             self.maxRunningPerUser = maxRunningPerUser
+            self.executor = executor
+            self.slurmPartition = slurmPartition
+            self.slurmOptions = slurmOptions
             self.name = name
             self.concurrency = concurrency
             self.retryBaseUSec = retryBaseUSec
@@ -118,6 +129,33 @@ public enum QueuesInterface {
         /// Creates a value with every field given.
         public init(name: QueueName) { self.name = name }
     }
+
+    /// The executors a queue may have: where its jobs run.
+    public static let executors = ["local", "slurm"]
+
+    /// Why these Slurm settings are refused, or `nil` when they are fine: an option must be
+    /// one `sbatch` option (starting with `-`), and none may be one orchd sets itself.
+    public static func slurmProblem(partition: String?, options: [String]?) -> String? {
+        if let partition, partition.contains(where: { $0.isWhitespace || $0 == "," || $0.isNewline }) {
+            return "the partition '\(partition.visible)' is not a Slurm partition name (no spaces or commas)"
+        }
+        for option in options ?? [] {
+            guard option.hasPrefix("-"), !option.contains("\n"), !option.contains("\0") else {
+                return "'\(option.visible)' is not an sbatch option: give each as one argument starting with '-', e.g. --mem=2G"
+            }
+            let name = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
+            if reservedSlurmOptions.contains(name) {
+                return "'\(name)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user); leave it out"
+            }
+        }
+        return nil
+    }
+
+    /// The `sbatch` options orchd gives each job itself, refused in a queue's options.
+    public static let reservedSlurmOptions: Set<String> = [
+        "--job-name", "-J", "--output", "-o", "--error", "-e", "--export", "--export-file", "--chdir", "-D",
+        "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid", "--input", "-i",
+    ]
 
     /// The event kinds a hook may be set for.
     public static let hookEvents = Set(HookEvent.allCases.map(\.rawValue))

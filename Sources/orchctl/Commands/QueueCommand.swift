@@ -7,7 +7,7 @@ enum QueueCommand: OrchctlCommand {
         name: "queue",
         abstract: "Add, change or remove a queue.",
         discussion: """
-            Queues are declared: 'queue add' adds one, 'queue set' changes a queue's concurrency, retry backoff and hooks, 'queue remove' removes one that has no unfinished job. The configuration file declares queues too (queue.NAME = concurrency=4, retry-base=10s), and the queue 'default' always exists. Submitting to a queue that does not exist is an error naming those that do.
+            Queues are declared: 'queue add' adds one, 'queue set' changes a queue's concurrency, retry backoff, hooks and executor, 'queue remove' removes one that has no unfinished job. The configuration file declares queues too (queue.NAME = concurrency=4, retry-base=10s, executor=slurm), and the queue 'default' always exists. Submitting to a queue that does not exist is an error naming those that do.
 
             \(QueueSetCommand.hookHelp)
             """,
@@ -23,7 +23,7 @@ enum QueueCommand: OrchctlCommand {
 }
 
 /// `orchctl queue set Q [--concurrency N] [--retry-base SPAN] [--retry-cap SPAN] [--on EVENT=COMMAND]...
-/// [--max-running-per-user N]`.
+/// [--max-running-per-user N] [--executor local|slurm] [--slurm-partition P] [--slurm-option OPTION]...`.
 enum QueueSetCommand: OrchctlCommand {
     /// The event kinds a hook may be set for, sorted, as help and messages list them.
     static let hookEvents = QueuesInterface.hookEvents.sorted()
@@ -41,9 +41,11 @@ enum QueueSetCommand: OrchctlCommand {
 
     static let spec = CommandSpec(
         name: "queue set",
-        abstract: "Change a queue's concurrency, retry backoff and hooks.",
+        abstract: "Change a queue's concurrency, retry backoff, hooks and executor.",
         discussion: """
             Settings not given keep their value; the queue must exist ('queue add' adds one). A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings. Only root and members of orchd's admin group may change queues.
+
+            With --executor slurm the queue's jobs are submitted to a Slurm cluster with sbatch: each runs its command exactly, in its directory, with its environment, its output in orchd's log files; the queue's concurrency is how many orchd has in Slurm at once. See README, "Running on a Slurm cluster".
 
             \(hookHelp)
             """,
@@ -58,6 +60,9 @@ enum QueueSetCommand: OrchctlCommand {
         var retryCapUSec: Int64?
         var hooks: [String: String] = [:]
         var maxRunningPerUser: Int?
+        var executor: String?
+        var slurmPartition: String?
+        var slurmOptions: [String] = []
 
         static let bindings: [OptionBinding<Options>] = [
             .value(\.concurrency, "concurrency", "n", kind: .integerIn(1...10_000), help: "Run at most this many of the queue's jobs at once (1-10000)."),
@@ -67,6 +72,13 @@ enum QueueSetCommand: OrchctlCommand {
                        help: "Run COMMAND with /bin/sh -c when a job of the queue has EVENT; an empty COMMAND removes the hook."),
             .value(\.maxRunningPerUser, "max-running-per-user", "n", kind: .integerIn(0...10_000),
                    help: "Let no user run more than N of the queue's jobs at once; 0 removes the limit. Free slots go to the users with queued jobs in turn either way."),
+            .value(\.executor, "executor", "name", kind: .choice(QueuesInterface.executors),
+                   help: "Where the queue's jobs run from now on: local (this machine, the default) or slurm (submitted with sbatch)."),
+            .value(\.slurmPartition, "slurm-partition", "partition",
+                   help: "Submit the queue's Slurm jobs to this partition; '' for Slurm's default."),
+            .values(\.slurmOptions, "slurm-option", "option",
+                    help: "Give sbatch this option for each job, e.g. --slurm-option --mem=2G; repeat for more; replaces the queue's list, '' empties it.")
+                .takingOptionLikeValue(),
         ]
     }
 
@@ -90,18 +102,25 @@ enum QueueSetCommand: OrchctlCommand {
         let parameters = QueuesInterface.SetParameters(
             name: QueueName(rawValue: invocation.arguments[0]) ?? .default,
             concurrency: options.concurrency, retryBaseUSec: options.retryBaseUSec, retryCapUSec: options.retryCapUSec,
-            hooks: options.hooks.isEmpty ? nil : options.hooks, maxRunningPerUser: options.maxRunningPerUser)
+            hooks: options.hooks.isEmpty ? nil : options.hooks, maxRunningPerUser: options.maxRunningPerUser,
+            executor: options.executor, slurmPartition: options.slurmPartition,
+            slurmOptions: options.slurmOptions.isEmpty ? nil : options.slurmOptions.filter { !$0.isEmpty })
         if let problem = QueuesInterface.hookProblem(parameters.hooks) {
             throw CommandLineError(.invalidValue, "invalid value for option '--on': \(problem)", command: spec.name)
         }
         if let problem = QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
             throw CommandLineError(.conflictingOptions, problem, command: spec.name)
         }
+        if let problem = QueuesInterface.slurmProblem(partition: parameters.slurmPartition, options: parameters.slurmOptions) {
+            throw CommandLineError(.invalidValue, "invalid Slurm setting: \(problem)", command: spec.name)
+        }
         guard !requireSetting || parameters.concurrency != nil || parameters.retryBaseUSec != nil || parameters.retryCapUSec != nil
-            || parameters.hooks != nil || parameters.maxRunningPerUser != nil
+            || parameters.hooks != nil || parameters.maxRunningPerUser != nil || parameters.executor != nil
+            || parameters.slurmPartition != nil || parameters.slurmOptions != nil
         else {
             throw CommandLineError(
-                .missingArgument, "nothing to change: give --concurrency, --retry-base, --retry-cap, --on or --max-running-per-user",
+                .missingArgument,
+                "nothing to change: give --concurrency, --retry-base, --retry-cap, --on, --max-running-per-user, --executor, --slurm-partition or --slurm-option",
                 command: spec.name)
         }
         return parameters

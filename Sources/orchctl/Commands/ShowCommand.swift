@@ -60,6 +60,9 @@ enum ShowCommand: OrchctlCommand {
             ("pid", job.pid.map { String($0) } ?? "-"),
             ("labels", job.spec.labels.isEmpty ? "-" : job.spec.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
         ]
+        if let slurmJob = job.slurmJobId {
+            pairs.insert(("slurm job", slurmJob), at: pairs.count - 1)
+        }
         var text = KeyValueLines.render(pairs)
         if !attempts.isEmpty {
             text += "attempts:\n"
@@ -71,7 +74,9 @@ enum ShowCommand: OrchctlCommand {
                 text += "  " + String(repeating: " ", count: numberWidth - number.count) + number
                 text += "  " + result + String(repeating: " ", count: resultWidth - result.count)
                 text += "  started " + (attempt.startedAt.map(time.dateTime) ?? "-")
-                text += "  finished " + time.dateTime(attempt.finishedAt) + "\n"
+                text += "  finished " + time.dateTime(attempt.finishedAt)
+                text += attempt.slurmJobId.map { "  slurm job " + $0 } ?? ""
+                text += "\n"
             }
         }
         return text

@@ -26,7 +26,7 @@ enum QueueText {
                 String(queue.jobs.finished), "\(span(queue.retryBaseUSec))/\(span(queue.retryCapUSec))",
             ]
         }
-        return TextTable.render([headers] + rows) + hooksTable(queues) + perUserTable(queues)
+        return TextTable.render([headers] + rows) + executorsTable(queues) + hooksTable(queues) + perUserTable(queues)
     }
 
     /// The running jobs of each user by queue (orchd sends them to root and the admin group
@@ -55,6 +55,35 @@ enum QueueText {
         return String(cString: name)
     }
 
+    /// The queues whose jobs do not run on this machine, as a table preceded by a blank line:
+    /// the executor, its Slurm partition and options, and whether Slurm answered orchd's last
+    /// call (`yes`, `no: WHAT IT SAID`, or `-` before the first); empty when every queue is local.
+    ///
+    /// ```
+    /// QUEUE  EXECUTOR  PARTITION  OPTIONS   SLURM ANSWERED
+    /// hpc    slurm     batch      --mem=2G  yes
+    /// ```
+    static func executorsTable(_ queues: [QueueInfo]) -> String {
+        let rows = queues.filter { ($0.executor ?? "local") != "local" }.map { queue in
+            [
+                queue.name.rawValue, queue.executor ?? "-", queue.slurm?.partition?.visible ?? "-",
+                queue.slurm.map { $0.options.isEmpty ? "-" : $0.options.map(\.visible).joined(separator: " ") } ?? "-",
+                answered(queue.slurm),
+            ]
+        }
+        guard !rows.isEmpty else { return "" }
+        return "\n" + TextTable.render([["QUEUE", "EXECUTOR", "PARTITION", "OPTIONS", "SLURM ANSWERED"]] + rows)
+    }
+
+    /// Whether Slurm answered orchd's last call: `yes`, `no: WHAT IT SAID`, `-` before the first.
+    static func answered(_ slurm: QueueInfo.SlurmSettings?) -> String {
+        switch slurm?.answered {
+        case true?: "yes"
+        case false?: "no" + (slurm?.lastError.map { ": " + $0.visible } ?? "")
+        case nil: "-"
+        }
+    }
+
     /// The hooks of `queues` as a table preceded by a blank line, sorted by queue (as given)
     /// then event kind; empty when no queue has a hook.
     static func hooksTable(_ queues: [QueueInfo]) -> String {
@@ -73,7 +102,21 @@ enum QueueText {
             ("paused", queue.paused ? "yes" : "no"),
             ("retry base", span(queue.retryBaseUSec)),
             ("retry cap", span(queue.retryCapUSec)),
-        ] + (queue.maxRunningPerUser.map { [("max running per user", String($0))] } ?? []) + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", $0.value.visible) })
+        ] + (queue.maxRunningPerUser.map { [("max running per user", String($0))] } ?? []) + executorLines(queue)
+            + queue.hooks.sorted { $0.key < $1.key }.map { ("on \($0.key)", $0.value.visible) })
+    }
+
+    /// The `executor`, `slurm partition`, `slurm options` and `slurm answered` lines of a queue
+    /// that does not run its jobs locally; none for a local one.
+    static func executorLines(_ queue: QueueInfo) -> [(String, String)] {
+        guard let executor = queue.executor, executor != "local" else { return [] }
+        var lines = [("executor", executor)]
+        if let slurm = queue.slurm {
+            lines.append(("slurm partition", slurm.partition?.visible ?? "-"))
+            lines.append(("slurm options", slurm.options.isEmpty ? "-" : slurm.options.map(\.visible).joined(separator: " ")))
+            lines.append(("slurm answered", answered(slurm)))
+        }
+        return lines
     }
 
     /// A span in microseconds, as `TimeSpan.format` writes it.

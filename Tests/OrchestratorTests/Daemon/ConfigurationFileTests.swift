@@ -105,8 +105,8 @@ struct ConfigurationFileTests {
 
     @Test("a bad queue line names the line and what is wrong", arguments: [
         ("queue.a = concurrency=0", "invalid concurrency '0': expected a whole number from 1 to 10000"),
-        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap, max-running-per-user)"),
-        ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap, max-running-per-user), got 'concurrency'"),
+        ("queue.a = colour=red", "unknown queue setting 'colour' (known: concurrency, retry-base, retry-cap, max-running-per-user, executor, slurm-partition, slurm-option)"),
+        ("queue.a = concurrency", "expected 'setting=value' (concurrency, retry-base, retry-cap, max-running-per-user, executor, slurm-partition, slurm-option), got 'concurrency'"),
         ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
         ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),
         ("queue.a = retry-base=-1s", "invalid retry-base '-1s'"),

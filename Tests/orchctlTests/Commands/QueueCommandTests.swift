@@ -15,7 +15,7 @@ struct QueueCommandTests {
     @Test("queue set needs at least one setting, and sends the ones given")
     func setNeedsASetting() throws {
         let error = #expect(throws: CommandLineError.self) { try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build"])) }
-        #expect(error?.message == "nothing to change: give --concurrency, --retry-base, --retry-cap, --on or --max-running-per-user")
+        #expect(error?.message == "nothing to change: give --concurrency, --retry-base, --retry-cap, --on, --max-running-per-user, --executor, --slurm-partition or --slurm-option")
         #expect(error?.command == "queue set")
         let parameters = try QueueSetCommand.makeParameters(try invocation(["queue", "set", "build", "--retry-base", "10s", "--concurrency", "4"]))
         #expect(parameters.name.rawValue == "build")
@@ -142,6 +142,22 @@ struct QueueCommandTests {
         #expect(text.contains(#""failed" : "echo $ORCHD_JOB_ID""#))
         let decoded = try JSONDecoder().decode([QueueInfo].self, from: Data(text.utf8))
         #expect(decoded.map(\.hooks) == [["failed": "echo $ORCHD_JOB_ID"], [:]])
+    }
+
+    @Test("queue add and queue set take --slurm-option's sbatch option as the next word, unless it is one of orchctl's own options")
+    func slurmOptionSpaceForm() throws {
+        for command in ["add", "set"] {
+            let parameters = try QueueSetCommand.makeParameters(try invocation([
+                "queue", command, "hpc", "--executor", "slurm", "--slurm-option", "--mem=2G", "--slurm-option=--qos=low",
+                "--slurm-option", "-N1", "--concurrency", "3",
+            ]))
+            #expect(parameters.executor == "slurm" && parameters.concurrency == 3)
+            #expect(parameters.slurmOptions == ["--mem=2G", "--qos=low", "-N1"])
+        }
+        for words in [["--slurm-option", "--concurrency", "3"], ["--slurm-option", "--json"], ["--slurm-option"]] {
+            let error = #expect(throws: CommandLineError.self) { try invocation(["queue", "set", "hpc"] + words) }
+            #expect(error?.message == "missing value for option '--slurm-option <option>'", "\(words)")
+        }
     }
 
     @Test("pause and resume say what changed")

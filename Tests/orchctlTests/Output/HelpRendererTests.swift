@@ -58,7 +58,7 @@ struct HelpRendererTests {
         #expect(Orchctl.run(["help", "queue", "set"], context: testContext(viaCommand)) == .success)
         #expect(Orchctl.run(["queue", "set", "--help"], context: testContext(viaFlag)) == .success)
         #expect(viaCommand.standardOutput == viaFlag.standardOutput)
-        #expect(viaCommand.standardOutput.hasPrefix("OVERVIEW: Change a queue's concurrency, retry backoff and hooks.\n"))
+        #expect(viaCommand.standardOutput.hasPrefix("OVERVIEW: Change a queue's concurrency, retry backoff, hooks and executor.\n"))
         #expect(viaCommand.standardOutput.contains("\nUSAGE: orchctl queue set <queue> [<options>]\n"))
     }
 

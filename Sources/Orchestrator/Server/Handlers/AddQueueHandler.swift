@@ -9,7 +9,8 @@ struct AddQueueHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.SetParameters.self)
             if let problem = QueuesInterface.hookProblem(parameters.hooks)
-                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
+                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec)
+                ?? QueuesInterface.slurmProblem(partition: parameters.slurmPartition, options: parameters.slurmOptions) {
                 throw QueuesInterface.invalidSetting(problem)
             }
             responder.complete({ [scheduler] () async throws(SchedulerError) in
@@ -17,7 +18,9 @@ struct AddQueueHandler: VarlinkMethodHandler {
                     parameters.name, concurrency: parameters.concurrency,
                     retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
                     retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks,
-                    maxRunningPerUser: parameters.maxRunningPerUser)
+                    maxRunningPerUser: parameters.maxRunningPerUser,
+                    executor: QueueExecutorSettings.Change(
+                        executor: parameters.executor, slurmPartition: parameters.slurmPartition, slurmOptions: parameters.slurmOptions))
             }) { QueuesInterface.QueueReply(queue: $0) }
         } catch {
             responder.fail(error)

@@ -10,7 +10,8 @@ struct SetQueueHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(QueuesInterface.SetParameters.self)
             // Checked here as well as in orchctl, so no client can store such a setting.
             if let problem = QueuesInterface.hookProblem(parameters.hooks)
-                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec) {
+                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec)
+                ?? QueuesInterface.slurmProblem(partition: parameters.slurmPartition, options: parameters.slurmOptions) {
                 throw QueuesInterface.invalidSetting(problem)
             }
             responder.complete({ [scheduler] () async throws(SchedulerError) in
@@ -18,7 +19,9 @@ struct SetQueueHandler: VarlinkMethodHandler {
                     parameters.name, concurrency: parameters.concurrency,
                     retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
                     retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks,
-                    maxRunningPerUser: parameters.maxRunningPerUser)
+                    maxRunningPerUser: parameters.maxRunningPerUser,
+                    executor: QueueExecutorSettings.Change(
+                        executor: parameters.executor, slurmPartition: parameters.slurmPartition, slurmOptions: parameters.slurmOptions))
             }) { QueuesInterface.QueueReply(queue: $0) }
         } catch {
             responder.fail(error)

@@ -1,0 +1,600 @@
+import Dispatch
+import Foundation
+import Glibc
+import OrchestratorAPI
+import Synchronization
+
+/// Runs a queue's attempts as Slurm batch jobs (`queue set Q --executor slurm`).
+///
+/// - **Submit**: the scheduler records the attempt as submitting (``prepare(_:in:)``), then
+///   `sbatch --parsable` gets a generated script (``SlurmBatchScript``) with the job's name
+///   `orchd-<id>`, its log files, `--time` from its timeout, and a comment naming the state
+///   directory and attempt; the Slurm job ID it prints is recorded.
+/// - **Observe**: one `squeue --json` per ``pollInterval``, only while attempts are in Slurm
+///   (a repeating timer, cancelled when none is left); a job in a final state, or gone from
+///   squeue, is settled from its state, its exit-status file, then `sacct` (``SlurmJobState``).
+/// - **Cancel**: `scancel`; the end is reported once squeue shows the job ended.
+/// - **Restarts**: a shutdown detaches (Slurm jobs go on); ``reattach(_:launch:onStarted:onEnd:)``
+///   picks them up by Slurm job ID, or finds one whose ID was never recorded by its comment.
+/// - **Errors**: an `sbatch` Slurm refuses ends the attempt `spawn_failed` with Slurm's
+///   message; one that cannot reach the controller gives the claim back and makes the executor
+///   unavailable for a backoff (2 s, doubling to a minute).
+///
+/// All mutable state is confined to ``queue``, a serial queue of its own, so Slurm's commands
+/// never hold up the control queue; callbacks go to the control queue.
+final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable state is touched only on `queue` (below) or is in Mutexes/Atomics; availabilityChanged is set once before use
+    /// How often squeue is asked while attempts are in Slurm.
+    static let pollInterval: Duration = .seconds(1)
+    /// The first wait after Slurm could not be reached; doubled up to ``unreachableBackoffCap``.
+    static let unreachableBackoffBase: Duration = .seconds(2)
+    static let unreachableBackoffCap: Duration = .seconds(60)
+
+    /// The queue whose jobs this executor runs.
+    let name: QueueName
+    /// Serial queue for every piece of mutable state below that is not in a Mutex.
+    let queue: DispatchQueue
+    private let callbackQueue: DispatchQueue
+    private let command: SlurmCommand
+    private let stateDirectory: String
+    private let settings: Mutex<QueueExecutorSettings>
+    /// Whether Slurm answered the last call, and what it said when it did not.
+    private let health = Mutex<(answered: Bool?, lastError: String?)>((nil, nil))
+    private let available = Atomic<Bool>(true)
+    /// Set once by the scheduler before the first launch, read on `queue` afterwards.
+    var availabilityChanged: (@Sendable () -> Void)?
+
+    // On `queue`:
+    private var attempts: [JobID: SlurmAttempt] = [:]
+    private var pollTimer: (any DispatchSourceTimer)?
+    private var pollInFlight = false
+    private var backoff: Duration = SlurmExecutor.unreachableBackoffBase
+    private var backoffTimer: (any DispatchSourceTimer)?
+
+    /// Creates the executor of one queue.
+    /// - Parameters:
+    ///   - name: the queue.
+    ///   - settings: its partition and sbatch options.
+    ///   - stateDirectory: orchd's state directory (scripts and command output go to `slurm/` in it).
+    ///   - reaper: reaps the Slurm commands.
+    ///   - callbackQueue: the control queue.
+    init(name: QueueName, settings: QueueExecutorSettings, stateDirectory: String, reaper: ChildReaper, callbackQueue: DispatchQueue) {
+        self.name = name
+        self.settings = Mutex(settings)
+        self.stateDirectory = stateDirectory
+        self.callbackQueue = callbackQueue
+        self.queue = DispatchQueue(label: "orchd.slurm.\(name)")
+        self.command = SlurmCommand(reaper: reaper, scratchDirectory: stateDirectory + "/slurm")
+    }
+
+    var isAvailable: Bool { available.load(ordering: .relaxed) }
+
+    /// The queue's Slurm settings from now on (running attempts keep theirs).
+    func update(_ newSettings: QueueExecutorSettings) {
+        settings.withLock { $0 = newSettings }
+    }
+
+    /// The settings and health `orchctl queues` shows.
+    var info: QueueInfo.SlurmSettings {
+        let current = settings.withLock { $0 }
+        let (answered, lastError) = health.withLock { $0 }
+        return QueueInfo.SlurmSettings(
+            partition: current.slurmPartition, options: current.slurmOptions, answered: answered, lastError: lastError)
+    }
+
+    // MARK: - Launching
+
+    /// Records the attempt as submitting, before sbatch can run: recovery then knows that a
+    /// job may be in Slurm whose ID was never recorded.
+    func prepare(_ job: Job, in store: JobStore) throws {
+        try store.recordSlurmSubmitting(job.id)
+    }
+
+    func launch(
+        _ launch: ExecutorLaunch,
+        onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,
+        onEnd: @escaping @Sendable (ExecutorEnd) -> Void
+    ) -> any ExecutorAttempt {
+        let attempt = SlurmAttempt(launch: launch, executor: self, onStarted: onStarted, onEnd: onEnd)
+        queue.async { self.submit(attempt) }
+        return attempt
+    }
+
+    /// Takes over an attempt a previous orchd submitted: by its recorded Slurm job ID, or
+    /// (`""`: orchd died while submitting) by looking for its comment in squeue; when Slurm has
+    /// no such job, sbatch never ran and the attempt ends `interrupted` (retried when it may be).
+    /// - Parameters:
+    ///   - slurmJobID: the stored ID, `""` when it was never recorded.
+    ///   - launch: the attempt's job and log files.
+    ///   - onStarted: gets the Slurm job ID once known.
+    ///   - onEnd: its end.
+    func reattach(
+        slurmJobID: String, launch: ExecutorLaunch,
+        onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,
+        onEnd: @escaping @Sendable (ExecutorEnd) -> Void
+    ) -> any ExecutorAttempt {
+        let attempt = SlurmAttempt(launch: launch, executor: self, onStarted: onStarted, onEnd: onEnd)
+        queue.async {
+            self.attempts[attempt.jobID] = attempt
+            if slurmJobID.isEmpty {
+                attempt.phase = .lookingUp
+            } else {
+                attempt.phase = .inSlurm(slurmJobID)
+                self.callbackQueue.async { onStarted(.success(.slurmJob(slurmJobID))) }
+            }
+            self.schedulePolling()
+        }
+        return attempt
+    }
+
+    /// The comment an attempt's Slurm job carries, by which a restarted orchd finds it when its
+    /// ID was never recorded: it names the job, its attempt and this state directory.
+    static func comment(job: JobID, attempt: Int, stateDirectory: String) -> String {
+        "orchd job=\(job) attempt=\(attempt) state=\(stateDirectory)"
+    }
+
+    /// Where an attempt's exit status is written: beside its standard output
+    /// (`<id>.out` → `<id>.exit`).
+    static func exitStatusPath(standardOutputPath path: String) -> String {
+        (path.hasSuffix(".out") ? String(path.dropLast(4)) : path) + ".exit"
+    }
+
+    /// An empty file, mode 0444, in the directory of an attempt's logs (`<log dir>/<uid>/
+    /// empty-stdin`), made once: the batch script's standard input. Slurm's default,
+    /// `/dev/null`, is opened as the job's user, and a system whose `/dev/null` others may not
+    /// read (some containers) would fail every job of a user with "Could not open stdin file".
+    /// The owner can replace the file, which changes only their own jobs' input.
+    /// - Returns: the path.
+    /// - Throws: ``LaunchError`` when it cannot be made.
+    static func prepareEmptyInput(besides logPath: String) throws(LaunchError) -> String {
+        let directory = logPath.lastIndex(of: "/").map { String(logPath[..<$0]) } ?? "."
+        let path = directory + "/empty-stdin"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o444)
+        if fd >= 0 {
+            // Whatever the umask: the job's user must be able to read it.
+            fchmod(fd, 0o444)
+            close(fd)
+        } else if errno != EEXIST {
+            throw LaunchError(code: errno, context: "cannot create \(path)")
+        }
+        return path
+    }
+
+    /// A path as an sbatch file name pattern: `%` is Slurm's replacement character.
+    static func filenamePattern(_ path: String) -> String {
+        path.replacingOccurrences(of: "%", with: "%%")
+    }
+
+    /// Slurm's `--time` for a timeout: whole minutes, rounded up. orchd's own timer ends the
+    /// job at its timeout; Slurm's limit is the backstop while orchd is down.
+    static func timeLimit(microseconds: Int64) -> String {
+        let minutes = max(1, (microseconds + 59_999_999) / 60_000_000)
+        return String(minutes)
+    }
+
+    /// The sbatch command line for an attempt (the script path last).
+    func sbatchArguments(for attempt: SlurmAttempt, script: String) -> [String] {
+        let current = settings.withLock { $0 }
+        let launch = attempt.launch
+        var arguments = ["sbatch", "--parsable"]
+        if let partition = current.slurmPartition { arguments.append("--partition=\(partition)") }
+        arguments += current.slurmOptions
+        arguments += [
+            "--job-name=orchd-\(launch.job.id)",
+            "--comment=\(Self.comment(job: launch.job.id, attempt: launch.job.attempt, stateDirectory: stateDirectory))",
+            "--output=\(Self.filenamePattern(launch.request.standardOutputPath))",
+            "--error=\(Self.filenamePattern(launch.request.standardErrorPath))",
+            "--chdir=\(launch.request.workingDirectory)",
+            // The script sets the job's environment itself (env -i): nothing of orchd's, and
+            // no login environment (which --export=NONE would load).
+            "--export=NIL",
+        ]
+        if let input = attempt.inputPath { arguments.append("--input=\(Self.filenamePattern(input))") }
+        if let owner = attempt.owner {
+            // Root's sbatch submits the job as its owner (sbatch(1) --uid, --gid): Slurm runs
+            // it as that user, with the user's primary group.
+            arguments += ["--uid=\(owner.uid)", "--gid=\(owner.gid)"]
+        }
+        if let timeout = launch.job.spec.timeoutUSec { arguments.append("--time=\(Self.timeLimit(microseconds: timeout))") }
+        arguments.append(script)
+        return arguments
+    }
+
+    /// Writes the script and the empty log files, and runs sbatch (on `queue`).
+    private func submit(_ attempt: SlurmAttempt) {
+        if let reason = attempt.stopReason {
+            // Stopped before it was submitted: nothing is in Slurm.
+            report(attempt, .finished(reason.jobResult))
+            return
+        }
+        let launch = attempt.launch
+        let request = launch.request
+        let scriptDirectory = stateDirectory + "/slurm"
+        mkdir(scriptDirectory, 0o700)
+        let scriptPath = "\(scriptDirectory)/job-\(launch.job.id)-\(launch.job.attempt).sh"
+        let script = SlurmBatchScript(
+            arguments: request.arguments, workingDirectory: request.workingDirectory, environment: request.environment,
+            exitStatusPath: attempt.exitStatusPath, title: "orchd job \(launch.job.id), attempt \(launch.job.attempt)")
+        unlink(attempt.exitStatusPath)
+        do {
+            try Data(script.text.utf8).write(to: URL(fileURLWithPath: scriptPath))
+            // Empty logs from the start, as for a local job: `logs -f` can follow at once. A
+            // job of another user gets its files (and its log directory) as a local one does,
+            // so that Slurm, running the job as that user, can write them.
+            var owner: UserAccount?
+            if let uid = request.user {
+                guard let account = UserAccount.lookup(uid: uid) else {
+                    throw LaunchError(code: ESRCH, message: "no user with uid \(uid) in the password database")
+                }
+                owner = account
+            }
+            for path in Set([request.standardOutputPath, request.standardErrorPath]) {
+                close(try ProcessLauncher().openLog(path, owner: owner))
+            }
+            attempt.owner = owner
+            attempt.inputPath = try Self.prepareEmptyInput(besides: request.standardOutputPath)
+        } catch {
+            let message = (error as? LaunchError)?.message ?? "cannot write the batch script \(scriptPath): \(error)"
+            fail(attempt, message)
+            return
+        }
+        attempts[launch.job.id] = attempt
+        command.run(sbatchArguments(for: attempt, script: scriptPath), on: queue) { [self] outcome in
+            unlink(scriptPath)
+            submitted(attempt, outcome)
+        }
+    }
+
+    private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
+        let idText = outcome.output.split(whereSeparator: \.isNewline).first.map { String($0.split(separator: ";").first ?? "") } ?? ""
+        guard outcome.succeeded, !idText.isEmpty, idText.allSatisfy(\.isNumber) else {
+            attempts[attempt.jobID] = nil
+            if outcome.launchError == nil && Self.isUnreachable(outcome.error) {
+                noteAnswer(false, outcome.failure)
+                becomeUnavailable()
+                report(attempt, .released(reason: outcome.failure))
+            } else {
+                if outcome.launchError == nil { noteAnswer(true, nil) }
+                fail(attempt, "sbatch: \(outcome.failure)")
+            }
+            return
+        }
+        noteAnswer(true, nil)
+        becameAvailable()
+        attempt.phase = .inSlurm(idText)
+        callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.success(.slurmJob(idText))) }
+        if attempt.stopReason != nil { cancelInSlurm(attempt) }
+        schedulePolling()
+    }
+
+    /// Ends an attempt that could not be submitted as `spawn_failed`.
+    private func fail(_ attempt: SlurmAttempt, _ message: String) {
+        attempts[attempt.jobID] = nil
+        callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.failure(LaunchError(code: EIO, message: message))) }
+        report(attempt, .finished(.spawnFailed(reason: message)))
+    }
+
+    /// Whether sbatch's (or squeue's) words mean the controller could not be reached, rather
+    /// than a refusal: then the job is submitted again later, not failed.
+    static func isUnreachable(_ message: String) -> Bool {
+        let markers = [
+            "Unable to contact slurm controller", "Socket timed out", "Connection refused", "Zero Bytes were transmitted",
+            "Unable to establish", "Communication connection failure", "Slurm backup controller in standby mode",
+            "Slurm temporarily unable", "Munge encode failed", "authentication error",
+        ]
+        return markers.contains { message.localizedCaseInsensitiveContains($0) }
+    }
+
+    // MARK: - Availability
+
+    private func noteAnswer(_ answered: Bool, _ error: String?) {
+        health.withLock { state in
+            state.answered = answered
+            if let error { state.lastError = error }
+        }
+    }
+
+    private func becomeUnavailable() {
+        guard available.exchange(false, ordering: .relaxed) else { return }
+        DaemonLog.warning("queue \(name): Slurm cannot be reached; submitting again in \(TimeSpan.format(backoff))")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.backoffTimer = nil
+            self.backoff = min(self.backoff * 2, Self.unreachableBackoffCap)
+            self.available.store(true, ordering: .relaxed)
+            if let changed = self.availabilityChanged { self.callbackQueue.async { changed() } }
+        }
+        timer.schedule(deadline: .now() + backoff.dispatchInterval)
+        backoffTimer = timer
+        timer.activate()
+    }
+
+    private func becameAvailable() {
+        backoff = Self.unreachableBackoffBase
+    }
+
+    // MARK: - Stopping
+
+    /// Stops an attempt (on `queue`): a shutdown detaches; a cancel or timeout runs scancel,
+    /// and the end follows once squeue shows the job ended.
+    fileprivate func stop(_ attempt: SlurmAttempt, reason: StopReason, signal: Int32?) {
+        guard attempt.stopReason == nil, !attempt.reported else { return }
+        if reason == .shutdown {
+            attempt.reported = true
+            attempts[attempt.jobID] = nil
+            callbackQueue.async { [onEnd = attempt.onEnd] in onEnd(.detached) }
+            stopPollingIfIdle()
+            return
+        }
+        attempt.stopReason = reason
+        attempt.stopSignal = signal
+        // Still submitting: submitted(_:_:) cancels it once its ID is known.
+        if case .inSlurm = attempt.phase { cancelInSlurm(attempt) }
+    }
+
+    /// Cancels an attempt's Slurm job: `scancel ID` (Slurm sends SIGTERM, then SIGKILL after
+    /// its KillWait). With a stop signal, `scancel --full --signal=N ID` first sends only that
+    /// signal to every process of the job, and the plain scancel follows after the attempt's
+    /// teardown grace, unless the job ended meanwhile.
+    private func cancelInSlurm(_ attempt: SlurmAttempt) {
+        guard case .inSlurm(let id) = attempt.phase else { return }
+        if let signal = attempt.stopSignal {
+            attempt.stopSignal = nil
+            command.run(["scancel", "--full", "--signal=\(signal)", id], on: queue) { [self] outcome in
+                if !outcome.succeeded {
+                    DaemonLog.error("queue \(name): scancel --signal=\(signal) \(id) for job \(attempt.jobID) failed: \(outcome.failure)")
+                }
+                queue.asyncAfter(deadline: .now() + attempt.launch.teardownGrace.dispatchInterval) { [self] in
+                    if !attempt.reported { cancelInSlurm(attempt) }
+                }
+            }
+            return
+        }
+        command.run(["scancel", id], on: queue) { [self] outcome in
+            if !outcome.succeeded {
+                noteAnswer(outcome.launchError == nil && !Self.isUnreachable(outcome.error), outcome.failure)
+                DaemonLog.error("queue \(name): scancel \(id) for job \(attempt.jobID) failed: \(outcome.failure)")
+            }
+        }
+    }
+
+    /// `scontrol suspend|resume ID` (on `queue`).
+    fileprivate func setSuspended(_ attempt: SlurmAttempt, _ suspended: Bool, completion: @escaping @Sendable (String?) -> Void) {
+        guard case .inSlurm(let id) = attempt.phase else {
+            completion("job \(attempt.jobID) is not in Slurm yet")
+            return
+        }
+        command.run(["scontrol", suspended ? "suspend" : "resume", id], on: queue) { outcome in
+            completion(outcome.succeeded ? nil : "scontrol: \(outcome.failure)")
+        }
+    }
+
+    // MARK: - Observing
+
+    /// Arms the poll timer when attempts are in Slurm and it is not armed (on `queue`).
+    private func schedulePolling() {
+        guard pollTimer == nil, !attempts.isEmpty else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.poll() }
+        timer.schedule(deadline: .now() + Self.pollInterval.dispatchInterval, repeating: Self.pollInterval.dispatchInterval)
+        pollTimer = timer
+        timer.activate()
+    }
+
+    private func stopPollingIfIdle() {
+        guard attempts.isEmpty else { return }
+        pollTimer?.cancel()
+        pollTimer = nil
+    }
+
+    /// One `squeue --json` for every attempt of this queue in Slurm.
+    private func poll() {
+        let watched = attempts.values.filter { $0.phase != .submitting }
+        guard !pollInFlight, !watched.isEmpty else { return }
+        pollInFlight = true
+        command.run(["squeue", "--json"], on: queue) { [self] outcome in
+            pollInFlight = false
+            guard outcome.succeeded, let jobs = Self.parseSqueue(outcome.output) else {
+                noteAnswer(false, outcome.failure)
+                DaemonLog.warning("queue \(name): squeue failed: \(outcome.failure)")
+                return
+            }
+            noteAnswer(true, nil)
+            for attempt in watched where !attempt.reported {
+                switch attempt.phase {
+                case .inSlurm(let id):
+                    if let entry = jobs.first(where: { $0.id == id }) {
+                        let state = SlurmJobState(entry.state)
+                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode) }
+                    } else {
+                        settleFromAccounting(attempt, id: id)
+                    }
+                case .lookingUp:
+                    let comment = Self.comment(job: attempt.jobID, attempt: attempt.launch.job.attempt, stateDirectory: stateDirectory)
+                    if let entry = jobs.filter({ $0.comment == comment && $0.name == "orchd-\(attempt.jobID)" }).max(by: { $0.number < $1.number }) {
+                        DaemonLog.warning("job \(attempt.jobID) was submitted to Slurm as \(entry.id) before the previous daemon stopped; following it")
+                        attempt.phase = .inSlurm(entry.id)
+                        callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.success(.slurmJob(entry.id))) }
+                        // Cancelled or timed out while it was being looked for.
+                        if attempt.stopReason != nil { cancelInSlurm(attempt) }
+                        let state = SlurmJobState(entry.state)
+                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode) }
+                    } else {
+                        // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
+                        DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when the previous daemon stopped, and Slurm has no such job")
+                        report(attempt, .finished(.interrupted))
+                    }
+                case .submitting:
+                    break
+                }
+            }
+            stopPollingIfIdle()
+        }
+    }
+
+    /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
+    private func settleFromAccounting(_ attempt: SlurmAttempt, id: String) {
+        if let status = readExitStatus(attempt) {
+            let state = SlurmJobState({ if case .exited(0) = status { "COMPLETED" } else { "FAILED" } }())
+            settle(attempt, state: state, waitStatus: nil, status: status)
+            return
+        }
+        guard !attempt.askingAccounting else { return }
+        attempt.askingAccounting = true
+        // Every user's (`-a`): jobs of other users are submitted with --uid.
+        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode"]
+        // The accounting database when there is one, else the job completion log (`-c`).
+        command.run(["sacct"] + fields, on: queue) { [self] outcome in
+            let answer = Self.parseSacct(outcome.output)
+            if outcome.succeeded, let answer {
+                attempt.askingAccounting = false
+                settle(attempt, state: answer.state, waitStatus: answer.waitStatus)
+                return
+            }
+            command.run(["sacct", "-c"] + fields, on: queue) { [self] completion in
+                attempt.askingAccounting = false
+                if completion.succeeded, let answer = Self.parseSacct(completion.output), answer.state.isFinal {
+                    settle(attempt, state: answer.state, waitStatus: answer.waitStatus)
+                } else {
+                    DaemonLog.error("queue \(name): Slurm job \(id) of job \(attempt.jobID) is gone from squeue with no exit status and no accounting record; recording it interrupted")
+                    report(attempt, .finished(.interrupted))
+                }
+            }
+        }
+    }
+
+    /// Reports a final state's result: the stop reason's when orchd stopped it.
+    private func settle(_ attempt: SlurmAttempt, state: SlurmJobState, waitStatus: Int32?, status: SlurmBatchScript.Status? = nil) {
+        guard !attempt.reported else { return }
+        let exitStatus = status ?? readExitStatus(attempt)
+        let observed = state.result(exitStatus: exitStatus, waitStatus: waitStatus) ?? .interrupted
+        if state.name == "OUT_OF_MEMORY" {
+            DaemonLog.warning("job \(attempt.jobID): Slurm ended it for using more memory than it was given (OUT_OF_MEMORY)")
+        }
+        unlink(attempt.exitStatusPath)
+        report(attempt, .finished(attempt.stopReason?.jobResult ?? observed))
+    }
+
+    /// The attempt's exit-status file, read only when it is a plain file: the directory is
+    /// the job owner's, so a link planted there must not make orchd read another file.
+    private func readExitStatus(_ attempt: SlurmAttempt) -> SlurmBatchScript.Status? {
+        let fd = open(attempt.exitStatusPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+              let data = try? handle.read(upToCount: 4096), let text = String(data: data, encoding: .utf8)
+        else { return nil }
+        return SlurmBatchScript.parseStatus(text)
+    }
+
+    /// Reports an attempt's end once (on `queue`).
+    private func report(_ attempt: SlurmAttempt, _ end: ExecutorEnd) {
+        guard !attempt.reported else { return }
+        attempt.reported = true
+        attempts[attempt.jobID] = nil
+        callbackQueue.async { [onEnd = attempt.onEnd] in onEnd(end) }
+        stopPollingIfIdle()
+    }
+
+    // MARK: - Parsing Slurm's answers
+
+    /// One job of `squeue --json`.
+    struct QueueEntry: Hashable, Sendable {
+        /// `job_id`.
+        var number: Int64
+        var id: String { String(number) }
+        /// `name`.
+        var name: String
+        /// `job_state`.
+        var state: String
+        /// `exit_code`: a wait(2) status.
+        var exitCode: Int32?
+        /// `comment`.
+        var comment: String
+    }
+
+    /// The jobs of `squeue --json` output (Slurm 22.05's `jobs` array), or `nil` when it is
+    /// not that.
+    static func parseSqueue(_ text: String) -> [QueueEntry]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            let jobs = object["jobs"] as? [[String: Any]]
+        else { return nil }
+        return jobs.compactMap { job -> QueueEntry? in
+            guard let number = (job["job_id"] as? NSNumber)?.int64Value else { return nil }
+            // Newer Slurm wraps numbers and states ({"number": 3, "set": true}, ["RUNNING"]).
+            let state = (job["job_state"] as? String) ?? (job["job_state"] as? [String])?.first ?? ""
+            let exit = (job["exit_code"] as? NSNumber)?.int32Value
+                ?? (((job["exit_code"] as? [String: Any])?["return_code"] as? NSNumber)?.int32Value).map { $0 << 8 }
+            return QueueEntry(
+                number: number, name: job["name"] as? String ?? "", state: state, exitCode: exit,
+                comment: job["comment"] as? String ?? "")
+        }
+    }
+
+    /// `sacct -n -P -o State,ExitCode` output: the first line's state and its exit code
+    /// (`3:0` is status 3, signal 0) as a wait status; `nil` when there is no line.
+    static func parseSacct(_ text: String) -> (state: SlurmJobState, waitStatus: Int32?)? {
+        guard let line = text.split(whereSeparator: \.isNewline).first else { return nil }
+        let fields = line.split(separator: "|", omittingEmptySubsequences: false)
+        guard fields.count >= 2 else { return nil }
+        let parts = fields[1].split(separator: ":")
+        var wait: Int32?
+        if parts.count == 2, let code = Int32(parts[0]), let signal = Int32(parts[1]) { wait = (code << 8) | (signal & 0x7f) }
+        return (SlurmJobState(String(fields[0])), wait)
+    }
+}
+
+/// One attempt a ``SlurmExecutor`` runs. Its mutable fields are touched only on the
+/// executor's queue.
+final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutable fields are confined to the executor's serial queue
+    /// Where the attempt is.
+    enum Phase: Hashable {
+        /// sbatch has not answered yet.
+        case submitting
+        /// Recovery looks for a job a previous orchd submitted without recording its ID.
+        case lookingUp
+        /// In Slurm, by its Slurm job ID.
+        case inSlurm(String)
+    }
+
+    let launch: ExecutorLaunch
+    var jobID: JobID { launch.job.id }
+    let exitStatusPath: String
+    let onStarted: @Sendable (Result<ExecutorStart, LaunchError>) -> Void
+    let onEnd: @Sendable (ExecutorEnd) -> Void
+    private weak var executor: SlurmExecutor?
+    var phase: Phase = .submitting
+    var stopReason: StopReason?
+    /// The first signal of a stop (`cancel --signal`), until it is sent.
+    var stopSignal: Int32?
+    /// The user the job runs as when not orchd's own (on the executor's queue).
+    var owner: UserAccount?
+    /// The batch script's standard input (``SlurmExecutor/prepareEmptyInput(besides:)``).
+    var inputPath: String?
+    var reported = false
+    var askingAccounting = false
+
+    init(
+        launch: ExecutorLaunch, executor: SlurmExecutor, onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,
+        onEnd: @escaping @Sendable (ExecutorEnd) -> Void
+    ) {
+        self.launch = launch
+        self.executor = executor
+        self.exitStatusPath = SlurmExecutor.exitStatusPath(standardOutputPath: launch.request.standardOutputPath)
+        self.onStarted = onStarted
+        self.onEnd = onEnd
+    }
+
+    var outlivesDaemon: Bool { true }
+
+    func stop(reason: StopReason, signal: Int32?) {
+        guard let executor else { return }
+        executor.queue.async { executor.stop(self, reason: reason, signal: signal) }
+    }
+
+    func setSuspended(_ suspended: Bool, completion: @escaping @Sendable (String?) -> Void) {
+        guard let executor else { return completion("the queue's Slurm executor is gone") }
+        executor.queue.async { executor.setSuspended(self, suspended, completion: completion) }
+    }
+}

@@ -1,0 +1,31 @@
+import OrchestratorAPI
+
+// MARK: - Attempts running on Slurm
+
+extension JobStore {
+    /// Records that a running attempt is about to be submitted to Slurm (its Slurm job ID
+    /// `''`), before `sbatch` runs: should orchd die before it records the ID, recovery knows
+    /// to look for the job by name rather than submit it again.
+    /// - Throws: ``JobStoreError`` when the job is not running, or ``DatabaseError``.
+    public func recordSlurmSubmitting(_ id: JobID) throws {
+        try setSlurmJobID(id, "")
+    }
+
+    /// Records the Slurm job ID a running attempt was submitted as (`sbatch --parsable`'s answer).
+    /// - Throws: ``JobStoreError`` when the job is not running, or ``DatabaseError``.
+    public func recordSlurmJob(_ id: JobID, slurmJobID: String) throws {
+        try setSlurmJobID(id, slurmJobID)
+    }
+
+    private func setSlurmJobID(_ id: JobID, _ value: String) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement("UPDATE jobs SET slurm_job_id = ?2 WHERE id = ?1 AND state = 'running'")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue), .text(value)])
+            try statement.step()
+            guard db.changes == 1 else {
+                throw JobStoreError.invalidTransition(id, from: "not running", to: "submitted to Slurm")
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A queue whose jobs run on a real single-node Slurm cluster (``SlurmCluster``), driven with
+/// the real orchd and orchctl: submit, results, logs, dependencies, retries, timeouts, cancel,
+/// a crash of orchd while jobs run in Slurm, and many jobs at once.
+@Suite("Slurm queues end to end")
+struct SlurmQueueTests {
+    /// A daemon that reaches the test cluster, with queue `hpc` on Slurm.
+    private func slurmDaemon(concurrency: Int = 4) throws -> (TestDaemon, SlurmCluster) {
+        let cluster = try SlurmCluster.shared()
+        let daemon = try TestDaemon(concurrency: concurrency, environment: cluster.environment)
+        let added = try daemon.orchctl(["queue", "add", "hpc", "--executor", "slurm", "--concurrency", String(concurrency)])
+        #expect(added.status == 0, "\(added)")
+        return (daemon, cluster)
+    }
+
+    private func job(_ daemon: TestDaemon, _ id: String) throws -> [String: Any] {
+        let shown = try daemon.orchctl(["show", id, "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [String: Any], "\(shown)")
+    }
+
+    private func attempts(_ daemon: TestDaemon, _ id: String) throws -> [[String: Any]] {
+        try job(daemon, id)["attempts"] as? [[String: Any]] ?? []
+    }
+
+    /// A FIFO jobs block on (`cat gate`) until the test opens it for writing.
+    private func makeGate(_ daemon: TestDaemon, _ name: String) throws -> String {
+        let path = daemon.directory + "/" + name
+        try #require(mkfifo(path, 0o666) == 0)
+        return path
+    }
+
+    private func open(gate path: String) {
+        let writer = Glibc.open(path, O_WRONLY)
+        close(writer)
+    }
+
+    /// Waits until squeue no longer lists `ids` as pending or running. Slurm tells no one when
+    /// a job ends, so its answer is asked again every 50 ms, for at most 60 s.
+    private func waitUntilGoneFromSqueue(_ cluster: SlurmCluster, _ ids: Set<String>) throws -> Bool {
+        for _ in 0..<1200 {
+            if try cluster.liveJobIDs().isDisjoint(with: ids) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// The jobs of this daemon that Slurm knows (any state), from the comment orchd gives each.
+    private func slurmJobs(of daemon: TestDaemon, _ cluster: SlurmCluster) throws -> [[String: Any]] {
+        let answer = try cluster.run("/usr/bin/squeue", ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.standardOutput.utf8)) as? [String: Any])
+        let jobs = object["jobs"] as? [[String: Any]] ?? []
+        return jobs.filter { ($0["comment"] as? String ?? "").hasSuffix("state=\(daemon.stateDirectory)") }
+    }
+
+    @Test("a job in a slurm queue runs through sbatch: exit code 3 reaches wait, its output logs, and show has its Slurm job ID")
+    func exitCodeLogsAndSlurmID() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo out; echo err >&2; exit 3"]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 3, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "out\n")
+        #expect(try daemon.orchctl(["logs", "--stderr", id]).standardOutput == "err\n")
+        let attempts = try attempts(daemon, id)
+        let slurmID = try #require(attempts.first?["slurmJobId"] as? String, "\(attempts)")
+        #expect(attempts.first?["result"] as? String == "failed" && attempts.first?["exitCode"] as? Int == 3)
+        let shown = try daemon.orchctl(["show", id]).standardOutput
+        #expect(shown.contains("slurm job \(slurmID)"), "\(shown)")
+        let names = try slurmJobs(of: daemon, cluster).filter { String(describing: $0["job_id"] ?? "") == slurmID }
+        #expect(names.first?["name"] as? String == "orchd-\(id)", "Slurm has it under the job's name")
+        let queues = try daemon.orchctl(["queues"]).standardOutput
+        #expect(queues.contains("hpc    slurm") && queues.contains("yes"), "queues shows the executor and that Slurm answered:\n\(queues)")
+    }
+
+    @Test("a Slurm job gets its argv, environment and working directory exactly: quotes, spaces, $, backslashes, newlines, unicode")
+    func exactArgumentsEnvironmentDirectory() throws {
+        let (daemon, _) = try slurmDaemon()
+        let directory = daemon.directory + "/work dir 'q' $HOME"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let words = ["it's", "two words", "$HOME", "`id`", "back\\slash", "new\nline", "ünïcødé ✓", "", "--", "-n", "\"dq\""]
+        let environment = ["PATH": "/usr/bin:/bin", "ODD": "a b $X 'q' \"d\"\nline2 ✓", "EMPTY": ""]
+        let submitted = try TestDaemon.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "submit", "--queue", "hpc", "--", "/usr/bin/printf", "[%s]\\n"] + words,
+            workingDirectory: directory, environment: environment)
+        let id = submitted.line
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(submitted)\n\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == words.map { "[\($0)]\n" }.joined())
+
+        let printed = try TestDaemon.run(
+            Binaries.orchctl, ["--socket", daemon.socketPath, "submit", "--queue", "hpc", "--shell", "pwd; env -0 > ../env.bin"],
+            workingDirectory: directory, environment: environment).line
+        #expect(try daemon.orchctl(["wait", printed]).status == 0)
+        #expect(try daemon.orchctl(["logs", printed]).standardOutput == directory + "\n")
+        let dump = try Data(contentsOf: URL(fileURLWithPath: daemon.directory + "/env.bin"))
+        var seen: [String: String] = [:]
+        for entry in dump.split(separator: 0) {
+            let text = String(decoding: entry, as: UTF8.self)
+            guard let equals = text.firstIndex(of: "=") else { continue }
+            seen[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        // /bin/sh adds PWD (and may add SHLVL, OLDPWD); Slurm's variables but the job ID stay out.
+        let shellAdded: Set<String> = ["PWD", "SHLVL", "OLDPWD", "_"]
+        let expected = environment.merging(["ORCHD_JOB_ID": printed, "ORCHD_STATE_DIR": daemon.stateDirectory]) { $1 }
+        #expect(seen.filter { !shellAdded.contains($0.key) && $0.key != "SLURM_JOB_ID" } == expected)
+        #expect(seen["SLURM_JOB_ID"].map { !$0.isEmpty } == true)
+    }
+
+    @Test("--after works between a local job and a Slurm job, both ways")
+    func dependenciesAcrossExecutors() throws {
+        let (daemon, _) = try slurmDaemon()
+        let records = daemon.directory + "/records"
+        let local = try daemon.orchctl(["submit", "--shell", "echo local1 >> '\(records)'"]).line
+        let slurm = try daemon.orchctl(["submit", "--queue", "hpc", "--after", local, "--shell", "echo slurm >> '\(records)'"]).line
+        let last = try daemon.orchctl(["submit", "--after", slurm, "--shell", "echo local2 >> '\(records)'"]).line
+        #expect(try daemon.orchctl(["wait", last]).status == 0, "\(daemon.daemonLog)")
+        #expect(try String(contentsOfFile: records, encoding: .utf8) == "local1\nslurm\nlocal2\n")
+        #expect(try job(daemon, slurm)["result"] as? String == "succeeded")
+
+        let failing = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "exit 4"]).line
+        let dependent = try daemon.orchctl(["submit", "--after", failing, "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", dependent]).status == 1)
+        #expect(try job(daemon, dependent)["result"] as? String == "dependency_failed")
+    }
+
+    @Test("--retries submits a failed Slurm job again, each attempt with its own Slurm job ID")
+    func retriesFailedSlurmJob() throws {
+        let (daemon, _) = try slurmDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "hpc", "--retry-base", "10ms", "--retry-cap", "10ms"]).status == 0)
+        let counter = daemon.directory + "/count"
+        let id = try daemon.orchctl([
+            "submit", "--queue", "hpc", "--retries", "2", "--shell", "echo x >> '\(counter)'; [ $(wc -l < '\(counter)') -ge 2 ]",
+        ]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")
+        let attempts = try attempts(daemon, id)
+        #expect(attempts.map { $0["result"] as? String } == ["failed", "succeeded"], "\(attempts)")
+        let ids = attempts.compactMap { $0["slurmJobId"] as? String }
+        #expect(ids.count == 2 && Set(ids).count == 2, "\(attempts)")
+    }
+
+    @Test("--timeout ends a Slurm job as timed_out, and Slurm's job with it")
+    func timeoutEndsSlurmJob() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        // The timeout counts from the submission, so the job may end pending or running.
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--timeout", "3s", "--", "sleep", "600"]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 124, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == "timed_out")
+        let slurmID = try #require(try attempts(daemon, id).first?["slurmJobId"] as? String)
+        #expect(try !cluster.liveJobIDs().contains(slurmID), "the Slurm job was ended too")
+    }
+
+    @Test("cancel ends a running Slurm job as cancelled, and squeue no longer lists it")
+    func cancelRunningSlurmJob() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String, "a running job shows its Slurm job ID")
+        #expect(try cluster.liveJobIDs().contains(slurmID))
+        let cancelled = try daemon.orchctl(["cancel", id])
+        #expect(cancelled.status == 0, "\(cancelled)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled")
+        #expect(try !cluster.liveJobIDs().contains(slurmID), "cancel returned only once Slurm ended the job")
+    }
+
+    @Test("suspend and continue go to Slurm (scontrol suspend, resume): squeue shows the job SUSPENDED, then RUNNING, and it finishes")
+    func suspendAndContinueSlurmJob() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = try makeGate(daemon, "gate")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; cat '\(gate)'; echo done"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String, "a running job shows its Slurm job ID")
+        let suspended = try daemon.orchctl(["suspend", id])
+        #expect(suspended.status == 0, "\(suspended)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["suspended"] as? Bool == true)
+        #expect(try cluster.state(of: slurmID) == "SUSPENDED")
+        let continued = try daemon.orchctl(["continue", id])
+        #expect(continued.status == 0, "\(continued)")
+        #expect(try job(daemon, id)["suspended"] as? Bool == false)
+        #expect(try cluster.state(of: slurmID) == "RUNNING")
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "done\n")
+    }
+
+    @Test("a user's job in a Slurm queue of a root orchd runs as that user (sbatch --uid, --gid), its output in the user's log directory")
+    func slurmJobRunsAsItsOwner() throws {
+        let cluster = try SlurmCluster.shared()
+        let (a, _, _) = try TestUser.users()
+        let daemon = try TestDaemon(
+            configuration: "admin-group = \(TestUser.adminGroup)\nqueue.hpc = executor=slurm\n", environment: cluster.environment,
+            sharedWithUsers: true)
+        let id = try daemon.orchctl(as: a, ["submit", "--queue", "hpc", "--shell", "id -u; id -g; exit 3"]).line
+        let waited = try daemon.orchctl(as: a, ["wait", id])
+        #expect(waited.status == 3, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput == "\(a.uid)\n\(a.gid)\n")
+        var info = stat()
+        #expect(stat(daemon.stateDirectory + "/logs/\(a.uid)/\(id).1.out", &info) == 0 && info.st_uid == a.uid, "the log is the user's")
+        #expect(try job(daemon, id)["attempts"].map { ($0 as? [[String: Any]])?.first?["slurmJobId"] != nil } == true)
+    }
+
+    @Test("fair share and holds apply to a Slurm queue: max-running-per-user keeps a user's second job out of Slurm, a held job is not submitted until released")
+    func perUserLimitAndHoldInSlurmQueue() throws {
+        let (daemon, _) = try slurmDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "hpc", "--max-running-per-user", "1"]).status == 0)
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = try makeGate(daemon, "gate")
+        let first = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; cat '\(gate)'"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let second = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let waiting = try job(daemon, second)
+        #expect(waiting["state"] as? String == "queued" && waiting["slurmJobId"] == nil, "the user has 1 job in Slurm already: \(waiting)")
+        #expect(try daemon.orchctl(["hold", second]).status == 0)
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", first]).status == 0, "\(daemon.daemonLog)")
+        let held = try job(daemon, second)
+        #expect(held["state"] as? String == "queued" && held["held"] as? Bool == true && held["slurmJobId"] == nil, "\(held)")
+        #expect(try daemon.orchctl(["release", second]).status == 0)
+        #expect(try daemon.orchctl(["wait", second]).status == 0, "\(daemon.daemonLog)")
+        #expect(try attempts(daemon, second).first?["slurmJobId"] as? String != nil, "it ran in Slurm once released")
+    }
+
+    @Test("kill -9 of orchd while three Slurm jobs run: they finish in Slurm meanwhile, and the restarted orchd records their ends and submits none again")
+    func crashWhileJobsRunInSlurm() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let gate = try makeGate(daemon, "gate")
+        var ids: [String] = []
+        var markers: [ReadyMarker] = []
+        for code in [0, 3, 5] {
+            let marker = try ReadyMarker(path: daemon.directory + "/started-\(code)")
+            markers.append(marker)
+            ids.append(try daemon.orchctl([
+                "submit", "--queue", "hpc", "--shell", "echo go > '\(marker.path)'; cat '\(gate)' >/dev/null; echo done \(code); exit \(code)",
+            ]).line)
+        }
+        for marker in markers { #expect(marker.read(timeout: 60) != nil, "\(daemon.daemonLog)") }
+        var slurmIDs: [String: String] = [:]
+        for id in ids { slurmIDs[id] = try #require(try job(daemon, id)["slurmJobId"] as? String, "job \(id) has its Slurm ID recorded") }
+
+        daemon.crash()
+        open(gate: gate)
+        #expect(try waitUntilGoneFromSqueue(cluster, Set(slurmIDs.values)), "the jobs finished in Slurm while orchd was down")
+
+        try daemon.start()
+        for (id, code) in zip(ids, [0, 3, 5]) {
+            let waited = try daemon.orchctl(["wait", id])
+            #expect(waited.status == Int32(code), "job \(id): \(waited)\n\(daemon.daemonLog)")
+            #expect(try daemon.orchctl(["logs", id]).standardOutput == "done \(code)\n")
+            let attempts = try attempts(daemon, id)
+            #expect(attempts.count == 1, "one attempt, not submitted again: \(attempts)")
+            #expect(attempts.first?["slurmJobId"] as? String == slurmIDs[id])
+        }
+        let known = try slurmJobs(of: daemon, cluster)
+        #expect(known.count == 3, "Slurm got exactly the three jobs: \(known.map { $0["job_id"] ?? "?" })")
+    }
+
+    @Test("200 quick jobs through a Slurm queue all succeed")
+    func manyQuickJobs() throws {
+        let (daemon, _) = try slurmDaemon(concurrency: 16)
+        let lines = (1...200).map { "echo job \($0)" }.joined(separator: "\n") + "\n"
+        let began = Date()
+        let submitted = try daemon.orchctl(["submit", "--queue", "hpc", "--batch", "-"], input: lines)
+        #expect(submitted.status == 0, "\(submitted)")
+        let waited = try daemon.orchctl(["wait", "--queue", "hpc", "--drained"])
+        let seconds = Date().timeIntervalSince(began)
+        #expect(waited.status == 0, "\(waited)")
+        let status = try daemon.orchctl(["status", "--queue", "hpc", "--all", "--json"])
+        let jobs = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [[String: Any]])
+        #expect(jobs.count == 200)
+        #expect(jobs.allSatisfy { $0["result"] as? String == "succeeded" }, "\(jobs.filter { $0["result"] as? String != "succeeded" }.prefix(3))\n\(daemon.daemonLog.suffix(2000))")
+        print("200 Slurm jobs through orchd in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", 200 / seconds)) jobs/s)")
+    }
+
+    @Test("a job sbatch refuses (no such partition) ends spawn_failed with Slurm's message; the queue shows Slurm answered")
+    func refusedSubmission() throws {
+        let (daemon, _) = try slurmDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "hpc", "--slurm-partition", "nosuchpartition"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 127, "\(daemon.daemonLog)")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "spawn_failed")
+        #expect((shown["reason"] as? String ?? "").contains("invalid partition"), "\(shown)")
+        let queues = try daemon.orchctl(["queues", "--json"])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(queues.standardOutput.utf8)) as? [[String: Any]])
+        let hpc = try #require(list.first { $0["name"] as? String == "hpc" })
+        #expect(hpc["executor"] as? String == "slurm")
+        #expect((hpc["slurm"] as? [String: Any])?["partition"] as? String == "nosuchpartition")
+        #expect((hpc["slurm"] as? [String: Any])?["answered"] as? Bool == true)
+    }
+
+    @Test("a queue's executor, partition and sbatch options come from the configuration file")
+    func executorFromConfigurationFile() throws {
+        let cluster = try SlurmCluster.shared()
+        let daemon = try TestDaemon(configuration: """
+            queue.cfg = concurrency=2, executor=slurm, slurm-partition=main, slurm-option=--mem=100M, slurm-option=--nice=0
+            """, environment: cluster.environment)
+        let id = try daemon.orchctl(["submit", "--queue", "cfg", "--", "echo", "from slurm"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["attempts"].map { ($0 as? [[String: Any]])?.first?["slurmJobId"] != nil } == true)
+        let shown = try daemon.orchctl(["queues"]).standardOutput
+        #expect(shown.contains("cfg    slurm     main       --mem=100M --nice=0  yes"), "\(shown)")
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+/// The parts of the Slurm executor that need no cluster: the batch script (run here with
+/// /bin/sh), the state mapping, and the parsing of squeue's and sacct's answers. The
+/// end-to-end tests run them against a real cluster.
+@Suite("Slurm executor without a cluster")
+struct SlurmExecutorTests {
+    /// Runs a generated script with /bin/sh, as slurmd would, and returns its output.
+    private func run(_ script: SlurmBatchScript, in directory: TemporaryDirectory) throws -> (status: Int32, output: String) {
+        let path = directory.file("job.sh")
+        try script.text.write(toFile: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [path]
+        process.environment = ["SLURM_JOB_ID": "77", "LEAKED": "from slurm"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("the batch script runs the argv exactly, in its directory, with exactly its environment, and writes the exit status")
+    func scriptRunsArgvExactly() throws {
+        let directory = try TemporaryDirectory()
+        let work = directory.file("dir 'with' $quotes")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let words = ["it's", "two words", "$HOME", "`id`", "back\\slash", "new\nline", "ünïcødé ✓", "", "'", "\"", "-n"]
+        let script = SlurmBatchScript(
+            arguments: ["/bin/sh", "-c", "printf '[%s]\\n' \"$@\"; pwd; env | sort; exit 3", "sh"] + words,
+            workingDirectory: work, environment: ["PATH": "/usr/bin:/bin", "ODD": "a 'b' $c"],
+            exitStatusPath: directory.file("7.exit"), title: "orchd job 7, attempt 1")
+        let (status, output) = try run(script, in: directory)
+        #expect(status == 3)
+        // pwd prints the path without the doubled slash TemporaryDirectory may have.
+        let expected = words.map { "[\($0)]\n" }.joined() + work.replacingOccurrences(of: "//", with: "/") + "\n"
+        // Compared as bytes: exactly what the command printed.
+        let bytes = Array(output.utf8)
+        #expect(bytes.starts(with: Array(expected.utf8)), "\(output)")
+        let rest = String(decoding: bytes.dropFirst(expected.utf8.count), as: UTF8.self)
+        let environment = rest.split(separator: "\n").filter { !$0.hasPrefix("PWD=") && !$0.hasPrefix("SHLVL=") && !$0.hasPrefix("_=") }
+        #expect(environment == ["ODD=a 'b' $c", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=77"], "nothing of Slurm's environment leaks but the job ID")
+        #expect(try String(contentsOfFile: directory.file("7.exit"), encoding: .utf8) == "3\n")
+    }
+
+    @Test("a missing working directory or command is reported as a spawn failure in the exit status file")
+    func scriptReportsSpawnFailures() throws {
+        let directory = try TemporaryDirectory()
+        let missingDirectory = SlurmBatchScript(
+            arguments: ["true"], workingDirectory: directory.file("nowhere"), environment: [:],
+            exitStatusPath: directory.file("a.exit"), title: "t")
+        #expect(try run(missingDirectory, in: directory).status == 1)
+        let text = try String(contentsOfFile: directory.file("a.exit"), encoding: .utf8)
+        #expect(SlurmBatchScript.parseStatus(text) == .spawnFailed("cannot enter working directory \(directory.file("nowhere"))"))
+
+        let missingCommand = SlurmBatchScript(
+            arguments: ["no-such-command-orchd"], workingDirectory: directory.path, environment: ["PATH": "/usr/bin:/bin"],
+            exitStatusPath: directory.file("b.exit"), title: "t")
+        #expect(try run(missingCommand, in: directory).status == 127)
+        let missing = try String(contentsOfFile: directory.file("b.exit"), encoding: .utf8)
+        #expect(SlurmBatchScript.parseStatus(missing) == .spawnFailed("command not found: no-such-command-orchd"))
+    }
+
+    @Test("Slurm's final states map to results; COMPLETING and RUNNING are not final")
+    func stateMapping() {
+        #expect(SlurmJobState("COMPLETED").result(exitStatus: .exited(0), waitStatus: 0) == .succeeded)
+        #expect(SlurmJobState("FAILED").result(exitStatus: .exited(3), waitStatus: 3 << 8) == .failed(exitCode: 3))
+        #expect(SlurmJobState("FAILED").result(exitStatus: nil, waitStatus: 9) == .signaled(signal: 9))
+        #expect(SlurmJobState("FAILED").result(exitStatus: .spawnFailed("x"), waitStatus: 1 << 8) == .spawnFailed(reason: "x"))
+        #expect(SlurmJobState("CANCELLED by 0").result(exitStatus: nil, waitStatus: nil) == .cancelled)
+        #expect(SlurmJobState("TIMEOUT").result(exitStatus: nil, waitStatus: nil) == .timedOut)
+        #expect(SlurmJobState("OUT_OF_MEMORY").result(exitStatus: nil, waitStatus: nil) == .failed(exitCode: 137))
+        for state in ["NODE_FAIL", "BOOT_FAIL", "PREEMPTED"] {
+            #expect(SlurmJobState(state).result(exitStatus: nil, waitStatus: nil) == .interrupted)
+        }
+        for state in ["PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"] {
+            #expect(!SlurmJobState(state).isFinal)
+            #expect(SlurmJobState(state).result(exitStatus: nil, waitStatus: nil) == nil)
+        }
+    }
+
+    @Test("squeue --json and sacct answers are parsed; anything else is not taken for one")
+    func parsing() {
+        let squeue = #"{"meta": {}, "errors": [], "jobs": [{"job_id": 12, "name": "orchd-3", "job_state": "FAILED", "exit_code": 768, "comment": "orchd job=3"}, {"name": "no id"}]}"#
+        #expect(SlurmExecutor.parseSqueue(squeue) == [
+            .init(number: 12, name: "orchd-3", state: "FAILED", exitCode: 768, comment: "orchd job=3"),
+        ])
+        #expect(SlurmExecutor.parseSqueue("squeue: error: Unable to contact slurm controller") == nil)
+        let answer = SlurmExecutor.parseSacct("FAILED|3:0\n")
+        #expect(answer?.state == SlurmJobState("FAILED") && answer?.waitStatus == 3 << 8)
+        #expect(SlurmExecutor.parseSacct("") == nil)
+        #expect(SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"))
+        #expect(!SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Invalid partition name specified"))
+    }
+
+    @Test("log paths become sbatch file name patterns; timeouts become whole minutes")
+    func sbatchValues() {
+        #expect(SlurmExecutor.filenamePattern("/logs/100%/7.out") == "/logs/100%%/7.out")
+        #expect(SlurmExecutor.exitStatusPath(standardOutputPath: "/logs/0/7.2.out") == "/logs/0/7.2.exit")
+        #expect(SlurmExecutor.timeLimit(microseconds: 2_000_000) == "1")
+        #expect(SlurmExecutor.timeLimit(microseconds: 60_000_000) == "1")
+        #expect(SlurmExecutor.timeLimit(microseconds: 60_000_001) == "2")
+    }
+
+    @Test("a queue.NAME line of the configuration file sets the queue's executor; bad executor settings are refused naming the line")
+    func configurationFile() throws {
+        let contents = try ConfigurationFile.parse("""
+            concurrency = 2
+            queue.hpc = concurrency=3, executor=slurm, slurm-partition=batch, slurm-option=--mem=2G, slurm-option=--nodelist=a,b, slurm-option=--qos=low
+            """, path: "orchd.conf")
+        let hpc = try #require(contents.queues.first)
+        #expect(contents.queues.count == 1 && hpc.name.rawValue == "hpc" && hpc.concurrency == 3)
+        #expect(hpc.executor == QueueExecutorSettings.Change(
+            executor: "slurm", slurmPartition: "batch", slurmOptions: ["--mem=2G", "--nodelist=a,b", "--qos=low"]))
+        #expect(try ConfigurationFile.parse("queue.plain = concurrency=1", path: "orchd.conf").queues.first?.executor.isEmpty == true)
+        for (text, fragment) in [
+            ("queue.hpc = executor=kubernetes", "no executor 'kubernetes'"),
+            ("queue.hpc = colour=red", "unknown queue setting 'colour'"),
+            ("queue.hpc = slurm-option=--output=/tmp/x", "is set by orchd"),
+            ("queue.hpc = slurm-option=--uid=0", "is set by orchd"),
+            ("queue.hpc = slurm-option=", "needs an sbatch option"),
+            ("queue.hpc = executor=slurm, executor=local", "'executor' is given twice"),
+            ("queue.hpc = concurrency=2, b", "expected 'setting=value'"),
+            ("queue.hpc = executor=slurm\nqueue.hpc = executor=local", "is set again"),
+        ] {
+            #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.parse(text, path: "orchd.conf") }
+            do {
+                _ = try ConfigurationFile.parse(text, path: "orchd.conf")
+            } catch {
+                #expect(error.description.contains(fragment), "\(error)")
+            }
+        }
+    }
+}
