@@ -246,6 +246,39 @@ struct MultiUserTests {
         #expect(mode(victim)?.uid == 0)
     }
 
+    @Test("orchd never reads through what A puts in place of A's log file: a symbolic link, a FIFO, a hard link to root's file; logs refuses, naming the file")
+    func plantedLogForReading() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let secret = daemon.directory + "/secret"
+        try "root's secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let id = try daemon.orchctl(as: a, ["submit", "--", "echo", "output"]).line
+            #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+            ids.append(id)
+        }
+        let directory = daemon.stateDirectory + "/logs/\(a.uid)"
+        // A can replace A's own files with a link or a FIFO.
+        let replaced = try a.run("/bin/sh", [
+            "-c", "cd \(directory) && rm \(ids[0]).1.out \(ids[1]).1.out && ln -s \(secret) \(ids[0]).1.out && mkfifo \(ids[1]).1.out",
+        ])
+        #expect(replaced.status == 0, "\(replaced)")
+        // A hard link to a file that is not A's, where the kernel allows one (fs.protected_hardlinks=0).
+        #expect(unlink(directory + "/\(ids[2]).1.out") == 0 && link(secret, directory + "/\(ids[2]).1.out") == 0)
+
+        for id in ids {
+            for arguments in [["logs", id], ["logs", "--tail", "1", id], ["logs", "-f", id]] {
+                let result = try daemon.orchctl(as: a, arguments)
+                #expect(result.status == 1, "\(arguments): \(result)")
+                #expect(!result.standardOutput.contains("secret"), "\(arguments): \(result)")
+                #expect(result.standardError.contains("not a regular file of the job's owner"), "\(arguments): \(result)")
+            }
+        }
+        #expect(try daemon.orchctl(["ping"]).status == 0, "orchd goes on")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()

@@ -60,7 +60,8 @@ struct LogsHandler: VarlinkMethodHandler {
                 }
                 : nil
             LogStream(
-                path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist, attempt: attempt)
+                path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, owner: job.submitterUid,
+                mustExist: mustExist, attempt: attempt)
                 .run(following: follow, scheduler: scheduler)
         }
     }

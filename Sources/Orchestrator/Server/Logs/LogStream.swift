@@ -63,10 +63,14 @@ actor LogStream {
     ///   - start: where the stream begins.
     ///   - chunkBytes: raw bytes per reply at most.
     ///   - responder: the call's replies.
+    ///   - owner: the uid of the job's owner (``LogCursor/open()`` reads only their file).
     ///   - mustExist: the job's process was started, so a missing file is lost output
     ///     (`LogMissing`), not output still to come.
-    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false, attempt: Int? = nil) {
-        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist, attempt: attempt)
+    init(
+        path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, owner: UInt32, mustExist: Bool = false,
+        attempt: Int? = nil
+    ) {
+        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, owner: owner, mustExist: mustExist, attempt: attempt)
         self.start = start
         self.responder = responder
         let slash = path.lastIndex(of: "/") ?? path.startIndex
@@ -126,7 +130,7 @@ actor LogStream {
         guard let attempt = nextAttempt, let follow else { return }
         nextAttempt = nil
         cursor.close()
-        cursor = LogCursor(path: follow.path(attempt), chunkBytes: cursor.chunkBytes, attempt: attempt)
+        cursor = LogCursor(path: follow.path(attempt), chunkBytes: cursor.chunkBytes, owner: cursor.owner, attempt: attempt)
         if try !cursor.open() {
             guard inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
                 throw LogReadError("cannot watch", path: directory)
