@@ -279,6 +279,22 @@ struct MultiUserTests {
         #expect(try daemon.orchctl(["ping"]).status == 0, "orchd goes on")
     }
 
+    @Test("submit --unique K --reuse answers with the caller's own job only: B never gets A's job (its name, labels, working directory) for A's key")
+    func reuseOwnJobOnly() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let aJob = try daemon.orchctl(as: a, ["submit", "--unique", "nightly", "--name", "a-name", "--label", "team=a", "--", "sleep", "1000"])
+        #expect(aJob.status == 0, "\(aJob)")
+        let reused = try daemon.orchctl(as: b, ["--json", "submit", "--unique", "nightly", "--reuse", "--", "true"])
+        #expect(reused.status == 1, "\(reused)")
+        #expect(!reused.standardOutput.contains("a-name") && !reused.standardOutput.contains("team"), "\(reused)")
+        #expect(reused.standardError.contains("unique key 'nightly'"), "\(reused)")
+        let own = try daemon.orchctl(as: a, ["submit", "--unique", "nightly", "--reuse", "--", "true"])
+        #expect(own.status == 0 && own.line == aJob.line, "A's own job is still reused: \(own)")
+        let bJobs = try jobs(daemon.orchctl(as: b, ["status", "--json"]))
+        #expect(bJobs.isEmpty, "nothing was stored for B: \(bJobs)")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()
