@@ -295,6 +295,37 @@ struct MultiUserTests {
         #expect(bJobs.isEmpty, "nothing was stored for B: \(bJobs)")
     }
 
+    @Test("a job's working directory and command are looked up with its user's rights: where A may not look, a path that exists and one that does not fail alike")
+    func noPathOracle() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let hidden = daemon.directory + "/hidden"
+        #expect(mkdir(hidden, 0o700) == 0 && mkdir(hidden + "/sub", 0o755) == 0)
+        #expect(FileManager.default.createFile(atPath: hidden + "/tool", contents: Data(), attributes: [.posixPermissions: 0o600]))
+        // orchctl checks --cwd itself; a batch's JSON lines reach orchd unchecked.
+        let batch = [
+            #"{"argv": ["true"], "cwd": "\#(hidden)/sub"}"#,
+            #"{"argv": ["true"], "cwd": "\#(hidden)/missing"}"#,
+            #"{"argv": ["tool"], "environment": {"PATH": "\#(hidden)"}}"#,
+            #"{"argv": ["missing"], "environment": {"PATH": "\#(hidden)"}}"#,
+        ].joined(separator: "\n")
+        let submitted = try daemon.orchctl(as: a, ["submit", "--batch", "-"], input: batch + "\n")
+        #expect(submitted.status == 0, "\(submitted)")
+        let ids = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(ids.count == 4)
+        guard ids.count == 4 else { return }
+        _ = try daemon.orchctl(as: a, ["wait", "--all"])
+        var reasons: [String] = []
+        for id in ids {
+            let shown = try jobs(daemon.orchctl(as: a, ["status", "--json", id]))
+            reasons.append((shown.first?["reason"] as? String) ?? "")
+        }
+        #expect(reasons[0] == "cannot enter working directory \(hidden)/sub: Permission denied", "\(reasons)")
+        #expect(reasons[1] == "cannot enter working directory \(hidden)/missing: Permission denied", "\(reasons)")
+        #expect(reasons[2].hasPrefix("permission denied: tool "), "\(reasons)")
+        #expect(reasons[3] == reasons[2].replacingOccurrences(of: ": tool ", with: ": missing "), "\(reasons)")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()

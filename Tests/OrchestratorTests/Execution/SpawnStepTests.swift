@@ -33,7 +33,8 @@ struct SpawnStepTests {
                         var request = cposix_spawn_request(
                             path: cPath, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress,
                             working_directory: directory, stdin_fd: input, stdout_fd: stdoutFD, stderr_fd: stderrFD,
-                            cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0)
+                            cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0,
+                            search_paths: nil, search_path_count: 0)
                         return SpawnedProcesses.pids.withLock { _ in cposix_spawn(&request, &pid, &pidfd, &step, &code) }
                     }
                 }
