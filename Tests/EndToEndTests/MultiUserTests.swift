@@ -295,9 +295,9 @@ struct MultiUserTests {
         #expect(bJobs.isEmpty, "nothing was stored for B: \(bJobs)")
     }
 
-    @Test("a job's working directory and command are looked up with its user's rights: where A may not look, a path that exists and one that does not fail alike")
+    @Test("a job's working directory and command are looked up with its user's rights: where A may not look, a path that exists and one that does not fail alike; others never see the reason")
     func noPathOracle() throws {
-        let (a, _, _) = try TestUser.users()
+        let (a, b, _) = try TestUser.users()
         let daemon = try sharedDaemon()
         let hidden = daemon.directory + "/hidden"
         #expect(mkdir(hidden, 0o700) == 0 && mkdir(hidden + "/sub", 0o755) == 0)
@@ -324,6 +324,11 @@ struct MultiUserTests {
         #expect(reasons[1] == "cannot enter working directory \(hidden)/missing: Permission denied", "\(reasons)")
         #expect(reasons[2].hasPrefix("permission denied: tool "), "\(reasons)")
         #expect(reasons[3] == reasons[2].replacingOccurrences(of: ": tool ", with: ": missing "), "\(reasons)")
+
+        // Another user sees that they could not start, not why (the reason names their paths).
+        let seen = try jobs(daemon.orchctl(as: b, ["status", "--all-users", "--json"]))
+        #expect(seen.count == 4, "\(seen)")
+        #expect(seen.allSatisfy { $0["result"] as? String == "spawn_failed" && $0["reason"] as? String == "" }, "\(seen)")
     }
 
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
