@@ -331,6 +331,18 @@ struct MultiUserTests {
         #expect(seen.allSatisfy { $0["result"] as? String == "spawn_failed" && $0["reason"] as? String == "" }, "\(seen)")
     }
 
+    @Test("status --all-users --label by a user who is no admin is refused with a message saying why (exit 77); an admin's works")
+    func allUsersLabelFilter() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let id = try daemon.orchctl(as: a, ["submit", "--label", "team=a", "--", "true"]).line
+        let refused = try daemon.orchctl(as: b, ["status", "--all-users", "--label", "team=a"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.standardError.contains("only admins may filter every user's jobs by label"), "\(refused)")
+        let listed = try jobs(daemon.orchctl(as: admin, ["status", "--all-users", "--label", "team=a", "--json"]))
+        #expect(listed.compactMap { ($0["id"] as? Int).map(String.init) } == [id])
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()
