@@ -112,7 +112,9 @@ actor LogStream {
             let job = await scheduler.attemptOver(follow.job, attempt: attempt)
             self.queue.async {
                 self.assumeIsolated { stream in
-                    if let job, !job.state.isFinished, follow.nextAttempts {
+                    // A later attempt follows when one will come or already came (a stream
+                    // resumed after a reconnect may start behind the job).
+                    if let job, follow.nextAttempts, !job.state.isFinished || job.attempt > attempt {
                         stream.nextAttempt = attempt + 1
                         stream.awaitEnd(of: attempt + 1, scheduler: scheduler)
                     } else {
