@@ -19,7 +19,13 @@ public final class VarlinkServer: Sendable {
         var source: RetainedSource<any DispatchSourceRead>?
         var connections: [ObjectIdentifier: VarlinkConnection] = [:]
         var stopped = false
+        /// The accept source is suspended: orchd is out of file descriptors.
+        var acceptPaused = false
     }
+
+    /// How long accepting pauses when orchd is out of file descriptors, unless a connection
+    /// closes first.
+    static let descriptorShortagePause = DispatchTimeInterval.seconds(1)
 
     /// Creates a server; nothing is accepted before ``start()``.
     /// - Parameters:
@@ -47,11 +53,13 @@ public final class VarlinkServer: Sendable {
 
     /// Stops accepting, closes the listening socket and every connection.
     public func stop() {
-        let (source, connections) = state.withLock { state in
+        let (source, connections, paused) = state.withLock { state in
             state.stopped = true
-            defer { state.source = nil; state.connections = [:] }
-            return (state.source, Array(state.connections.values))
+            defer { state.source = nil; state.connections = [:]; state.acceptPaused = false }
+            return (state.source, Array(state.connections.values), state.acceptPaused)
         }
+        // A suspended source must be resumed to be cancelled (and released).
+        if paused { source?.source.resume() }
         source?.source.cancel()
         for connection in connections { connection.close() }
     }
@@ -60,8 +68,13 @@ public final class VarlinkServer: Sendable {
         while true {
             let fd = cposix_accept_cloexec_nonblock(listeningFD)
             if fd < 0 {
-                // EAGAIN: drained. EMFILE and friends: try again on the next readiness event
-                // rather than spin; a client error never stops the server.
+                // EAGAIN: drained. Out of file descriptors, the pending connection stays
+                // queued and the socket stays readable: accepting pauses until a connection
+                // closes or a second has passed, instead of spinning on the readiness event
+                // (any local user can open connections until orchd runs out). Other errors
+                // concern one client; the next readiness event goes on.
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { pauseAccepting() }
                 return
             }
             guard let peer = PeerCredentials.of(socket: fd) else {
@@ -72,6 +85,7 @@ public final class VarlinkServer: Sendable {
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
                 onClose: { [weak self] connection in
                     _ = self?.state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                    self?.resumeAccepting()
                 })
             let accepted = state.withLock { state -> Bool in
                 guard !state.stopped else { return false }
@@ -79,6 +93,29 @@ public final class VarlinkServer: Sendable {
                 return true
             }
             if accepted { connection.start() } else { connection.close() }
+        }
+    }
+
+    /// Suspends the accept source while orchd is out of file descriptors, and resumes it after
+    /// ``descriptorShortagePause`` (a closing connection resumes it sooner).
+    private func pauseAccepting() {
+        let paused = state.withLock { state -> Bool in
+            guard !state.stopped, !state.acceptPaused, let source = state.source else { return false }
+            state.acceptPaused = true
+            source.source.suspend()
+            return true
+        }
+        guard paused else { return }
+        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(state.withLock { $0.connections.count }) open)")
+        queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
+    }
+
+    /// Resumes the accept source if it was paused.
+    private func resumeAccepting() {
+        state.withLock { state in
+            guard state.acceptPaused, !state.stopped, let source = state.source else { return }
+            state.acceptPaused = false
+            source.source.resume()
         }
     }
 }
