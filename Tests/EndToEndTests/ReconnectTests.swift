@@ -167,6 +167,8 @@ struct ReconnectTests {
         close(opener)
         try daemon.start()
         #expect(written.read() == "done")
+        // The job has finished, too: the stream must still go on from attempt 1 to attempt 2.
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
         kill(client, SIGCONT)
 
         #expect(logs.rest() == "one-b\ntwo-a\ntwo-b\n")

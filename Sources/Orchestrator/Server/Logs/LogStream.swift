@@ -182,9 +182,11 @@ actor LogStream {
     /// will come, else nothing more until the file changes.
     private func sendNextChunk() -> ReplyPacer.Step {
         guard !isDone else { return .finished }
-        // Read before the chunk: what the job wrote before it finished is in the file.
-        let isLastOutput = jobFinished
+        // Read before the chunk: what the job wrote before it finished is in the file. With an
+        // attempt still to switch to, this file's end is not the stream's, even once the job
+        // has finished (its later attempts' ends can be known before this file is drained).
         let switchesAttempt = nextAttempt != nil
+        let isLastOutput = jobFinished && !switchesAttempt
         do throws(LogReadError) {
             if !cursor.isOpen, try cursor.open(), isFollowing { try watchFile() }
             // A follower's first reply comes at once, even empty: its client can tell the
