@@ -343,6 +343,21 @@ struct MultiUserTests {
         #expect(listed.compactMap { ($0["id"] as? Int).map(String.init) } == [id])
     }
 
+    @Test("an admin's plain status, which lists every user's jobs, has the OWNER column; a user's own listing has none")
+    func adminStatusShowsOwner() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        #expect(try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).status == 0)
+        #expect(try daemon.orchctl(as: b, ["submit", "--wait", "--", "true"]).status == 0)
+        for listing in [try daemon.orchctl(as: admin, ["status"]), try daemon.orchctl(["status"])] {
+            let lines = listing.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("ID  OWNER ") == true, "\(listing)")
+            #expect(lines.contains { $0.contains(a.name) } && lines.contains { $0.contains(b.name) }, "\(listing)")
+        }
+        let own = try daemon.orchctl(as: a, ["status"])
+        #expect(own.standardOutput.hasPrefix("ID  STATE "), "\(own)")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()
