@@ -358,6 +358,40 @@ struct MultiUserTests {
         #expect(own.standardOutput.hasPrefix("ID  STATE "), "\(own)")
     }
 
+    @Test("one user holds at most 1024 connections: the next gets TooManyConnections and is closed, and other users are still served")
+    func connectionsPerUser() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        // B opens 1025 connections and reads what the last one gets (perl-base is essential on
+        // Debian); prlimit lets B hold that many descriptors.
+        let script = #"""
+            use IO::Socket::UNIX;
+            $SIG{ALRM} = sub { print "no reply within 60 s\n"; exit 1 };
+            alarm 60;
+            my @held;
+            for (1..1025) {
+                push @held, IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!";
+            }
+            local $/ = "\0";
+            my $reply = readline($held[-1]);
+            print defined($reply) ? $reply : "closed without a reply";
+            print "\n", scalar(@held), " connections\n";
+            """#
+        // A file, not -e: perl opens /dev/null for -e, which B may not (mode 0640 on some machines).
+        let scriptFile = daemon.directory + "/connect.pl"
+        try script.write(toFile: scriptFile, atomically: true, encoding: .utf8)
+        chmod(scriptFile, 0o644)
+        let result = try TestDaemon.run("/usr/bin/prlimit", [
+            "--nofile=4096", "--", "/usr/bin/setpriv", "--reuid=\(b.uid)", "--regid=\(b.gid)", "--init-groups", "--",
+            "/usr/bin/perl", scriptFile, daemon.socketPath,
+        ], workingDirectory: "/tmp")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.standardOutput.contains("io.orchd.Manager.TooManyConnections"), "\(result)")
+        #expect(result.standardOutput.contains("1025 connections"), "\(result)")
+        #expect(try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).status == 0, "another user is served")
+        #expect(try daemon.orchctl(as: b, ["status"]).status == 0, "B again, once those are closed")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()

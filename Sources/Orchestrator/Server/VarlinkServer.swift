@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import CPosix
+import OrchestratorAPI
 import Synchronization
 
 /// Accepts connections on a listening Unix socket and serves Varlink on each.
@@ -21,7 +22,14 @@ public final class VarlinkServer: Sendable {
         var stopped = false
         /// The accept source is suspended: orchd is out of file descriptors.
         var acceptPaused = false
+        /// Open connections by the peer's uid.
+        var connectionsByUID: [UInt32: Int] = [:]
     }
+
+    /// The most connections one user other than root and the daemon's own user may hold:
+    /// well beyond any real use, well under the system service's descriptor limit
+    /// (`LimitNOFILE=65536`), so one user cannot shut every other out.
+    static let maximumConnectionsPerUser = 1024
 
     /// How long accepting pauses when orchd is out of file descriptors, unless a connection
     /// closes first.
@@ -81,20 +89,38 @@ public final class VarlinkServer: Sendable {
                 Glibc.close(fd)
                 continue
             }
+            let uid = peer.uid
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
                 onClose: { [weak self] connection in
-                    _ = self?.state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                    self?.state.withLock { state in
+                        guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+                        state.connectionsByUID[uid, default: 1] -= 1
+                        if state.connectionsByUID[uid] == 0 { state.connectionsByUID[uid] = nil }
+                    }
                     self?.resumeAccepting()
                 })
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
+            let exempt = uid == 0 || uid == geteuid()
+            let outcome = state.withLock { state -> Admission in
+                guard !state.stopped else { return .closed }
+                guard exempt || state.connectionsByUID[uid, default: 0] < Self.maximumConnectionsPerUser else { return .refused }
                 state.connections[ObjectIdentifier(connection)] = connection
-                return true
+                state.connectionsByUID[uid, default: 0] += 1
+                return .accepted
             }
-            if accepted { connection.start() } else { connection.close() }
+            switch outcome {
+            case .accepted: connection.start()
+            case .closed: connection.close()
+            case .refused:
+                connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
+                    "message": .string("uid \(uid) already has \(Self.maximumConnectionsPerUser) connections to orchd; closing this one")
+                ]))
+            }
         }
     }
+
+    /// What becomes of an accepted connection.
+    private enum Admission { case accepted, refused, closed }
 
     /// Suspends the accept source while orchd is out of file descriptors, and resumes it after
     /// ``descriptorShortagePause`` (a closing connection resumes it sooner).
