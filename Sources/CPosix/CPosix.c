@@ -197,6 +197,21 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
     if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
         cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_FDS);
     }
+    if (request->search_path_count > 0) {
+        int denied = 0;
+        for (int i = 0; i < request->search_path_count; i++) {
+            execve(request->search_paths[i], request->argv, request->envp);
+            // As execvp(3): a candidate that is not there, or not executable, lets the search
+            // go on; any other failure is this command's.
+            if (errno == EACCES) {
+                denied = 1;
+            } else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV && errno != ETIMEDOUT) {
+                cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
+            }
+        }
+        errno = denied ? EACCES : ENOENT;
+        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SEARCH);
+    }
     execve(request->path, request->argv, request->envp);
     cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
 }

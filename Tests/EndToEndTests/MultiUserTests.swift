@@ -246,6 +246,152 @@ struct MultiUserTests {
         #expect(mode(victim)?.uid == 0)
     }
 
+    @Test("orchd never reads through what A puts in place of A's log file: a symbolic link, a FIFO, a hard link to root's file; logs refuses, naming the file")
+    func plantedLogForReading() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let secret = daemon.directory + "/secret"
+        try "root's secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o600)
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let id = try daemon.orchctl(as: a, ["submit", "--", "echo", "output"]).line
+            #expect(try daemon.orchctl(as: a, ["wait", id]).status == 0)
+            ids.append(id)
+        }
+        let directory = daemon.stateDirectory + "/logs/\(a.uid)"
+        // A can replace A's own files with a link or a FIFO.
+        let replaced = try a.run("/bin/sh", [
+            "-c", "cd \(directory) && rm \(ids[0]).1.out \(ids[1]).1.out && ln -s \(secret) \(ids[0]).1.out && mkfifo \(ids[1]).1.out",
+        ])
+        #expect(replaced.status == 0, "\(replaced)")
+        // A hard link to a file that is not A's, where the kernel allows one (fs.protected_hardlinks=0).
+        #expect(unlink(directory + "/\(ids[2]).1.out") == 0 && link(secret, directory + "/\(ids[2]).1.out") == 0)
+
+        for id in ids {
+            for arguments in [["logs", id], ["logs", "--tail", "1", id], ["logs", "-f", id]] {
+                let result = try daemon.orchctl(as: a, arguments)
+                #expect(result.status == 1, "\(arguments): \(result)")
+                #expect(!result.standardOutput.contains("secret"), "\(arguments): \(result)")
+                #expect(result.standardError.contains("not a regular file of the job's owner"), "\(arguments): \(result)")
+            }
+        }
+        #expect(try daemon.orchctl(["ping"]).status == 0, "orchd goes on")
+    }
+
+    @Test("submit --unique K --reuse answers with the caller's own job only: B never gets A's job (its name, labels, working directory) for A's key")
+    func reuseOwnJobOnly() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let aJob = try daemon.orchctl(as: a, ["submit", "--unique", "nightly", "--name", "a-name", "--label", "team=a", "--", "sleep", "1000"])
+        #expect(aJob.status == 0, "\(aJob)")
+        let reused = try daemon.orchctl(as: b, ["--json", "submit", "--unique", "nightly", "--reuse", "--", "true"])
+        #expect(reused.status == 1, "\(reused)")
+        #expect(!reused.standardOutput.contains("a-name") && !reused.standardOutput.contains("team"), "\(reused)")
+        #expect(reused.standardError.contains("unique key 'nightly'"), "\(reused)")
+        let own = try daemon.orchctl(as: a, ["submit", "--unique", "nightly", "--reuse", "--", "true"])
+        #expect(own.status == 0 && own.line == aJob.line, "A's own job is still reused: \(own)")
+        let bJobs = try jobs(daemon.orchctl(as: b, ["status", "--json"]))
+        #expect(bJobs.isEmpty, "nothing was stored for B: \(bJobs)")
+    }
+
+    @Test("a job's working directory and command are looked up with its user's rights: where A may not look, a path that exists and one that does not fail alike; others never see the reason")
+    func noPathOracle() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let hidden = daemon.directory + "/hidden"
+        #expect(mkdir(hidden, 0o700) == 0 && mkdir(hidden + "/sub", 0o755) == 0)
+        #expect(FileManager.default.createFile(atPath: hidden + "/tool", contents: Data(), attributes: [.posixPermissions: 0o600]))
+        // orchctl checks --cwd itself; a batch's JSON lines reach orchd unchecked.
+        let batch = [
+            #"{"argv": ["true"], "cwd": "\#(hidden)/sub"}"#,
+            #"{"argv": ["true"], "cwd": "\#(hidden)/missing"}"#,
+            #"{"argv": ["tool"], "environment": {"PATH": "\#(hidden)"}}"#,
+            #"{"argv": ["missing"], "environment": {"PATH": "\#(hidden)"}}"#,
+        ].joined(separator: "\n")
+        let submitted = try daemon.orchctl(as: a, ["submit", "--batch", "-"], input: batch + "\n")
+        #expect(submitted.status == 0, "\(submitted)")
+        let ids = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(ids.count == 4)
+        guard ids.count == 4 else { return }
+        _ = try daemon.orchctl(as: a, ["wait", "--all"])
+        var reasons: [String] = []
+        for id in ids {
+            let shown = try jobs(daemon.orchctl(as: a, ["status", "--json", id]))
+            reasons.append((shown.first?["reason"] as? String) ?? "")
+        }
+        #expect(reasons[0] == "cannot enter working directory \(hidden)/sub: Permission denied", "\(reasons)")
+        #expect(reasons[1] == "cannot enter working directory \(hidden)/missing: Permission denied", "\(reasons)")
+        #expect(reasons[2].hasPrefix("permission denied: tool "), "\(reasons)")
+        #expect(reasons[3] == reasons[2].replacingOccurrences(of: ": tool ", with: ": missing "), "\(reasons)")
+
+        // Another user sees that they could not start, not why (the reason names their paths).
+        let seen = try jobs(daemon.orchctl(as: b, ["status", "--all-users", "--json"]))
+        #expect(seen.count == 4, "\(seen)")
+        #expect(seen.allSatisfy { $0["result"] as? String == "spawn_failed" && $0["reason"] as? String == "" }, "\(seen)")
+    }
+
+    @Test("status --all-users --label by a user who is no admin is refused with a message saying why (exit 77); an admin's works")
+    func allUsersLabelFilter() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let id = try daemon.orchctl(as: a, ["submit", "--label", "team=a", "--", "true"]).line
+        let refused = try daemon.orchctl(as: b, ["status", "--all-users", "--label", "team=a"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.standardError.contains("only admins may filter every user's jobs by label"), "\(refused)")
+        let listed = try jobs(daemon.orchctl(as: admin, ["status", "--all-users", "--label", "team=a", "--json"]))
+        #expect(listed.compactMap { ($0["id"] as? Int).map(String.init) } == [id])
+    }
+
+    @Test("an admin's plain status, which lists every user's jobs, has the OWNER column; a user's own listing has none")
+    func adminStatusShowsOwner() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        #expect(try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).status == 0)
+        #expect(try daemon.orchctl(as: b, ["submit", "--wait", "--", "true"]).status == 0)
+        for listing in [try daemon.orchctl(as: admin, ["status"]), try daemon.orchctl(["status"])] {
+            let lines = listing.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("ID  OWNER ") == true, "\(listing)")
+            #expect(lines.contains { $0.contains(a.name) } && lines.contains { $0.contains(b.name) }, "\(listing)")
+        }
+        let own = try daemon.orchctl(as: a, ["status"])
+        #expect(own.standardOutput.hasPrefix("ID  STATE "), "\(own)")
+    }
+
+    @Test("one user holds at most 1024 connections: the next gets TooManyConnections and is closed, and other users are still served")
+    func connectionsPerUser() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        // B opens 1025 connections and reads what the last one gets (perl-base is essential on
+        // Debian); prlimit lets B hold that many descriptors.
+        let script = #"""
+            use IO::Socket::UNIX;
+            $SIG{ALRM} = sub { print "no reply within 60 s\n"; exit 1 };
+            alarm 60;
+            my @held;
+            for (1..1025) {
+                push @held, IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!";
+            }
+            local $/ = "\0";
+            my $reply = readline($held[-1]);
+            print defined($reply) ? $reply : "closed without a reply";
+            print "\n", scalar(@held), " connections\n";
+            """#
+        // A file, not -e: perl opens /dev/null for -e, which B may not (mode 0640 on some machines).
+        let scriptFile = daemon.directory + "/connect.pl"
+        try script.write(toFile: scriptFile, atomically: true, encoding: .utf8)
+        chmod(scriptFile, 0o644)
+        let result = try TestDaemon.run("/usr/bin/prlimit", [
+            "--nofile=4096", "--", "/usr/bin/setpriv", "--reuid=\(b.uid)", "--regid=\(b.gid)", "--init-groups", "--",
+            "/usr/bin/perl", scriptFile, daemon.socketPath,
+        ], workingDirectory: "/tmp")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.standardOutput.contains("io.orchd.Manager.TooManyConnections"), "\(result)")
+        #expect(result.standardOutput.contains("1025 connections"), "\(result)")
+        #expect(try daemon.orchctl(as: a, ["submit", "--wait", "--", "true"]).status == 0, "another user is served")
+        #expect(try daemon.orchctl(as: b, ["status"]).status == 0, "B again, once those are closed")
+    }
+
     @Test("events --follow shows a user only their own jobs' events, live; an admin follows everyone's")
     func followOwnEvents() throws {
         let (a, b, admin) = try TestUser.users()

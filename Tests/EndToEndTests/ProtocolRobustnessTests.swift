@@ -56,6 +56,19 @@ struct ProtocolRobustnessTests {
         #expect(replies[6].contains("method Submit"))
     }
 
+    @Test("clients holding every file descriptor orchd may open: it pauses accepting and says so (no busy loop on the pending connection), and serves again once they close")
+    func descriptorExhaustion() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        do {
+            // More connections than orchd has descriptors: the rest wait in the listen backlog.
+            let flood = try (0..<100).map { _ in try RawSocket(path: daemon.socketPath) }
+            #expect(daemon.waitForLog(containing: "out of file descriptors"), "\(daemon.daemonLog)")
+            #expect(flood.count == 100)
+        }
+        #expect(try daemon.orchctl(["ping"]).status == 0, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0, "\(daemon.daemonLog)")
+    }
+
     @Test("a client that vanishes mid-call does not disturb the daemon")
     func vanishingClient() throws {
         let daemon = try TestDaemon()

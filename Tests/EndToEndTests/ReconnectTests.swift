@@ -138,6 +138,43 @@ struct ReconnectTests {
         #expect(logs.nextErrorLine(timeout: 1) == nil, "the message comes once: \(daemon.daemonLog)")
     }
 
+    @Test("logs -f resumes in the attempt it was reading: a retry during the outage loses neither the old attempt's end nor the new one's start")
+    func logsFollowAcrossRetry() throws {
+        let daemon = try TestDaemon()
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let written = try ReadyMarker(path: daemon.directory + "/written")
+        let counter = daemon.directory + "/attempts"
+        let id = try daemon.orchctl([
+            "submit", "--retries", "1", "--shell",
+            """
+            n=$(cat \(counter) 2>/dev/null || echo 0); n=$((n+1)); echo $n > \(counter)
+            if [ $n = 1 ]; then echo one-a; read x < \(gate); echo one-b; exit 3; fi
+            echo two-a; echo two-b; echo done > \(written.path)
+            """,
+        ]).line
+        let logs = try OrchctlStream(daemon, ["logs", "-f", id], captureErrors: true)
+        defer { logs.stop() }
+        #expect(logs.nextLine() == "one-a")
+
+        // orchctl reconnects only once the retry has written: its offset is in attempt 1.
+        let client = logs.process.processIdentifier
+        kill(client, SIGSTOP)
+        daemon.crash()
+        let opener = open(gate, O_WRONLY | O_CLOEXEC)
+        try #require(opener >= 0)
+        _ = write(opener, "go\n", 3)
+        close(opener)
+        try daemon.start()
+        #expect(written.read() == "done")
+        // The job has finished, too: the stream must still go on from attempt 1 to attempt 2.
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        kill(client, SIGCONT)
+
+        #expect(logs.rest() == "one-b\ntwo-a\ntwo-b\n")
+        #expect(logs.exitStatus() == 0)
+    }
+
     @Test("events --follow goes on after the last event it printed: no event twice, new ones after the restart")
     func eventsFollow() throws {
         let daemon = try TestDaemon()

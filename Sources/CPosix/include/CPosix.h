@@ -79,6 +79,9 @@ enum cposix_spawn_step {
     CPOSIX_SPAWN_STEP_OPEN_STDOUT = 15,
     /// Creating the standard error log file in the child.
     CPOSIX_SPAWN_STEP_OPEN_STDERR = 16,
+    /// execve(2) of each of the request's `search_paths` failed as execvp(3)'s search does
+    /// (errno EACCES when one was found but not executable, else ENOENT).
+    CPOSIX_SPAWN_STEP_SEARCH = 17,
 };
 
 /// A log file the child creates (or truncates) itself: openat(2) of `name` relative to
@@ -126,6 +129,12 @@ struct cposix_spawn_request {
     gid_t gid;
     const gid_t *groups;
     int group_count;
+    /// When `search_path_count` > 0, `path` is ignored and the child, as its new identity and
+    /// in its working directory, execs the first of these candidates that it may, as
+    /// execvp(3) searches `PATH`: a job's command is looked up with the job user's rights,
+    /// never the daemon's, so whether a file exists where the user cannot look stays hidden.
+    const char *const *search_paths;
+    int search_path_count;
 };
 
 /// Starts a process with clone3(2) (`CLONE_PIDFD | CLONE_VFORK`, plus `CLONE_INTO_CGROUP`

@@ -60,6 +60,7 @@ public enum Daemon {
             configuration.socketPath = socket.path
             // What reloads change; GetInfo reports the live values.
             let current = LockedBox(configuration)
+            warnAboutUnknownNames(configuration)
             let server = makeServer(socket: socket, scheduler: scheduler, current: current, startTime: startTime, notifier: notifier)
             let stopped = DispatchSemaphore(value: 0)
             let signals = SignalHandlers(
@@ -138,6 +139,14 @@ public enum Daemon {
     ///   - scheduler: reconfigured with the new concurrency and teardown grace.
     ///   - notifier: sends the reload's start and end.
     /// - Returns: why the file could not be applied, or `nil`.
+    /// Logs a warning for each user or group name in the access settings that does not exist,
+    /// for the system service (a per-user orchd ignores them).
+    static func warnAboutUnknownNames(_ configuration: DaemonConfiguration) {
+        let policy = AccessPolicy(daemonUID: geteuid(), allowedUsers: configuration.allowedUsers, adminGroup: configuration.adminGroup)
+        guard policy.servesEveryUser else { return }
+        for warning in policy.unknownNames { DaemonLog.warning(warning) }
+    }
+
     @discardableResult
     static func reload(current: LockedBox<DaemonConfiguration>, scheduler: Scheduler, notifier: SystemdNotifier) -> String? {
         notifier.reloading(status: "reloading the configuration")
@@ -153,6 +162,7 @@ public enum Daemon {
                 DaemonLog.info(
                     "reloaded \(path): concurrency \(new.concurrency), kill-grace \(TimeSpan.format(new.teardownGrace)), "
                         + "log-level \(new.logLevel.name)")
+                warnAboutUnknownNames(new)
             } catch {
                 failure = error.description
                 DaemonLog.error("reload failed, keeping the current settings: \(error)")

@@ -52,8 +52,6 @@ public struct ProcessLauncher: Sendable {
         guard let command = request.arguments.first, !command.isEmpty else {
             throw LaunchError(code: EINVAL, message: "the command is empty")
         }
-        try checkWorkingDirectory(request.workingDirectory)
-        let executable = try resolveExecutable(command, request: request)
         var account: UserAccount?
         if let uid = request.user {
             // Looked up at each launch: groups and home are the user's as they are now.
@@ -61,6 +59,18 @@ public struct ProcessLauncher: Sendable {
                 throw LaunchError(code: ESRCH, message: "no user with uid \(uid) in the password database")
             }
             account = found
+        }
+        let executable: String
+        var searchPaths: [String] = []
+        if account == nil {
+            try checkWorkingDirectory(request.workingDirectory)
+            executable = try resolveExecutable(command, request: request)
+        } else {
+            // For another user, the daemon looks at none of the job's paths with its own
+            // rights: the child enters the directory and searches PATH as that user, so a job's
+            // error never tells whether a file exists where the user may not look.
+            executable = command
+            if !command.contains("/") { searchPaths = searchCandidates(command, request: request) }
         }
 
         let inputFD = try openStandardInput()
@@ -87,7 +97,7 @@ public struct ProcessLauncher: Sendable {
         let (pid, pidfd): (pid_t, Int32)
         do {
             (pid, pidfd) = try spawn(
-                executable, request: request, account: account, inputFD: inputFD,
+                executable, searchPaths: searchPaths, request: request, account: account, inputFD: inputFD,
                 logs: (outputLog, errorLog), cgroupFD: cgroupFD)
         } catch {
             request.cgroup?.remove()
@@ -116,16 +126,22 @@ public struct ProcessLauncher: Sendable {
         }
     }
 
-    /// Finds `command` as execvp(3) would, but in the job's `PATH`, not the daemon's.
-    private func resolveExecutable(_ command: String, request: LaunchRequest) throws(LaunchError) -> String {
-        if command.contains("/") { return command }
+    /// The paths execvp(3) would try for `command`, in the job's `PATH`, not the daemon's.
+    private func searchCandidates(_ command: String, request: LaunchRequest) -> [String] {
         let searchPath = request.environment["PATH"] ?? LaunchRequest.defaultSearchPath
-        var deniedCandidate: String?
-        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+        return searchPath.split(separator: ":", omittingEmptySubsequences: false).map { directory in
             // An empty entry means the current directory: the job's, not the daemon's.
             var base = directory.isEmpty ? request.workingDirectory : String(directory)
             if !base.hasPrefix("/") { base = request.workingDirectory + "/" + base }
-            let candidate = base + "/" + command
+            return base + "/" + command
+        }
+    }
+
+    /// Finds `command` as execvp(3) would, but in the job's `PATH`, not the daemon's.
+    private func resolveExecutable(_ command: String, request: LaunchRequest) throws(LaunchError) -> String {
+        if command.contains("/") { return command }
+        var deniedCandidate: String?
+        for candidate in searchCandidates(command, request: request) {
             var info = stat()
             guard stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             if access(candidate, X_OK) == 0 { return candidate }
@@ -207,7 +223,7 @@ public struct ProcessLauncher: Sendable {
     /// not blocked on, and an existing file is used (truncated) only if it is a regular file
     /// of the user's own with one link.
     private func spawn(
-        _ executable: String, request: LaunchRequest, account: UserAccount?, inputFD: Int32,
+        _ executable: String, searchPaths: [String], request: LaunchRequest, account: UserAccount?, inputFD: Int32,
         logs: (output: (fd: Int32, name: String), error: (fd: Int32, name: String)?), cgroupFD: Int32
     ) throws(LaunchError) -> (pid_t, Int32) {
         var environment = request.environment
@@ -220,10 +236,12 @@ public struct ProcessLauncher: Sendable {
         }
         let argv = CStringArray(request.arguments)
         let envp = CStringArray(environment.map { "\($0.key)=\($0.value)" })
+        let candidates = CStringArray(searchPaths)
         var groups = account?.groups ?? []
         defer {
             argv.free()
             envp.free()
+            candidates.free()
         }
         var pid: pid_t = 0
         var pidfd: Int32 = -1
@@ -234,8 +252,10 @@ public struct ProcessLauncher: Sendable {
         // fails before exec is reaped inside cposix_spawn, still under the lock.)
         var argvPointers = argv.pointers
         var envpPointers = envp.pointers
+        let candidatePointers = candidates.pointers.map { UnsafePointer($0) }
         let result = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
             envpPointers.withUnsafeMutableBufferPointer { envpBuffer in
+                candidatePointers.withUnsafeBufferPointer { candidateBuffer in
                 groups.withUnsafeMutableBufferPointer { groupBuffer in
                     executable.withCString { path in
                         request.workingDirectory.withCString { directory in
@@ -255,7 +275,9 @@ public struct ProcessLauncher: Sendable {
                                                 cgroup_fd: cgroupFD, change_identity: account == nil ? 0 : 1,
                                                 uid: account?.uid ?? 0, gid: account?.gid ?? 0,
                                                 groups: UnsafePointer(groupBuffer.baseAddress),
-                                                group_count: Int32(groupBuffer.count))
+                                                group_count: Int32(groupBuffer.count),
+                                                search_paths: candidateBuffer.baseAddress,
+                                                search_path_count: Int32(searchPaths.count))
                                             return SpawnedProcesses.pids.withLock { pids in
                                                 let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
                                                 if result == 0 { pids.insert(pid) }
@@ -267,6 +289,7 @@ public struct ProcessLauncher: Sendable {
                             }
                         }
                     }
+                }
                 }
             }
         }
@@ -307,6 +330,11 @@ public struct ProcessLauncher: Sendable {
             context = "cannot use log file \(request.standardErrorPath) as standard error"
         case CPOSIX_SPAWN_STEP_FDS.rawValue: context = "cannot close the daemon's file descriptors"
         case CPOSIX_SPAWN_STEP_EXEC.rawValue: context = "cannot execute \(executable)"
+        case CPOSIX_SPAWN_STEP_SEARCH.rawValue:
+            // Searched as the job's user: which candidate was refused is not the daemon's to say.
+            return code == EACCES
+                ? LaunchError(code: code, message: "permission denied: \(executable) (uid \(request.user ?? 0) may not search a directory in PATH or execute what it found)")
+                : LaunchError(code: code, message: "command not found: \(executable)")
         case CPOSIX_SPAWN_STEP_GROUPS.rawValue: context = "cannot set the groups of uid \(request.user ?? 0)"
         case CPOSIX_SPAWN_STEP_GID.rawValue: context = "cannot set the group of uid \(request.user ?? 0)"
         case CPOSIX_SPAWN_STEP_UID.rawValue: context = "cannot become uid \(request.user ?? 0)"

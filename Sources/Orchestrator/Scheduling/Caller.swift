@@ -45,9 +45,10 @@ extension Job {
     /// The job as someone who does not manage it sees it in an every-user listing
     /// (`status --all-users`), as ps(1) shows other users' processes: its ID, owner, state,
     /// queue, times and command; no working directory, name, labels, unique key or pid (the
-    /// environment is never sent).
+    /// environment is never sent), nor why it could not start (that names its paths).
     public var redactedForOthers: Job {
         var job = self
+        if case .finished(.spawnFailed) = job.state { job.state = .finished(.spawnFailed(reason: "")) }
         job.spec.cwd = ""
         job.spec.environment = [:]
         job.spec.name = nil

@@ -21,8 +21,8 @@ extension Scheduler {
     /// - Parameters:
     ///   - specs: the jobs; all are refused if one is invalid.
     ///   - submitterUid: the caller's uid (from `SO_PEERCRED`).
-    ///   - reuseExisting: for one spec with a unique key held by a live job, answer with that
-    ///     job instead of refusing.
+    ///   - reuseExisting: for one spec with a unique key held by a live job of the same
+    ///     submitter, answer with that job instead of refusing (another user's is refused).
     /// - Returns: the stored jobs, once durable.
     /// - Throws: why nothing was stored.
     public func submit(
@@ -45,8 +45,12 @@ extension Scheduler {
             switch JobStateMachine.decide(nil, .submit, context) {
             case .enter(let state):
                 planned.append((spec, state))
-            case .refused(.duplicate(let holder, _)) where reuseExisting && specs.count == 1:
-                return Submission(jobs: [try existingJob(holder)], existing: true)
+            case .refused(.duplicate(let holder, let key)) where reuseExisting && specs.count == 1:
+                // Only the submitter's own job is theirs to reuse: another user's would hand
+                // them its name, labels and working directory, and then refuse them its logs.
+                let existing = try existingJob(holder)
+                guard existing.submitterUid == submitterUid else { throw .duplicate(holder, uniqueKey: key) }
+                return Submission(jobs: [existing], existing: true)
             case .refused(let refusal):
                 throw error(for: refusal, job: JobID(rawValue: 0), state: nil, operation: .submit)
             case let outcome:

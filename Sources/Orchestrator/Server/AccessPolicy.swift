@@ -57,6 +57,26 @@ public struct AccessPolicy: Sendable {
         return Caller(uid: uid, isAdmin: isAdmin)
     }
 
+    /// What is wrong with the names the settings give, each as a log line: an `admin-group` or
+    /// an `allow-users` user or `@group` that the password and group databases do not know (a
+    /// typo would otherwise leave the service without admins, or shut users out, silently).
+    /// They are not errors: the name may be created later, and counts from then on.
+    public var unknownNames: [String] {
+        var warnings: [String] = []
+        if UserAccount.groupID(named: adminGroup) == nil {
+            warnings.append("admin-group: there is no group '\(adminGroup)', so only root is an admin")
+        }
+        if case .only(let users, let groups) = allowedUsers {
+            for user in users.sorted() where UserAccount.lookup(name: user) == nil {
+                warnings.append("allow-users: there is no user '\(user)'")
+            }
+            for group in groups.sorted() where UserAccount.groupID(named: group) == nil {
+                warnings.append("allow-users: there is no group '@\(group)'")
+            }
+        }
+        return warnings
+    }
+
     /// Whether `caller` may call `method`.
     /// - Returns: `nil` when allowed, else why not (for the error's message).
     public func refusal(of method: String, by caller: Caller) -> String? {

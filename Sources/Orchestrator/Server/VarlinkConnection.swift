@@ -97,6 +97,11 @@ actor VarlinkConnection {
         }
     }
 
+    /// Sends `error` and closes the connection without reading a call (a connection refused).
+    nonisolated func refuse(_ error: VarlinkError) {
+        queue.async { self.assumeIsolated { $0.reject(error) } }
+    }
+
     /// Closes the connection from outside (daemon shutdown).
     nonisolated func close() {
         queue.async { self.assumeIsolated { $0.shutdown() } }

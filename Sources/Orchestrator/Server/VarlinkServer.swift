@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import CPosix
+import OrchestratorAPI
 import Synchronization
 
 /// Accepts connections on a listening Unix socket and serves Varlink on each.
@@ -19,7 +20,20 @@ public final class VarlinkServer: Sendable {
         var source: RetainedSource<any DispatchSourceRead>?
         var connections: [ObjectIdentifier: VarlinkConnection] = [:]
         var stopped = false
+        /// The accept source is suspended: orchd is out of file descriptors.
+        var acceptPaused = false
+        /// Open connections by the peer's uid.
+        var connectionsByUID: [UInt32: Int] = [:]
     }
+
+    /// The most connections one user other than root and the daemon's own user may hold:
+    /// well beyond any real use, well under the system service's descriptor limit
+    /// (`LimitNOFILE=65536`), so one user cannot shut every other out.
+    static let maximumConnectionsPerUser = 1024
+
+    /// How long accepting pauses when orchd is out of file descriptors, unless a connection
+    /// closes first.
+    static let descriptorShortagePause = DispatchTimeInterval.seconds(1)
 
     /// Creates a server; nothing is accepted before ``start()``.
     /// - Parameters:
@@ -47,11 +61,13 @@ public final class VarlinkServer: Sendable {
 
     /// Stops accepting, closes the listening socket and every connection.
     public func stop() {
-        let (source, connections) = state.withLock { state in
+        let (source, connections, paused) = state.withLock { state in
             state.stopped = true
-            defer { state.source = nil; state.connections = [:] }
-            return (state.source, Array(state.connections.values))
+            defer { state.source = nil; state.connections = [:]; state.acceptPaused = false }
+            return (state.source, Array(state.connections.values), state.acceptPaused)
         }
+        // A suspended source must be resumed to be cancelled (and released).
+        if paused { source?.source.resume() }
         source?.source.cancel()
         for connection in connections { connection.close() }
     }
@@ -60,25 +76,72 @@ public final class VarlinkServer: Sendable {
         while true {
             let fd = cposix_accept_cloexec_nonblock(listeningFD)
             if fd < 0 {
-                // EAGAIN: drained. EMFILE and friends: try again on the next readiness event
-                // rather than spin; a client error never stops the server.
+                // EAGAIN: drained. Out of file descriptors, the pending connection stays
+                // queued and the socket stays readable: accepting pauses until a connection
+                // closes or a second has passed, instead of spinning on the readiness event
+                // (any local user can open connections until orchd runs out). Other errors
+                // concern one client; the next readiness event goes on.
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { pauseAccepting() }
                 return
             }
             guard let peer = PeerCredentials.of(socket: fd) else {
                 Glibc.close(fd)
                 continue
             }
+            let uid = peer.uid
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
                 onClose: { [weak self] connection in
-                    _ = self?.state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                    self?.state.withLock { state in
+                        guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+                        state.connectionsByUID[uid, default: 1] -= 1
+                        if state.connectionsByUID[uid] == 0 { state.connectionsByUID[uid] = nil }
+                    }
+                    self?.resumeAccepting()
                 })
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
+            let exempt = uid == 0 || uid == geteuid()
+            let outcome = state.withLock { state -> Admission in
+                guard !state.stopped else { return .closed }
+                guard exempt || state.connectionsByUID[uid, default: 0] < Self.maximumConnectionsPerUser else { return .refused }
                 state.connections[ObjectIdentifier(connection)] = connection
-                return true
+                state.connectionsByUID[uid, default: 0] += 1
+                return .accepted
             }
-            if accepted { connection.start() } else { connection.close() }
+            switch outcome {
+            case .accepted: connection.start()
+            case .closed: connection.close()
+            case .refused:
+                connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
+                    "message": .string("uid \(uid) already has \(Self.maximumConnectionsPerUser) connections to orchd; closing this one")
+                ]))
+            }
+        }
+    }
+
+    /// What becomes of an accepted connection.
+    private enum Admission { case accepted, refused, closed }
+
+    /// Suspends the accept source while orchd is out of file descriptors, and resumes it after
+    /// ``descriptorShortagePause`` (a closing connection resumes it sooner).
+    private func pauseAccepting() {
+        let paused = state.withLock { state -> Bool in
+            guard !state.stopped, !state.acceptPaused, let source = state.source else { return false }
+            state.acceptPaused = true
+            source.source.suspend()
+            return true
+        }
+        guard paused else { return }
+        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(state.withLock { $0.connections.count }) open)")
+        queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
+    }
+
+    /// Resumes the accept source if it was paused.
+    private func resumeAccepting() {
+        state.withLock { state in
+            guard state.acceptPaused, !state.stopped, let source = state.source else { return }
+            state.acceptPaused = false
+            source.source.resume()
         }
     }
 }

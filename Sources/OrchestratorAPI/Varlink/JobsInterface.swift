@@ -364,9 +364,14 @@ public enum JobsInterface {
         /// Which attempt's output, from 1 (default: the latest; for a job not started yet,
         /// its first). Each attempt has its own output.
         public var attempt: Int?
+        /// Without `attempt`: start with this attempt's output (`offset` is in it) and go on
+        /// with the later ones, as when following the latest. A client resuming after a
+        /// reconnect sends the attempt its offset belongs to, so a retry meanwhile loses nothing.
+        public var fromAttempt: Int?
         /// Creates a value with every field given.
         public init(
-            id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil, attempt: Int? = nil
+            id: JobID, stream: LogStream, offset: Int64? = nil, tailLines: Int? = nil, follow: Bool? = nil, attempt: Int? = nil,
+            fromAttempt: Int? = nil
         ) {
             self.id = id
             self.stream = stream
@@ -374,6 +379,7 @@ public enum JobsInterface {
             self.tailLines = tailLines
             self.follow = follow
             self.attempt = attempt
+            self.fromAttempt = fromAttempt
         }
     }
 

@@ -25,8 +25,10 @@ public enum ManagerInterface {
         public static let replyTooLarge = "io.orchd.Manager.ReplyTooLarge"
         /// A reply that could not be encoded, sent in its place.
         public static let internalError = "io.orchd.Manager.InternalError"
+        /// The connecting user holds the most connections one user may; this one is closed.
+        public static let tooManyConnections = "io.orchd.Manager.TooManyConnections"
         /// Every one of them.
-        public static let all = [messageTooLarge, malformedMessage, replyTooLarge, internalError]
+        public static let all = [messageTooLarge, malformedMessage, replyTooLarge, internalError, tooManyConnections]
     }
 
     public typealias JobCounts = OrchestratorAPI.JobCounts

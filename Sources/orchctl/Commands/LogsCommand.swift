@@ -98,8 +98,8 @@ enum LogsCommand: OrchctlCommand {
 
     /// Writes each chunk as it arrives, until orchd ends the stream or nothing reads the
     /// output any more (`EPIPE`, a normal end). When orchd restarts meanwhile, `reconnection`
-    /// connects again and the stream resumes at the byte offset written so far, so nothing is
-    /// written twice.
+    /// connects again and the stream resumes at the byte offset written so far, in the attempt
+    /// it was written from, so nothing is written twice or skipped.
     /// - Parameter write: writes a chunk; returns 0 or the errno of the failed write.
     /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
@@ -121,9 +121,11 @@ enum LogsCommand: OrchctlCommand {
                 switch (write ?? console.writeOutputChecked)(Array(data)) {
                 case 0:
                     written += data.count
-                    // Where a resumed stream starts: just past what was written.
+                    // Where a resumed stream starts: just past what was written, in the
+                    // attempt it was written from (a retry meanwhile must not move it).
                     parameters.offset = reply.offset
                     parameters.tailLines = nil
+                    if parameters.attempt == nil, let attempt = reply.attempt { parameters.fromAttempt = attempt }
                     return true
                 case EPIPE: return false
                 case let code: throw CommandFailure("cannot write to standard output: \(String(cString: strerror(code)))")

@@ -25,40 +25,42 @@ enum ShowCommand: OrchctlCommand {
     }
 
     /// The text form: aligned `key: value` lines, `-` for absent values, then the finished
-    /// attempts, one line each.
+    /// attempts, one line each. Text a submitter chose (name, command, working directory,
+    /// labels, unique key, reason) has its control characters made visible, so a job cannot
+    /// move the cursor or retitle the terminal of an admin who looks at it.
     static func render(_ job: Job, attempts: [JobAttempt] = [], time: TimeFormatter, now: Date) -> String {
         var pairs: [(String, String)] = [
             ("id", job.id.description),
-            ("name", job.spec.name ?? "-"),
+            ("name", job.spec.name?.visible ?? "-"),
             ("state", job.state.name + (job.held ? " (held)" : "") + (job.suspended ? " (suspended)" : "")),
             ("result", job.state.result.map(JobText.result) ?? "-"),
         ]
         if let result = job.state.result {
             if let code = result.exitCode { pairs.append(("exit code", String(code))) }
             if let signal = result.signal { pairs.append(("signal", String(signal))) }
-            if let reason = result.reason { pairs.append(("reason", reason)) }
+            if let reason = result.reason { pairs.append(("reason", reason.visible)) }
             if let dependency = result.failedDependency { pairs.append(("failed dependency", dependency.description)) }
         }
         pairs += [("queue", job.spec.queue.rawValue), ("priority", String(job.spec.priority))]
         switch job.spec.command {
-        case .argv(let argv): pairs.append(("argv", job.spec.command.displayText + "  (\(argv.count) \(argv.count == 1 ? "word" : "words"))"))
+        case .argv(let argv): pairs.append(("argv", job.spec.command.displayText.visible + "  (\(argv.count) \(argv.count == 1 ? "word" : "words"))"))
         case .shell: pairs.append(("shell", JobText.command(job)))
         }
         pairs += [
-            ("cwd", job.spec.cwd),
+            ("cwd", job.spec.cwd.visible),
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
             ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
             ("max attempts", String(job.maxAttempts)),
             ("not before", job.spec.notBefore.map(time.dateTime) ?? "-"),
             ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
-            ("unique key", job.spec.uniqueKey ?? "-"),
+            ("unique key", job.spec.uniqueKey?.visible ?? "-"),
             ("submitted", time.dateTime(job.submittedAt)),
             ("started", job.startedAt.map(time.dateTime) ?? "-"),
             ("finished", job.finishedAt.map(time.dateTime) ?? "-"),
             ("duration", JobText.duration(job, now: now).map(TimeSpan.format) ?? "-"),
             ("submitter uid", String(job.submitterUid)),
             ("pid", job.pid.map { String($0) } ?? "-"),
-            ("labels", job.spec.labels.isEmpty ? "-" : job.spec.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
+            ("labels", job.spec.labels.isEmpty ? "-" : job.spec.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)".visible }.joined(separator: ", ")),
         ]
         if let slurmJob = job.slurmJobId {
             pairs.insert(("slurm job", slurmJob), at: pairs.count - 1)

@@ -100,8 +100,10 @@ enum StatusCommand: OrchctlCommand {
             if let note { context.console.printError("Note: " + note) }
             return .success
         }
+        // An admin's status lists every user's jobs even without --all-users: then whose each is shows too.
+        let showsOwner = options.allUsers || (running + jobs).contains { $0.submitterUid != context.uid }
         let table = JobTable(
-            time: context.time, maximumWidth: context.tableWidth, showsOwner: options.allUsers, relativeTimes: context.console.outputIsTerminal,
+            time: context.time, maximumWidth: context.tableWidth, showsOwner: showsOwner, relativeTimes: context.console.outputIsTerminal,
             colors: context.colors(ColorMode(rawValue: options.color) ?? .auto))
         context.console.write(render(runningFirst(running + jobs), counts: counts, queue: queue, note: note, table: table, now: Date()))
         return .success

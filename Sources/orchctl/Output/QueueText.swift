@@ -31,7 +31,8 @@ enum QueueText {
 
     /// The running jobs of each user by queue (orchd sends them to root and the admin group
     /// only), and each queue's per-user limit, as a table preceded by a blank line; empty
-    /// when no queue has a limit or a running job to show.
+    /// when no queue has a limit or a running job to show. Where orchd sent no counts (to a
+    /// user who is no admin), RUNNING is `-`, not a 0 that the user's own running jobs belie.
     ///
     /// ```
     /// QUEUE    USER   RUNNING  LIMIT
@@ -42,7 +43,9 @@ enum QueueText {
         let rows = queues.flatMap { queue in
             let limit = queue.maxRunningPerUser.map(String.init) ?? "-"
             let running = (queue.runningPerUser ?? [:]).compactMap { key, count in UInt32(key).map { ($0, count) } }.sorted { $0.0 < $1.0 }
-            if running.isEmpty && queue.maxRunningPerUser != nil { return [[queue.name.rawValue, "-", "0", limit]] }
+            if running.isEmpty && queue.maxRunningPerUser != nil {
+                return [[queue.name.rawValue, "-", queue.runningPerUser == nil ? "-" : "0", limit]]
+            }
             return running.map { [queue.name.rawValue, userName($0.0), String($0.1), limit] }
         }
         guard !rows.isEmpty else { return "" }

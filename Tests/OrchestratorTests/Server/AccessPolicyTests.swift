@@ -18,6 +18,19 @@ struct AccessPolicyTests {
         #expect(defaults.allowedUsers == .all && defaults.adminGroup == "orchd" && defaults.maxRunningPerUser == nil)
     }
 
+    @Test("an admin group, user or @group that does not exist is named in a warning; existing ones are not")
+    func unknownNames() throws {
+        let policy = AccessPolicy(
+            daemonUID: 0, allowedUsers: try #require(AllowedUsers("root, orchd-no-such-user @root @orchd-no-such-group")),
+            adminGroup: "orchd-no-such-admins")
+        #expect(policy.unknownNames == [
+            "admin-group: there is no group 'orchd-no-such-admins', so only root is an admin",
+            "allow-users: there is no user 'orchd-no-such-user'",
+            "allow-users: there is no group '@orchd-no-such-group'",
+        ])
+        #expect(AccessPolicy(daemonUID: 0, allowedUsers: .all, adminGroup: "root").unknownNames.isEmpty)
+    }
+
     @Test("a bad allow-users, admin-group or max-running-per-user names the line and what is expected", arguments: [
         "allow-users =", "allow-users = ,", "allow-users = @", "allow-users = a@b", "allow-users = a:b",
         "admin-group = two words", "max-running-per-user = -1", "max-running-per-user = 10001", "max-running-per-user = x",

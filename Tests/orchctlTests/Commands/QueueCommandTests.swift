@@ -47,6 +47,18 @@ struct QueueCommandTests {
             """)
     }
 
+    @Test("the per-user table says RUNNING - where orchd sent no counts (to a user who is no admin), 0 where it sent none running")
+    func perUserCounts() {
+        let counts = JobCounts(waiting: 0, queued: 3, running: 2, finished: 0)
+        let hidden = QueueInfo(
+            name: QueueName(rawValue: "fs")!, concurrency: 4, paused: false, retryBaseUSec: 1_000_000, retryCapUSec: 300_000_000,
+            jobs: counts, maxRunningPerUser: 1)
+        #expect(QueueText.perUserTable([hidden]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     -        1\n")
+        var none = hidden
+        none.runningPerUser = [:]
+        #expect(QueueText.perUserTable([none]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     0        1\n")
+    }
+
     @Test("queue set --on sends hooks by event kind; a later --on for the same event wins")
     func hooks() throws {
         let parameters = try QueueSetCommand.makeParameters(try invocation([

@@ -125,6 +125,19 @@ struct JobTableTests {
         #expect(!text.contains("attempts:\n"))
     }
 
+    @Test("show makes control characters visible in every text a submitter chose: no escape sequence reaches the terminal")
+    func showEscapesControlCharacters() {
+        let escape = "\u{1B}]2;pwned\u{7}\u{1B}[2J\r\n"
+        var job = makeJob(7, .argv(["printf", escape]), state: .finished(.spawnFailed(reason: "cannot enter working directory " + escape)))
+        job.spec.name = "n" + escape
+        job.spec.cwd = "/tmp/" + escape
+        job.spec.uniqueKey = "k" + escape
+        job.spec.labels = ["l" + escape: "v" + escape]
+        let text = ShowCommand.render(job, time: TimeFormatter(utc: true), now: referenceDate)
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(text.debugDescription)")
+        #expect(text.contains("name:          n\\u{1B}]2;pwned\\u{7}\\u{1B}[2J\\r\\n\n"), "\(text)")
+    }
+
     @Test("show lists the new fields and the finished attempts, one line each")
     func showAttempts() throws {
         var job = makeJob(7, .argv(["flaky"]), state: .running, started: 10)

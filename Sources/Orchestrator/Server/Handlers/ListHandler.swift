@@ -25,7 +25,9 @@ struct ListHandler: VarlinkMethodHandler {
             let caller = call.caller
             // Other users' labels are not shown to a non-admin, so they cannot be filtered on either.
             if !caller.isAdmin, parameters.allUsers == true, !(parameters.labels ?? [:]).isEmpty {
-                throw VarlinkError.invalidParameter("labels")
+                throw VarlinkError.permissionDenied(
+                    "only admins may filter every user's jobs by label (other users' labels are not shown); "
+                        + "without --all-users, --label filters your own jobs")
             }
             let owner: UInt32? = caller.isAdmin || parameters.allUsers == true ? nil : caller.uid
             let shown: @Sendable ([Job]) -> [Job] = { jobs in

@@ -35,8 +35,9 @@ struct LogsHandler: VarlinkMethodHandler {
             }
             let job = found.job
             // A job not started yet: its first attempt, whose output is still to come.
-            let attempt = parameters.attempt ?? max(job.attempt, 1)
-            if let asked = parameters.attempt, asked < 1 || asked > job.attempt {
+            let asked = parameters.attempt ?? parameters.fromAttempt
+            let attempt = asked ?? max(job.attempt, 1)
+            if let asked, asked < 1 || asked > job.attempt {
                 // Following the next attempt of a job that has not made it yet is fine.
                 let next = job.state.isFinished || job.state == .running ? job.attempt : job.attempt + 1
                 guard parameters.follow == true, asked == next else {
@@ -60,7 +61,8 @@ struct LogsHandler: VarlinkMethodHandler {
                 }
                 : nil
             LogStream(
-                path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, mustExist: mustExist, attempt: attempt)
+                path: path, start: start, chunkBytes: Self.chunkBytes, responder: responder, owner: job.submitterUid,
+                mustExist: mustExist, attempt: attempt)
                 .run(following: follow, scheduler: scheduler)
         }
     }

@@ -18,10 +18,13 @@ struct LogCursor {
     let mustExist: Bool
     /// The attempt whose output the file is, sent with each reply; `nil` leaves it out.
     let attempt: Int?
+    /// The uid of the job's owner, who may put anything in their log directory.
+    let owner: UInt32
 
-    init(path: String, chunkBytes: Int, mustExist: Bool = false, attempt: Int? = nil) {
+    init(path: String, chunkBytes: Int, owner: UInt32, mustExist: Bool = false, attempt: Int? = nil) {
         self.path = path
         self.chunkBytes = chunkBytes
+        self.owner = owner
         self.mustExist = mustExist
         self.attempt = attempt
     }
@@ -30,18 +33,36 @@ struct LogCursor {
     var isOpen: Bool { fd >= 0 }
 
     /// Opens the file unless it is open already.
+    ///
+    /// The daemon reads as root from a directory the job's owner can write to, so what it
+    /// opens must be the log file itself: a symbolic link is not followed, a FIFO cannot block
+    /// the open, and only a regular file is read that is the owner's or has no other name (a
+    /// hard link to someone else's file has two). Otherwise `logs` would print any file the
+    /// owner links there, `/etc/shadow` included.
     /// - Returns: `false` when the file does not exist (yet).
-    /// - Throws: ``LogReadError`` for any other failure of open(2), and
-    ///   ``LogReadError/missing(_:)`` when the file does not exist but ``mustExist``.
+    /// - Throws: ``LogReadError`` for any other failure of open(2),
+    ///   ``LogReadError/missing(_:)`` when the file does not exist but ``mustExist``, and
+    ///   ``LogReadError/notALogFile(_:)`` for a link or anything but such a regular file.
     mutating func open() throws(LogReadError) -> Bool {
         if fd >= 0 { return true }
-        let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let opened = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK)
         if opened < 0 {
             if errno == ENOENT {
                 if mustExist { throw .missing(path) }
                 return false
             }
+            if errno == ELOOP { throw .notALogFile(path) }
             throw LogReadError("cannot open", path: path)
+        }
+        var info = stat()
+        guard fstat(opened, &info) == 0 else {
+            let error = LogReadError("cannot stat", path: path)
+            Glibc.close(opened)
+            throw error
+        }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == owner || info.st_nlink == 1 else {
+            Glibc.close(opened)
+            throw .notALogFile(path)
         }
         fd = opened
         return true

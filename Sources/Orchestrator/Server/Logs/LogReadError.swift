@@ -13,6 +13,8 @@ struct LogReadError: Error, Sendable {
     /// The file does not exist although the job's process was started, so it was created and
     /// then deleted or moved: its output is lost, which must not read as "no output".
     var isMissing = false
+    /// Said instead of the errno's text, when there is a better reason.
+    var reason: String?
 
     /// Captures the current `errno`.
     init(_ operation: String, path: String, code: Int32 = errno) {
@@ -28,9 +30,17 @@ struct LogReadError: Error, Sendable {
         return error
     }
 
+    /// Something other than the job's log file is at its path (a symbolic link, a FIFO, a
+    /// hard link to another user's file): it is not read.
+    static func notALogFile(_ path: String) -> LogReadError {
+        var error = LogReadError("cannot read", path: path, code: EPERM)
+        error.reason = "it is not a regular file of the job's owner (a link or special file is in its place)"
+        return error
+    }
+
     /// A message a user can act on: `cannot read /var/lib/orchd/logs/7.out: Permission denied`.
     var message: String {
-        "\(operation) \(path): \(String(cString: strerror(code)))"
+        "\(operation) \(path): \(reason ?? String(cString: strerror(code)))"
     }
 
     /// The error the `Logs` call fails with: `LogMissing` for a missing log, else

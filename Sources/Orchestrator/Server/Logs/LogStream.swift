@@ -63,10 +63,14 @@ actor LogStream {
     ///   - start: where the stream begins.
     ///   - chunkBytes: raw bytes per reply at most.
     ///   - responder: the call's replies.
+    ///   - owner: the uid of the job's owner (``LogCursor/open()`` reads only their file).
     ///   - mustExist: the job's process was started, so a missing file is lost output
     ///     (`LogMissing`), not output still to come.
-    init(path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, mustExist: Bool = false, attempt: Int? = nil) {
-        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, mustExist: mustExist, attempt: attempt)
+    init(
+        path: String, start: LogStart, chunkBytes: Int, responder: VarlinkResponder, owner: UInt32, mustExist: Bool = false,
+        attempt: Int? = nil
+    ) {
+        self.cursor = LogCursor(path: path, chunkBytes: chunkBytes, owner: owner, mustExist: mustExist, attempt: attempt)
         self.start = start
         self.responder = responder
         let slash = path.lastIndex(of: "/") ?? path.startIndex
@@ -108,7 +112,9 @@ actor LogStream {
             let job = await scheduler.attemptOver(follow.job, attempt: attempt)
             self.queue.async {
                 self.assumeIsolated { stream in
-                    if let job, !job.state.isFinished, follow.nextAttempts {
+                    // A later attempt follows when one will come or already came (a stream
+                    // resumed after a reconnect may start behind the job).
+                    if let job, follow.nextAttempts, !job.state.isFinished || job.attempt > attempt {
                         stream.nextAttempt = attempt + 1
                         stream.awaitEnd(of: attempt + 1, scheduler: scheduler)
                     } else {
@@ -126,7 +132,7 @@ actor LogStream {
         guard let attempt = nextAttempt, let follow else { return }
         nextAttempt = nil
         cursor.close()
-        cursor = LogCursor(path: follow.path(attempt), chunkBytes: cursor.chunkBytes, attempt: attempt)
+        cursor = LogCursor(path: follow.path(attempt), chunkBytes: cursor.chunkBytes, owner: cursor.owner, attempt: attempt)
         if try !cursor.open() {
             guard inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
                 throw LogReadError("cannot watch", path: directory)
@@ -176,9 +182,11 @@ actor LogStream {
     /// will come, else nothing more until the file changes.
     private func sendNextChunk() -> ReplyPacer.Step {
         guard !isDone else { return .finished }
-        // Read before the chunk: what the job wrote before it finished is in the file.
-        let isLastOutput = jobFinished
+        // Read before the chunk: what the job wrote before it finished is in the file. With an
+        // attempt still to switch to, this file's end is not the stream's, even once the job
+        // has finished (its later attempts' ends can be known before this file is drained).
         let switchesAttempt = nextAttempt != nil
+        let isLastOutput = jobFinished && !switchesAttempt
         do throws(LogReadError) {
             if !cursor.isOpen, try cursor.open(), isFollowing { try watchFile() }
             // A follower's first reply comes at once, even empty: its client can tell the
