@@ -65,7 +65,7 @@ CREATE INDEX jobs_by_state ON jobs (state, id);
 CREATE INDEX jobs_by_queue ON jobs (queue, id);
 CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
-CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
+CREATE UNIQUE INDEX jobs_unique_live ON jobs (submitter_uid, unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
 CREATE INDEX jobs_by_environment ON jobs (environment_id);
 -- Each owner's queued jobs of a queue in start order (v6-multi-user): the scheduler hands free
 -- slots to the users with queued work in turn.

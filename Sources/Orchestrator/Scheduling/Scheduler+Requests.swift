@@ -41,13 +41,12 @@ extension Scheduler {
             if let key = spec.uniqueKey, keys.updateValue(index, forKey: key) != nil {
                 throw .invalidSpec(.duplicateUniqueKeyInBatch(key))
             }
-            let context = try context(for: .submit, job: nil, spec: spec, now: now)
+            let context = try context(for: .submit, job: nil, spec: spec, owner: submitterUid, now: now)
             switch JobStateMachine.decide(nil, .submit, context) {
             case .enter(let state):
                 planned.append((spec, state))
             case .refused(.duplicate(let holder, let key)) where reuseExisting && specs.count == 1:
-                // Only the submitter's own job is theirs to reuse: another user's would hand
-                // them its name, labels and working directory, and then refuse them its logs.
+                // Unique keys are each user's own, so the holder is the submitter's job.
                 let existing = try existingJob(holder)
                 guard existing.submitterUid == submitterUid else { throw .duplicate(holder, uniqueKey: key) }
                 return Submission(jobs: [existing], existing: true)

@@ -10,10 +10,12 @@ extension Scheduler {
     ///   - operation: what is asked.
     ///   - job: the stored job; `nil` for a submit.
     ///   - spec: the job's spec (the new one for a submit).
+    ///   - owner: who submits (a submit; otherwise the stored job's owner): unique keys are
+    ///     each user's own.
     ///   - now: the current time.
     /// - Throws: ``SchedulerError/storage(_:)`` when the store cannot be read.
     func context(
-        for operation: JobStateMachine.Operation, job: Job?, spec: JobSpec, now: Date = Date()
+        for operation: JobStateMachine.Operation, job: Job?, spec: JobSpec, owner: UInt32? = nil, now: Date = Date()
     ) throws(SchedulerError) -> JobStateMachine.Context {
         var context = JobStateMachine.Context(now: now, notBefore: spec.notBefore)
         switch operation {
@@ -23,12 +25,12 @@ extension Scheduler {
                 let state = try storeCall { try store.job(dependency)?.state }
                 if state != .finished(.succeeded) { context.unsucceededDependencies.append((dependency, state)) }
             }
-            context.uniqueKeyHolder = try holder(of: spec.uniqueKey, other: nil)
+            context.uniqueKeyHolder = try holder(of: spec.uniqueKey, owner: owner ?? 0, other: nil)
         case .retry:
             if let job {
                 context.unsucceededDependencies = try storeCall { try store.unsucceededDependencies(of: [job.id])[job.id] ?? [] }
             }
-            context.uniqueKeyHolder = try holder(of: spec.uniqueKey, other: job?.id)
+            context.uniqueKeyHolder = try holder(of: spec.uniqueKey, owner: job?.submitterUid ?? owner ?? 0, other: job?.id)
         case .claim:
             context.queuePaused = runners[spec.queue]?.settings.paused ?? false
             context.held = job?.held ?? false
@@ -106,8 +108,8 @@ extension Scheduler {
         do { return try body() } catch { throw storageError(error) }
     }
 
-    private func holder(of key: String?, other id: JobID?) throws(SchedulerError) -> (id: JobID, key: String)? {
-        guard let key, let live = try storeCall({ try store.liveJob(uniqueKey: key) }), live.id != id else { return nil }
+    private func holder(of key: String?, owner: UInt32, other id: JobID?) throws(SchedulerError) -> (id: JobID, key: String)? {
+        guard let key, let live = try storeCall({ try store.liveJob(uniqueKey: key, owner: owner) }), live.id != id else { return nil }
         return (live.id, key)
     }
 }

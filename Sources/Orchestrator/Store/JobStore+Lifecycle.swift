@@ -106,10 +106,12 @@ extension JobStore {
         }
     }
 
-    /// The live job holding a unique key, if any.
-    public func liveJob(uniqueKey: String) throws -> Job? {
+    /// The live job of `owner` holding a unique key, if any: keys are each user's own, so
+    /// one user's key never blocks another's submit.
+    public func liveJob(uniqueKey: String, owner: UInt32) throws -> Job? {
         try select(
-            "SELECT \(Self.columns) FROM jobs WHERE unique_key = ? AND state <> 'finished'", [.text(uniqueKey)]
+            "SELECT \(Self.columns) FROM jobs WHERE submitter_uid = ? AND unique_key = ? AND state <> 'finished'",
+            [.integer(Int64(owner)), .text(uniqueKey)]
         ).first?.job
     }
 

@@ -34,8 +34,18 @@ public enum Migrations {
         migrator.registerMigration("v8-executors") { db in
             try db.execute(v8ExecutorsSQL)
         }
+        migrator.registerMigration("v9-unique-key-per-owner") { db in
+            try db.execute(v9UniqueKeyPerOwnerSQL)
+        }
         return migrator
     }()
+
+    /// v9: a unique key is each user's own (one live job per owner and key): on a shared
+    /// machine one user's `--unique nightly` must not refuse another's.
+    static let v9UniqueKeyPerOwnerSQL = """
+        DROP INDEX jobs_unique_live;
+        CREATE UNIQUE INDEX jobs_unique_live ON jobs (submitter_uid, unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
+        """
 
     /// v6: a queue's limit of running jobs per user, and the queued jobs of a queue by owner,
     /// in start order, so that the scheduler finds each user's next job (and which users have

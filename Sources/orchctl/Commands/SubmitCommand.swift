@@ -51,7 +51,7 @@ enum SubmitCommand: OrchctlCommand {
             .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: RFC 3339 (2026-12-01T08:00:00Z, offsets allowed) or HH:MM[:SS], the next such local time."),
             .value(\.timeoutUSec, "timeout", "span", kind: .timeSpan, help: "Stop a run that takes longer than this; it ends as timed_out."),
             .value(\.retries, "retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
-            .value(\.unique, "unique", "key", help: "Refuse the job while another job with this key has not finished."),
+            .value(\.unique, "unique", "key", help: "Refuse the job while another of your jobs with this key has not finished."),
             .flag(\.reuse, "reuse", help: "With --unique: when such a job exists, print its ID and exit 0 instead of failing."),
             .value(\.name, "name", "name", help: "A name to show for the job."),
             .keyValues(\.labels, "label", "key=value", help: "A label to attach to the job."),
