@@ -16,7 +16,8 @@ public enum Roff {
     }
 
     /// Escapes text for roff: backslashes, hyphens (so they are not broken or turned into
-    /// dashes), and a `.` or `'` starting the text (which would read as a request).
+    /// dashes), characters outside ASCII (as `\[uXXXX]`, groff_char(7)), and a `.` or `'`
+    /// starting the text (which would read as a request).
     /// - Parameter text: plain text.
     /// - Returns: the text as a roff body line.
     public static func escape(_ text: String) -> String {
@@ -25,10 +26,21 @@ public enum Roff {
             switch character {
             case "\\": result += "\\e"
             case "-": result += "\\-"
+            // Plain groff reads its input as Latin-1: a character outside ASCII goes as a
+            // named Unicode glyph.
+            case _ where !character.isASCII:
+                result += character.unicodeScalars.map { "\\[u" + String($0.value, radix: 16, uppercase: true).leftPadded(to: 4) + "]" }.joined()
             default: result.append(character)
             }
         }
         if result.hasPrefix(".") || result.hasPrefix("'") { result = "\\&" + result }
         return result
+    }
+}
+
+extension String {
+    /// The string with leading zeros up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
