@@ -45,7 +45,11 @@ struct SlurmBatchScript: Hashable, Sendable {
             "\(lookup) || { report \(q("spawn_failed command not found: \(command)")); exit 127; }",
             "rm -f -- \"$exit_file.tmp\"",
         ]
-        lines.append((["env", "-i", "--"] + assignments + ["SLURM_JOB_ID=\"$SLURM_JOB_ID\""] + arguments.map(q)).joined(separator: " "))
+        // env(1) takes every word with a `=` before the command for an assignment: a command
+        // such as `./a=b` would set a variable and env would print the environment instead of
+        // running it. Such a command is run by a shell's exec, which takes it as the command.
+        let runner = command.contains("=") ? ["/bin/sh", "-c", q("exec \"$@\""), "sh"] : []
+        lines.append((["env", "-i", "--"] + assignments + ["SLURM_JOB_ID=\"$SLURM_JOB_ID\""] + runner + arguments.map(q)).joined(separator: " "))
         lines += ["status=$?", "report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }

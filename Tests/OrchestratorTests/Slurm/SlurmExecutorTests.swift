@@ -48,6 +48,28 @@ struct SlurmExecutorTests {
         #expect(try String(contentsOfFile: directory.file("7.exit"), encoding: .utf8) == "3\n")
     }
 
+    @Test("a command whose name has a '=' is run, not taken by env for a variable assignment")
+    func scriptRunsCommandWithEquals() throws {
+        let directory = try TemporaryDirectory()
+        let program = directory.file("a=b")
+        try "#!/bin/sh\nprintf 'ran [%s]\\n' \"$1\"\nexit 5\n".write(toFile: program, atomically: true, encoding: .utf8)
+        #expect(chmod(program, 0o755) == 0)
+        for command in ["./a=b", program] {
+            let script = SlurmBatchScript(
+                arguments: [command, "x=y"], workingDirectory: directory.path, environment: ["PATH": "/usr/bin:/bin"],
+                exitStatusPath: directory.file("e.exit"), title: "t")
+            let (status, output) = try run(script, in: directory)
+            #expect(status == 5, "\(command): \(output)")
+            #expect(output == "ran [x=y]\n", "\(command)")
+            #expect(try String(contentsOfFile: directory.file("e.exit"), encoding: .utf8) == "5\n")
+        }
+        // Found in the job's PATH, as execvp(3) finds it.
+        let script = SlurmBatchScript(
+            arguments: ["a=b", "p"], workingDirectory: "/", environment: ["PATH": directory.path],
+            exitStatusPath: directory.file("p.exit"), title: "t")
+        #expect(try run(script, in: directory) == (5, "ran [p]\n"))
+    }
+
     @Test("a missing working directory or command is reported as a spawn failure in the exit status file")
     func scriptReportsSpawnFailures() throws {
         let directory = try TemporaryDirectory()
