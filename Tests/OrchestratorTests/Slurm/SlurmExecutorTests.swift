@@ -68,6 +68,19 @@ struct SlurmExecutorTests {
             arguments: ["a=b", "p"], workingDirectory: "/", environment: ["PATH": directory.path],
             exitStatusPath: directory.file("p.exit"), title: "t")
         #expect(try run(script, in: directory) == (5, "ran [p]\n"))
+
+        // Its environment is exactly the job's, as for any other command.
+        // (env itself under that name: a shell script would set PWD on its own.)
+        try FileManager.default.removeItem(atPath: program)
+        #expect(symlink("/usr/bin/env", program) == 0)
+        for environment in [["A": "1"], ["A": "1", "PWD": "/it's/set"]] {
+            let script = SlurmBatchScript(
+                arguments: ["./a=b"], workingDirectory: directory.path, environment: environment,
+                exitStatusPath: directory.file("v.exit"), title: "t")
+            let lines = try run(script, in: directory).output.split(separator: "\n").map(String.init)
+            let expected = environment.merging(["SLURM_JOB_ID": "77"]) { $1 }.map { "\($0.key)=\($0.value)" }
+            #expect(lines.sorted() == expected.sorted())
+        }
     }
 
     @Test("a missing working directory or command is reported as a spawn failure in the exit status file")
