@@ -133,6 +133,24 @@ struct SlurmExecutorTests {
         #expect(!SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Invalid partition name specified"))
     }
 
+    @Test("recovery follows the job orchd submitted as the job's user, not one another user named and commented like it")
+    func recoveryChecksTheUser() throws {
+        let comment = SlurmExecutor.comment(job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd")
+        let squeue = """
+            {"jobs": [
+              {"job_id": 100, "name": "orchd-42", "job_state": "RUNNING", "comment": "\(comment)", "user_id": 1000},
+              {"job_id": 101, "name": "orchd-42", "job_state": "COMPLETED", "exit_code": 0, "comment": "\(comment)", "user_id": 1001}
+            ]}
+            """
+        let jobs = try #require(SlurmExecutor.parseSqueue(squeue))
+        #expect(jobs.map(\.userID) == [1000, 1001])
+        let found = SlurmExecutor.submittedEntry(in: jobs, job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd", userID: 1000)
+        #expect(found?.number == 100, "the forged later job 101 of uid 1001 must not be taken for it")
+        // Only a forged one: Slurm has no job of orchd's for the attempt.
+        #expect(SlurmExecutor.submittedEntry(in: [jobs[1]], job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd", userID: 1000) == nil)
+        #expect(SlurmExecutor.submittedEntry(in: jobs, job: JobID(rawValue: 42), attempt: 2, stateDirectory: "/var/lib/orchd", userID: 1000) == nil)
+    }
+
     @Test("log paths become sbatch file name patterns; timeouts become whole minutes")
     func sbatchValues() {
         #expect(SlurmExecutor.filenamePattern("/logs/100%/7.out") == "/logs/100%%/7.out")
