@@ -161,6 +161,10 @@ struct SlurmQueueTests {
         #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
         let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String, "a running job shows its Slurm job ID")
         #expect(try cluster.liveJobIDs().contains(slurmID))
+        // Slurm must not run it again by itself after a node failure or preemption (JobRequeue=1
+        // is Slurm's default): orchd's --retries decides.
+        let shown = try cluster.run("/usr/bin/scontrol", ["show", "job", slurmID]).standardOutput
+        #expect(shown.contains("Requeue=0"), "\(shown)")
         let cancelled = try daemon.orchctl(["cancel", id])
         #expect(cancelled.status == 0, "\(cancelled)")
         #expect(try job(daemon, id)["result"] as? String == "cancelled")

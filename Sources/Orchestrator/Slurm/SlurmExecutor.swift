@@ -187,6 +187,10 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             // The script sets the job's environment itself (env -i): nothing of orchd's, and
             // no login environment (which --export=NONE would load).
             "--export=NIL",
+            // Slurm requeues a batch job by default (JobRequeue=1) after a node failure or a
+            // preemption and runs it again under the same ID: orchd would see one end for two
+            // runs. The attempt ends interrupted instead, and --retries decides.
+            "--no-requeue",
         ]
         if let input = attempt.inputPath { arguments.append("--input=\(Self.filenamePattern(input))") }
         if let owner = attempt.owner {

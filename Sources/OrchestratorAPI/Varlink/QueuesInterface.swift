@@ -144,7 +144,7 @@ public enum QueuesInterface {
                 return "'\(option.visible)' is not an sbatch option: give each as one argument starting with '-', e.g. --mem=2G"
             }
             if let name = reservedSlurmOption(in: option) {
-                return "'\(name.visible)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user); leave it out"
+                return "'\(name.visible)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user, requeue); leave it out"
             }
         }
         return nil
@@ -177,6 +177,7 @@ public enum QueuesInterface {
     public static let reservedSlurmOptions: Set<String> = [
         "--job-name", "-J", "--output", "-o", "--error", "-e", "--export", "--export-file", "--chdir", "-D",
         "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid", "--input", "-i",
+        "--requeue", "--no-requeue",
     ]
 
     /// The event kinds a hook may be set for.

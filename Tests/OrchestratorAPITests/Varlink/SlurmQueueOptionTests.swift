@@ -12,7 +12,7 @@ struct SlurmQueueOptionTests {
         // The end of the options: orchd's own would become the script and its arguments.
         "--", "--=x",
         // The exact names, as before.
-        "--output=/tmp/x", "--uid=0", "-W",
+        "--output=/tmp/x", "--uid=0", "-W", "--requeue", "--no-req",
     ])
     func reservedSpellings(option: String) {
         let problem = QueuesInterface.slurmProblem(partition: nil, options: [option])
