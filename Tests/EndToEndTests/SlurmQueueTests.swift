@@ -70,6 +70,8 @@ struct SlurmQueueTests {
         #expect(shown.contains("slurm job \(slurmID)"), "\(shown)")
         let names = try slurmJobs(of: daemon, cluster).filter { String(describing: $0["job_id"] ?? "") == slurmID }
         #expect(names.first?["name"] as? String == "orchd-\(id)", "Slurm has it under the job's name")
+        // Recovery tells orchd's submission from a look-alike by this user.
+        #expect(names.first?["user_id"] as? Int == Int(geteuid()), "squeue --json gives the job's user_id: \(names)")
         let queues = try daemon.orchctl(["queues"]).standardOutput
         #expect(queues.contains("hpc    slurm") && queues.contains("yes"), "queues shows the executor and that Slurm answered:\n\(queues)")
     }
@@ -159,6 +161,10 @@ struct SlurmQueueTests {
         #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
         let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String, "a running job shows its Slurm job ID")
         #expect(try cluster.liveJobIDs().contains(slurmID))
+        // Slurm must not run it again by itself after a node failure or preemption (JobRequeue=1
+        // is Slurm's default): orchd's --retries decides.
+        let shown = try cluster.run("/usr/bin/scontrol", ["show", "job", slurmID]).standardOutput
+        #expect(shown.contains("Requeue=0"), "\(shown)")
         let cancelled = try daemon.orchctl(["cancel", id])
         #expect(cancelled.status == 0, "\(cancelled)")
         #expect(try job(daemon, id)["result"] as? String == "cancelled")
@@ -199,6 +205,8 @@ struct SlurmQueueTests {
         #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput == "\(a.uid)\n\(a.gid)\n")
         var info = stat()
         #expect(stat(daemon.stateDirectory + "/logs/\(a.uid)/\(id).1.out", &info) == 0 && info.st_uid == a.uid, "the log is the user's")
+        let entry = try slurmJobs(of: daemon, cluster).first { $0["name"] as? String == "orchd-\(id)" }
+        #expect(entry?["user_id"] as? Int == Int(a.uid), "squeue --json gives the owner as the job's user_id: \(String(describing: entry))")
         #expect(try job(daemon, id)["attempts"].map { ($0 as? [[String: Any]])?.first?["slurmJobId"] != nil } == true)
     }
 

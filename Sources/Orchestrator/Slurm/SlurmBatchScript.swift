@@ -45,7 +45,13 @@ struct SlurmBatchScript: Hashable, Sendable {
             "\(lookup) || { report \(q("spawn_failed command not found: \(command)")); exit 127; }",
             "rm -f -- \"$exit_file.tmp\"",
         ]
-        lines.append((["env", "-i", "--"] + assignments + ["SLURM_JOB_ID=\"$SLURM_JOB_ID\""] + arguments.map(q)).joined(separator: " "))
+        // env(1) takes every word with a `=` before the command for an assignment: a command
+        // such as `./a=b` would set a variable and env would print the environment instead of
+        // running it. Such a command is run by a shell's exec, which takes it as the command;
+        // the shell sets PWD itself, so it is put back as the job had it (or not at all).
+        let keepPWD = environment["PWD"].map { "export PWD=\(q($0)); " } ?? "unset PWD; "
+        let runner = command.contains("=") ? ["/bin/sh", "-c", q(keepPWD + "exec \"$@\""), "sh"] : []
+        lines.append((["env", "-i", "--"] + assignments + ["SLURM_JOB_ID=\"$SLURM_JOB_ID\""] + runner + arguments.map(q)).joined(separator: " "))
         lines += ["status=$?", "report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }

@@ -187,6 +187,10 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             // The script sets the job's environment itself (env -i): nothing of orchd's, and
             // no login environment (which --export=NONE would load).
             "--export=NIL",
+            // Slurm requeues a batch job by default (JobRequeue=1) after a node failure or a
+            // preemption and runs it again under the same ID: orchd would see one end for two
+            // runs. The attempt ends interrupted instead, and --retries decides.
+            "--no-requeue",
         ]
         if let input = attempt.inputPath { arguments.append("--input=\(Self.filenamePattern(input))") }
         if let owner = attempt.owner {
@@ -410,8 +414,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                         settleFromAccounting(attempt, id: id)
                     }
                 case .lookingUp:
-                    let comment = Self.comment(job: attempt.jobID, attempt: attempt.launch.job.attempt, stateDirectory: stateDirectory)
-                    if let entry = jobs.filter({ $0.comment == comment && $0.name == "orchd-\(attempt.jobID)" }).max(by: { $0.number < $1.number }) {
+                    if let entry = Self.submittedEntry(
+                        in: jobs, job: attempt.jobID, attempt: attempt.launch.job.attempt, stateDirectory: stateDirectory,
+                        userID: attempt.launch.request.user ?? geteuid()) {
                         DaemonLog.warning("job \(attempt.jobID) was submitted to Slurm as \(entry.id) before the previous daemon stopped; following it")
                         attempt.phase = .inSlurm(entry.id)
                         callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.success(.slurmJob(entry.id))) }
@@ -430,6 +435,23 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             }
             stopPollingIfIdle()
         }
+    }
+
+    /// The Slurm job a previous orchd submitted for an attempt without recording its ID: the
+    /// latest with the attempt's name and comment that runs as the job's user. Any user of the
+    /// cluster can give their own job that name and comment, so the user is what tells orchd's
+    /// submission from a forged one (whose end would be recorded as the job's).
+    /// - Parameters:
+    ///   - jobs: squeue's jobs.
+    ///   - job: the orchd job.
+    ///   - attempt: its attempt number.
+    ///   - stateDirectory: this orchd's state directory (part of the comment).
+    ///   - userID: the uid the job was submitted as (its owner's, or orchd's own); an entry
+    ///     without `user_id` (a Slurm that does not say) is not told apart by it.
+    /// - Returns: the entry, or `nil` when Slurm has no such job.
+    static func submittedEntry(in jobs: [QueueEntry], job: JobID, attempt: Int, stateDirectory: String, userID: UInt32) -> QueueEntry? {
+        let comment = comment(job: job, attempt: attempt, stateDirectory: stateDirectory)
+        return jobs.filter { $0.comment == comment && $0.name == "orchd-\(job)" && ($0.userID ?? userID) == userID }.max { $0.number < $1.number }
     }
 
     /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
@@ -512,6 +534,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         var exitCode: Int32?
         /// `comment`.
         var comment: String
+        /// `user_id`: whom the job runs as; `nil` when squeue did not say.
+        var userID: UInt32? = nil
     }
 
     /// The jobs of `squeue --json` output (Slurm 22.05's `jobs` array), or `nil` when it is
@@ -528,7 +552,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 ?? (((job["exit_code"] as? [String: Any])?["return_code"] as? NSNumber)?.int32Value).map { $0 << 8 }
             return QueueEntry(
                 number: number, name: job["name"] as? String ?? "", state: state, exitCode: exit,
-                comment: job["comment"] as? String ?? "")
+                comment: job["comment"] as? String ?? "", userID: (job["user_id"] as? NSNumber)?.uint32Value)
         }
     }
 

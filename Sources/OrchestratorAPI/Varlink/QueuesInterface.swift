@@ -143,18 +143,41 @@ public enum QueuesInterface {
             guard option.hasPrefix("-"), !option.contains("\n"), !option.contains("\0") else {
                 return "'\(option.visible)' is not an sbatch option: give each as one argument starting with '-', e.g. --mem=2G"
             }
-            let name = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
-            if reservedSlurmOptions.contains(name) {
-                return "'\(name)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user); leave it out"
+            if let name = reservedSlurmOption(in: option) {
+                return "'\(name.visible)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user, requeue); leave it out"
             }
         }
         return nil
     }
 
+    /// The reserved option an argument gives sbatch, read as sbatch's getopt_long(3) reads it,
+    /// or `nil`: a long option may be any unambiguous prefix of its name (`--outp=F` is
+    /// `--output=F`), a short one may carry its value attached (`-oF`) or follow flags that take
+    /// none (`-vW`), and `--` ends the options, so orchd's own would become the script's.
+    /// - Parameter option: one queue option, starting with `-`.
+    /// - Returns: the option as given (its name part), when it is or may be a reserved one.
+    static func reservedSlurmOption(in option: String) -> String? {
+        let name = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? option
+        if name == "--" || name == "-" { return name }
+        if name.hasPrefix("--") {
+            return reservedSlurmOptions.contains { $0.hasPrefix("--") && $0.hasPrefix(name) } ? name : nil
+        }
+        for letter in option.dropFirst() {
+            if reservedSlurmOptions.contains("-\(letter)") { return "-\(letter)" }
+            // A letter that takes a value ends the cluster: the rest is its value.
+            guard slurmFlagsWithoutValue.contains(letter) else { return nil }
+        }
+        return nil
+    }
+
+    /// sbatch's short options that take no value (sbatch(1)): more letters may follow them.
+    static let slurmFlagsWithoutValue: Set<Character> = ["h", "H", "I", "k", "O", "Q", "s", "u", "v", "V", "W"]
+
     /// The `sbatch` options orchd gives each job itself, refused in a queue's options.
     public static let reservedSlurmOptions: Set<String> = [
         "--job-name", "-J", "--output", "-o", "--error", "-e", "--export", "--export-file", "--chdir", "-D",
         "--parsable", "--wrap", "--array", "-a", "--wait", "-W", "--comment", "--uid", "--gid", "--input", "-i",
+        "--requeue", "--no-requeue",
     ]
 
     /// The event kinds a hook may be set for.

@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 import Synchronization
@@ -139,6 +140,10 @@ final class SlurmCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process: a pipe another test opened meanwhile for a child's
+        // output (Foundation's are not close-on-exec) would stay open in munged or slurmctld for
+        // the whole run, and that test would wait forever for its end of file.
+        cposix_spawn_file_actions_addclosefrom(&actions, 3)
         let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -193,6 +198,7 @@ final class SlurmCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, scratch, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        cposix_spawn_file_actions_addclosefrom(&actions, 3)
         var environment = ProcessInfo.processInfo.environment
         if let configuration { environment["SLURM_CONF"] = configuration }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

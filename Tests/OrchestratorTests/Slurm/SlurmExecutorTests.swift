@@ -48,6 +48,41 @@ struct SlurmExecutorTests {
         #expect(try String(contentsOfFile: directory.file("7.exit"), encoding: .utf8) == "3\n")
     }
 
+    @Test("a command whose name has a '=' is run, not taken by env for a variable assignment")
+    func scriptRunsCommandWithEquals() throws {
+        let directory = try TemporaryDirectory()
+        let program = directory.file("a=b")
+        try "#!/bin/sh\nprintf 'ran [%s]\\n' \"$1\"\nexit 5\n".write(toFile: program, atomically: true, encoding: .utf8)
+        #expect(chmod(program, 0o755) == 0)
+        for command in ["./a=b", program] {
+            let script = SlurmBatchScript(
+                arguments: [command, "x=y"], workingDirectory: directory.path, environment: ["PATH": "/usr/bin:/bin"],
+                exitStatusPath: directory.file("e.exit"), title: "t")
+            let (status, output) = try run(script, in: directory)
+            #expect(status == 5, "\(command): \(output)")
+            #expect(output == "ran [x=y]\n", "\(command)")
+            #expect(try String(contentsOfFile: directory.file("e.exit"), encoding: .utf8) == "5\n")
+        }
+        // Found in the job's PATH, as execvp(3) finds it.
+        let script = SlurmBatchScript(
+            arguments: ["a=b", "p"], workingDirectory: "/", environment: ["PATH": directory.path],
+            exitStatusPath: directory.file("p.exit"), title: "t")
+        #expect(try run(script, in: directory) == (5, "ran [p]\n"))
+
+        // Its environment is exactly the job's, as for any other command.
+        // (env itself under that name: a shell script would set PWD on its own.)
+        try FileManager.default.removeItem(atPath: program)
+        #expect(symlink("/usr/bin/env", program) == 0)
+        for environment in [["A": "1"], ["A": "1", "PWD": "/it's/set"]] {
+            let script = SlurmBatchScript(
+                arguments: ["./a=b"], workingDirectory: directory.path, environment: environment,
+                exitStatusPath: directory.file("v.exit"), title: "t")
+            let lines = try run(script, in: directory).output.split(separator: "\n").map(String.init)
+            let expected = environment.merging(["SLURM_JOB_ID": "77"]) { $1 }.map { "\($0.key)=\($0.value)" }
+            #expect(lines.sorted() == expected.sorted())
+        }
+    }
+
     @Test("a missing working directory or command is reported as a spawn failure in the exit status file")
     func scriptReportsSpawnFailures() throws {
         let directory = try TemporaryDirectory()
@@ -96,6 +131,24 @@ struct SlurmExecutorTests {
         #expect(SlurmExecutor.parseSacct("") == nil)
         #expect(SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"))
         #expect(!SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Invalid partition name specified"))
+    }
+
+    @Test("recovery follows the job orchd submitted as the job's user, not one another user named and commented like it")
+    func recoveryChecksTheUser() throws {
+        let comment = SlurmExecutor.comment(job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd")
+        let squeue = """
+            {"jobs": [
+              {"job_id": 100, "name": "orchd-42", "job_state": "RUNNING", "comment": "\(comment)", "user_id": 1000},
+              {"job_id": 101, "name": "orchd-42", "job_state": "COMPLETED", "exit_code": 0, "comment": "\(comment)", "user_id": 1001}
+            ]}
+            """
+        let jobs = try #require(SlurmExecutor.parseSqueue(squeue))
+        #expect(jobs.map(\.userID) == [1000, 1001])
+        let found = SlurmExecutor.submittedEntry(in: jobs, job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd", userID: 1000)
+        #expect(found?.number == 100, "the forged later job 101 of uid 1001 must not be taken for it")
+        // Only a forged one: Slurm has no job of orchd's for the attempt.
+        #expect(SlurmExecutor.submittedEntry(in: [jobs[1]], job: JobID(rawValue: 42), attempt: 1, stateDirectory: "/var/lib/orchd", userID: 1000) == nil)
+        #expect(SlurmExecutor.submittedEntry(in: jobs, job: JobID(rawValue: 42), attempt: 2, stateDirectory: "/var/lib/orchd", userID: 1000) == nil)
     }
 
     @Test("log paths become sbatch file name patterns; timeouts become whole minutes")
