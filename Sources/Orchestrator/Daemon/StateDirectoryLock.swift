@@ -40,18 +40,11 @@ public final class StateDirectoryLock: Sendable {
     }
 
     private static func createDirectory(_ path: String) throws(StateDirectoryLockError) {
-        var partial = path.hasPrefix("/") ? "" : "."
-        let components = path.split(separator: "/")
-        for (index, component) in components.enumerated() {
-            partial += "/" + component
-            let mode: mode_t = index == components.count - 1 && geteuid() == 0 ? 0o711 : 0o700
-            let previousMask = umask(0o022)
-            let made = mkdir(partial, mode)
-            let code = errno
-            umask(previousMask)
-            if made != 0 && code != EEXIST {
-                throw .system(call: "mkdir", path: partial, errno: code)
-            }
+        do {
+            // Run by root (the system service), users may pass through to their own log directory.
+            try DirectoryPath.create(path) { isLast in isLast && geteuid() == 0 ? 0o711 : 0o700 }
+        } catch {
+            throw .system(call: "mkdir", path: error.path, errno: error.errno)
         }
     }
 }

@@ -80,18 +80,10 @@ public enum ControlSocket {
     /// by the umask); existing ones are left as they are.
     private static func createParentDirectory(of path: String, mode: mode_t) throws(ControlSocketError) {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
-        let directory = String(path[..<slash])
-        var components: [Substring] = []
-        for component in directory.split(separator: "/") {
-            components.append(component)
-            let partial = (directory.hasPrefix("/") ? "/" : "") + components.joined(separator: "/")
-            let previousMask = umask(0o022)
-            let made = mkdir(partial, mode)
-            let code = errno
-            umask(previousMask)
-            if made != 0 && code != EEXIST {
-                throw .system(call: "mkdir", path: partial, errno: code)
-            }
+        do {
+            try DirectoryPath.create(String(path[..<slash])) { _ in mode }
+        } catch {
+            throw .system(call: "mkdir", path: error.path, errno: error.errno)
         }
     }
 }

@@ -1,29 +1,11 @@
 import OrchestratorAPI
 
-/// `io.orchd.Queues.Add`: declares a new queue with its settings.
+/// `io.orchd.Queues.Add`: declares a new queue with its settings (as Set checks them).
 struct AddQueueHandler: VarlinkMethodHandler {
     static let method = QueuesInterface.add
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        do throws(VarlinkError) {
-            let parameters = try call.parameters(QueuesInterface.SetParameters.self)
-            if let problem = QueuesInterface.hookProblem(parameters.hooks)
-                ?? QueuesInterface.retryProblem(baseUSec: parameters.retryBaseUSec, capUSec: parameters.retryCapUSec)
-                ?? QueuesInterface.slurmProblem(partition: parameters.slurmPartition, options: parameters.slurmOptions) {
-                throw QueuesInterface.invalidSetting(problem)
-            }
-            responder.complete({ [scheduler] () async throws(SchedulerError) in
-                try await scheduler.addQueue(
-                    parameters.name, concurrency: parameters.concurrency,
-                    retryBase: parameters.retryBaseUSec.map(Duration.init(microseconds:)),
-                    retryCap: parameters.retryCapUSec.map(Duration.init(microseconds:)), hooks: parameters.hooks,
-                    maxRunningPerUser: parameters.maxRunningPerUser,
-                    executor: QueueExecutorSettings.Change(
-                        executor: parameters.executor, slurmPartition: parameters.slurmPartition, slurmOptions: parameters.slurmOptions))
-            }) { QueuesInterface.QueueReply(queue: $0) }
-        } catch {
-            responder.fail(error)
-        }
+        SetQueueHandler.apply(call, responder: responder, scheduler: scheduler, declaring: true)
     }
 }
