@@ -13,14 +13,25 @@ public struct ArgumentParser: Sendable {
     /// The commands, in the order help lists them; built only once a command word needs
     /// them, so `--version` and `--help` do not pay for declaring every command's options.
     private let commandTable: @Sendable () -> [CommandSpec]
+    /// Finds one top-level command by its word without building the table (nil: not known).
+    private let commandNamed: @Sendable (String) -> CommandSpec?
     /// The command of a program without command words: every word is its option or argument.
     private let impliedCommand: CommandSpec?
     /// Options accepted with every command, before or after its word (``GlobalOptions``).
     private let globalSpecs: [OptionSpec]
 
     /// Creates a parser over `commands`, evaluated at most once per parse and only when needed.
-    public init(commands: @escaping @autoclosure @Sendable () -> [CommandSpec]) {
+    /// - Parameters:
+    ///   - commands: every top-level command, for help and for a word `commandNamed` does
+    ///     not know.
+    ///   - commandNamed: the top-level command with this word, built alone; by default
+    ///     looked up in `commands`.
+    public init(
+        commands: @escaping @autoclosure @Sendable () -> [CommandSpec],
+        commandNamed: (@Sendable (String) -> CommandSpec?)? = nil
+    ) {
         commandTable = commands
+        self.commandNamed = commandNamed ?? { word in commands().first { $0.name == word } }
         impliedCommand = nil
         globalSpecs = GlobalOptions.specs
     }
@@ -30,6 +41,7 @@ public struct ArgumentParser: Sendable {
     /// options. ``parse(_:)`` returns `.help(command)` for `--help`.
     public init(command: CommandSpec) {
         commandTable = { [] }
+        commandNamed = { _ in nil }
         impliedCommand = command
         globalSpecs = []
     }
@@ -155,7 +167,7 @@ public struct ArgumentParser: Sendable {
 
             // A positional word: first the command, then its arguments.
             guard let current = invocation else {
-                guard let spec = commands().first(where: { $0.name == word }) else {
+                guard let spec = commandNamed(word) else {
                     throw CommandLineError(.unknownCommand, "unknown command '\(word)'")
                 }
                 command = spec

@@ -4,8 +4,9 @@ import OrchestratorAPI
 /// `orchctl cancel ID... | --queue Q | --state S [--signal NAME]`: dequeues jobs or tears
 /// down their running processes.
 enum CancelCommand: OrchctlCommand {
+    static let name = "cancel"
     static let spec = CommandSpec(
-        name: "cancel",
+        name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
             A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). Each job is cancelled on its own: one that cannot be cancelled is reported and the others still are.

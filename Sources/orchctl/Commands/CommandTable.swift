@@ -43,6 +43,13 @@ enum CommandTable {
 
     /// The implementation of the command named `name` (`queue set` for a subcommand).
     static func command(named name: String) -> (any OrchctlCommand.Type)? {
-        commands.first { $0.spec.name == name }
+        commands.first { $0.name == name }
+    }
+
+    /// The declaration of the top-level command named `word`, built alone: declaring every
+    /// command's options was a sixth of a `submit`'s start-up.
+    @Sendable static func topLevelSpec(named word: String) -> CommandSpec? {
+        guard !word.contains(" ") else { return nil }
+        return command(named: word)?.spec
     }
 }

@@ -2,8 +2,9 @@ import CommandLineParsing
 /// `orchctl completion bash|zsh|fish`: prints a shell completion script written from the
 /// command table (``CompletionScript``).
 enum CompletionCommand: OrchctlCommand {
+    static let name = "completion"
     static let spec = CommandSpec(
-        name: "completion",
+        name: name,
         abstract: "Print a shell completion script for bash, zsh or fish.",
         discussion: """
             The script completes every command and option, the words an option accepts, files for paths, and queue names and job IDs asked of orchd (with the --socket already typed). scripts/install.sh installs all three. To load one by hand:

@@ -5,8 +5,9 @@ import OrchestratorAPI
 /// `orchctl edit ID [--priority N] [--queue Q] [--at TIME | --delay SPAN] [--name NAME]`:
 /// changes a job that has not started.
 enum EditCommand: OrchctlCommand {
+    static let name = "edit"
     static let spec = CommandSpec(
-        name: "edit",
+        name: name,
         abstract: "Change a job that has not started.",
         discussion: "Changes the priority, queue, start time or name of a waiting or queued job (held or not); what is not given stays. A start time ahead makes a queued job wait for it, one that has come queues a waiting job whose dependencies succeeded. A job that has started or finished cannot be edited (exit status 1), nor moved to a queue that does not exist. Prints the job's ID.",
         usage: "edit <id> [--priority <n>] [--queue <queue>] [--at <time> | --delay <span>] [--name <name>]",

@@ -7,8 +7,9 @@ import OrchestratorAPI
 /// `orchctl events [--since SEQ] [--follow] [--queue Q] [--job ID]`: lifecycle events, one
 /// JSON object per line, from `io.orchd.Jobs.Subscribe`.
 enum EventsCommand: OrchctlCommand {
+    static let name = "events"
     static let spec = CommandSpec(
-        name: "events",
+        name: name,
         abstract: "Print job and queue events as JSON lines.",
         discussion: """
             Prints the events orchd still retains, oldest first, one JSON object per line, keys in alphabetical order: at, attempt, exitCode, jobId, kind, ownerUid, previousState, queue, result, seq, signal, state (null when they do not apply). Kinds: submitted, queued, started, retrying, requeued, finished, cancelled, queue_paused, queue_resumed, queue_drained, daemon_ready, daemon_stopping.

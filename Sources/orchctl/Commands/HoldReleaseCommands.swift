@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl hold ID...`: keeps jobs that have not started from starting.
 enum HoldCommand: OrchctlCommand {
+    static let name = "hold"
     static let spec = CommandSpec(
-        name: "hold",
+        name: name,
         abstract: "Keep jobs that have not started from starting, until released.",
         discussion: "A held job stays waiting or queued, shown as held, and does not start whatever its queue does (the queue is not paused: its other jobs run). It stays held across a restart of orchd. A job that has started cannot be held. Prints each job's ID.",
         usage: "hold <id> ...",
@@ -42,8 +43,9 @@ enum HoldCommand: OrchctlCommand {
 
 /// `orchctl release ID...`: lets held jobs start again.
 enum ReleaseCommand: OrchctlCommand {
+    static let name = "release"
     static let spec = CommandSpec(
-        name: "release",
+        name: name,
         abstract: "Let held jobs start again.",
         discussion: "A released job starts when its queue has room, as if it had never been held. Prints each job's ID.",
         usage: "release <id> ...",

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl info`: the daemon's version, uptime, paths, job counts, containment and sync.
 enum InfoCommand: OrchctlCommand {
+    static let name = "info"
     static let spec = CommandSpec(
-        name: "info",
+        name: name,
         abstract: "Show orchd's version, paths, jobs, containment, sync.",
         discussion: "With --json, prints io.orchd.Manager.GetInfo's reply as one JSON object (version, pid, uptimeUSec, stateDirectory, socket, concurrency, jobs {waiting, queued, running, finished}, containment, cgroup, sync, syncIntervalUSec) and jsonVersion, the version of this shape: fields may be added, and jsonVersion grows when one changes meaning or goes.",
         usage: "info",

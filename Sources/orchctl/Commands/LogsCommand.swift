@@ -10,8 +10,9 @@ import Synchronization
 /// `orchctl logs ID [--stderr | --both] [--attempt N] [--follow] [--tail N]`: a job's captured
 /// output, byte-exact, from `io.orchd.Jobs.Logs`.
 enum LogsCommand: OrchctlCommand {
+    static let name = "logs"
     static let spec = CommandSpec(
-        name: "logs",
+        name: name,
         abstract: "Print a job's output, or follow it as it grows.",
         discussion: """
             The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet and prints nothing. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output. When the standard output printed is empty and the job wrote to its standard error, a one-line hint on standard error says so.

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl manual`: prints orchctl(1), written from the command table (``ManPage``).
 enum ManualCommand: OrchctlCommand {
+    static let name = "manual"
     static let spec = CommandSpec(
-        name: "manual",
+        name: name,
         abstract: "Print orchctl's manual page (roff) for man(1).",
         discussion: "Read it with 'orchctl manual | man -l -'. scripts/install.sh installs it as orchctl(1), with orchd(8).",
         usage: "manual",

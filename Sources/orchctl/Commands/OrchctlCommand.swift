@@ -3,6 +3,8 @@ import CommandLineParsing
 protocol OrchctlCommand: Sendable {
     /// The command's options as one typed value (``NoOptions`` when it has none).
     associatedtype Options: CommandOptions = NoOptions
+    /// The command's words (`submit`, `queue set`), known without building ``spec``.
+    static var name: String { get }
     /// The declaration the parser and help renderer use.
     static var spec: CommandSpec { get }
     /// Runs the command.

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl pause [Q...]`: queues start nothing new; running jobs go on.
 enum PauseCommand: OrchctlCommand {
+    static let name = "pause"
     static let spec = CommandSpec(
-        name: "pause",
+        name: name,
         abstract: "Pause queues: start none of their jobs until resumed.",
         discussion: "Running jobs go on; queued jobs stay queued. Without a queue name, pauses every queue. Prints each queue that was paused.",
         usage: "pause [<queue> ...]",
@@ -18,8 +19,9 @@ enum PauseCommand: OrchctlCommand {
 
 /// `orchctl resume [Q...]`: paused queues start jobs again.
 enum ResumeCommand: OrchctlCommand {
+    static let name = "resume"
     static let spec = CommandSpec(
-        name: "resume",
+        name: name,
         abstract: "Resume paused queues.",
         discussion: "Without a queue name, resumes every queue. Prints each queue that was resumed.",
         usage: "resume [<queue> ...]",

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl ping`: checks that orchd answers.
 enum PingCommand: OrchctlCommand {
+    static let name = "ping"
     static let spec = CommandSpec(
-        name: "ping",
+        name: name,
         abstract: "Check that orchd is running and answering.",
         discussion: "Prints 'pong' and exits 0 when orchd answers; exits 69 when it cannot be reached.",
         usage: "ping",

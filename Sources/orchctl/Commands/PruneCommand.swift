@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl prune --older-than SPAN | --all`: deletes finished jobs and their logs.
 enum PruneCommand: OrchctlCommand {
+    static let name = "prune"
     static let spec = CommandSpec(
-        name: "prune",
+        name: name,
         abstract: "Delete finished jobs with their logs and attempts.",
         discussion: "Give --older-than or --all: a bare prune is refused, so that it never deletes every finished job by accident. orchd already prunes on its own, continuously, by its --retention-age and --retention-count settings. A finished job that an unfinished job depends on is kept. Prints how many jobs were deleted.",
         usage: "prune (--older-than <span> | --all)",

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl queue`: the group of commands that change one queue (`queue set`).
 enum QueueCommand: OrchctlCommand {
+    static let name = "queue"
     static let spec = CommandSpec(
-        name: "queue",
+        name: name,
         abstract: "Add, change or remove a queue.",
         discussion: """
             Queues are declared: 'queue add' adds one, 'queue set' changes a queue's concurrency, retry backoff, hooks and executor, 'queue remove' removes one that has no unfinished job. The configuration file declares queues too (queue.NAME = concurrency=4, retry-base=10s, executor=slurm), and the queue 'default' always exists. Submitting to a queue that does not exist is an error naming those that do.
@@ -39,8 +40,9 @@ enum QueueSetCommand: OrchctlCommand {
         orchctl queue set builds --on failed='logger "job $ORCHD_JOB_ID $ORCHD_RESULT"'
         """
 
+    static let name = "queue set"
     static let spec = CommandSpec(
-        name: "queue set",
+        name: name,
         abstract: "Change a queue's concurrency, retry backoff, hooks and executor.",
         discussion: """
             Settings not given keep their value; the queue must exist ('queue add' adds one). A new concurrency applies at once: more jobs start, or none starts until enough have finished. No running job is stopped. Prints the queue's new settings. Only root and members of orchd's admin group may change queues.
@@ -131,8 +133,9 @@ enum QueueSetCommand: OrchctlCommand {
 enum QueueAddCommand: OrchctlCommand {
     typealias Options = QueueSetCommand.Options
 
+    static let name = "queue add"
     static let spec = CommandSpec(
-        name: "queue add",
+        name: name,
         abstract: "Add a queue, with its settings.",
         discussion: "Jobs can be submitted to the new queue at once. Settings not given are orchd's defaults (its --concurrency, retry backoff 1s to 5min, no hooks); 'queue set' changes them later. A queue that exists already is an error. Prints the queue's settings.",
         usage: "queue add <queue> [<options>]",
@@ -159,8 +162,9 @@ enum QueueAddCommand: OrchctlCommand {
 
 /// `orchctl queue remove Q`.
 enum QueueRemoveCommand: OrchctlCommand {
+    static let name = "queue remove"
     static let spec = CommandSpec(
-        name: "queue remove",
+        name: name,
         abstract: "Remove a queue that has no unfinished job.",
         discussion: "Its finished jobs stay (status, show, logs, retry once the queue is added again). Refused, and nothing changes, while the queue has a job that has not finished (cancel them with 'orchctl cancel --queue <queue>', or wait with 'orchctl wait --queue <queue> --drained'), and for the queue 'default', which always exists.",
         usage: "queue remove <queue>",

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl queues`: every queue with its settings and job counts.
 enum QueuesCommand: OrchctlCommand {
+    static let name = "queues"
     static let spec = CommandSpec(
-        name: "queues",
+        name: name,
         abstract: "List queues with their settings and job counts.",
         discussion: "Lists every queue that has jobs or settings. RETRY BASE/CAP is the backoff before the first retry (doubled for each further one) and its upper limit. Queues with hooks (see 'orchctl queue set --help') have them listed under the table, one per line. With --json, each queue's hooks object maps event kinds to commands.",
         usage: "queues",

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl reload`: has orchd re-read its configuration file, as SIGHUP does.
 enum ReloadCommand: OrchctlCommand {
+    static let name = "reload"
     static let spec = CommandSpec(
-        name: "reload",
+        name: name,
         abstract: "Re-read orchd's configuration file.",
         discussion: """
             Does what 'systemctl reload orchd' (SIGHUP) does: the configuration file is read \

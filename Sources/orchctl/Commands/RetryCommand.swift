@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl retry ID` or `orchctl retry --failed [--queue Q]`: runs finished jobs again.
 enum RetryCommand: OrchctlCommand {
+    static let name = "retry"
     static let spec = CommandSpec(
-        name: "retry",
+        name: name,
         abstract: "Run a finished job again.",
         discussion: """
             The job keeps its ID and gets its next attempt (one more is allowed); 'orchctl show' lists the earlier attempts. Only a finished job can be retried, whatever its result. Prints the job's ID.

@@ -4,8 +4,9 @@ import OrchestratorAPI
 
 /// `orchctl show ID`: every field of one job.
 enum ShowCommand: OrchctlCommand {
+    static let name = "show"
     static let spec = CommandSpec(
-        name: "show",
+        name: name,
         abstract: "Show every field of one job.",
         usage: "show <id>",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl shutdown [--wait]`: asks orchd to stop, as SIGTERM does.
 enum ShutdownCommand: OrchctlCommand {
+    static let name = "shutdown"
     static let spec = CommandSpec(
-        name: "shutdown",
+        name: name,
         abstract: "Stop orchd, as SIGTERM does.",
         discussion: """
             Only root, orchd's own user and members of its admin group may call it. orchd stops as on SIGTERM: it takes no \

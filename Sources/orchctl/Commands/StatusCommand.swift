@@ -8,8 +8,9 @@ enum StatusCommand: OrchctlCommand {
     /// How many jobs `status` shows without `--limit` or `--all`.
     static let defaultLimit = 100
 
+    static let name = "status"
     static let spec = CommandSpec(
-        name: "status",
+        name: name,
         abstract: "List jobs with their state, queue and times.",
         discussion: """
             Without IDs, lists the running jobs first, then the newest 100 other matching jobs (see --limit and --all) in ID order, then the job counts of orchd (or of the queue given with --queue). 'orchctl' with no command runs 'orchctl status'. On a shared orchd you see your own jobs (root and the admin group see every job); --all-users lists everyone's, as ps does. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX). A job that has not started yet shows under STARTED when it may start, if that is ahead ('in 4m'). A NAME column appears when any listed job has a name.

@@ -7,8 +7,9 @@ import OrchestratorAPI
 
 /// `orchctl submit`: queues one job, capturing the caller's environment and directory.
 enum SubmitCommand: OrchctlCommand {
+    static let name = "submit"
     static let spec = CommandSpec(
-        name: "submit",
+        name: name,
         abstract: "Queue a command as a job.",
         discussion: """
             The words after '--' are the job's argument vector, run exactly as given without a shell; --shell runs a string with /bin/sh -c instead. The job gets your environment and working directory. Prints the new job's ID alone, so 'id=$(orchctl submit -- make)' works.

@@ -3,8 +3,9 @@ import OrchestratorAPI
 
 /// `orchctl suspend ID`: stops a running job's processes.
 enum SuspendCommand: OrchctlCommand {
+    static let name = "suspend"
     static let spec = CommandSpec(
-        name: "suspend",
+        name: name,
         abstract: "Stop a running job's processes until it is continued.",
         discussion: "Every process of the job stops: its cgroup is frozen (cgroup.freeze), or where orchd runs without cgroups its process group gets SIGSTOP. The job stays running, shown as suspended, and keeps its slot. Its --timeout goes on counting while it is suspended. Cancelling it, its timeout and a stop of orchd thaw it first, then tear it down as usual. Prints the job's ID.",
         usage: "suspend <id>",
@@ -32,8 +33,9 @@ enum SuspendCommand: OrchctlCommand {
 
 /// `orchctl continue ID`: lets a suspended job's processes go on.
 enum ContinueCommand: OrchctlCommand {
+    static let name = "continue"
     static let spec = CommandSpec(
-        name: "continue",
+        name: name,
         abstract: "Let a suspended job's processes go on.",
         discussion: "Thaws the job's cgroup (or sends SIGCONT to its process group). Prints the job's ID.",
         usage: "continue <id>",

@@ -12,8 +12,9 @@ import Glibc
 /// (SIGWINCH), and each second for the elapsed times; `q` or Ctrl-C quits and restores the
 /// terminal. `--once` prints one frame and exits.
 enum TopCommand: OrchctlCommand {
+    static let name = "top"
     static let spec = CommandSpec(
-        name: "top",
+        name: name,
         abstract: "Show a live view of queues, running jobs and recent ends.",
         discussion: """
             Shows each queue's running, queued and waiting jobs and how many ended in the last minute, the running jobs with their elapsed time and the last line of their output, and the jobs that ended last. The view is redrawn as orchd reports events, when the terminal is resized, and each second for the elapsed times; q or Ctrl-C quits and restores the terminal.

@@ -6,8 +6,9 @@ import Synchronization
 /// `orchctl wait (ID... | --all | --queue Q --drained) [--timeout SPAN]`: blocks until jobs
 /// finish, or until a queue has nothing left to run.
 enum WaitCommand: OrchctlCommand {
+    static let name = "wait"
     static let spec = CommandSpec(
-        name: "wait",
+        name: name,
         abstract: "Wait until jobs finish or a queue drains.",
         discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",

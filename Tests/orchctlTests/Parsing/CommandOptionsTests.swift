@@ -58,4 +58,18 @@ struct CommandOptionsTests {
         let wait = WaitCommand.Options(decoding: try invocation(["wait", "7", "--timeout", "1h30min"]))
         #expect(wait.timeout == .seconds(5400))
     }
+
+    @Test("each command's name is its declaration's, and the parser finds each top-level command by it alone")
+    func namesMatchDeclarations() throws {
+        for command in CommandTable.commands {
+            #expect(command.name == command.spec.name)
+            if !command.name.contains(" ") {
+                #expect(CommandTable.topLevelSpec(named: command.name)?.name == command.name)
+            }
+        }
+        #expect(CommandTable.topLevelSpec(named: "queue set") == nil, "a subcommand is found through its group")
+        #expect(CommandTable.topLevelSpec(named: "sbumit") == nil)
+        #expect(throws: CommandLineError.self) { try Orchctl.parser.parse(["sbumit"]) }
+    }
 }
+
