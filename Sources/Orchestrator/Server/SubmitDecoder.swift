@@ -1,29 +1,48 @@
 import Foundation
 import OrchestratorAPI
 
-/// Decodes an `io.orchd.Jobs.SubmitBatch` call's parameters with a small parser written for
-/// their shape, instead of `JSONDecoder` (most of a large batch's cost was the coder's
-/// generic machinery, per field of every spec).
+/// Decodes the parameters of `io.orchd.Jobs.Submit` and `io.orchd.Jobs.SubmitBatch` calls
+/// with a small parser written for their shape, instead of `JSONDecoder` (most of a large
+/// batch's cost, and a sixth of orchd's work for one submit, was the coder's generic
+/// machinery, per field of every spec).
 ///
 /// It accepts only input it reads exactly as the Codable decoder would: well-formed JSON,
 /// integers without fraction or exponent that fit their field, no key given twice, valid
 /// UTF-8, queue names and start times that their types accept. For anything else it gives
-/// up, and ``parameters(of:)`` lets the Codable decoder decide; so bad input gets the same
-/// error, naming the same field, as before.
-enum SubmitBatchDecoder {
-    /// The call's parameters: from the parser when it accepts the message, else from
-    /// ``VarlinkMethodCall/parameters(_:)`` (the Codable decoder, and its errors).
+/// up, and ``batchParameters(of:)`` and ``submitParameters(of:)`` let the Codable decoder
+/// decide; so bad input gets the same error, naming the same field, as before.
+enum SubmitDecoder {
+    /// A SubmitBatch call's parameters: from the parser when it accepts the message, else
+    /// from ``VarlinkMethodCall/parameters(_:)`` (the Codable decoder, and its errors).
     /// - Throws: `org.varlink.service.InvalidParameter` naming the offending field.
-    static func parameters(of call: VarlinkMethodCall) throws(VarlinkError) -> JobsInterface.SubmitBatchParameters {
-        if let parameters = decode(call.message) { return parameters }
+    static func batchParameters(of call: VarlinkMethodCall) throws(VarlinkError) -> JobsInterface.SubmitBatchParameters {
+        if let parameters = decodeBatch(call.message) { return parameters }
         return try call.parameters(JobsInterface.SubmitBatchParameters.self)
     }
 
-    /// The parameters of a whole call message, or `nil` when the parser does not accept it.
-    static func decode(_ message: Data) -> JobsInterface.SubmitBatchParameters? {
-        message.withUnsafeBytes { raw -> JobsInterface.SubmitBatchParameters? in
+    /// A Submit call's parameters, as ``batchParameters(of:)`` reads a batch's.
+    /// - Throws: `org.varlink.service.InvalidParameter` naming the offending field.
+    static func submitParameters(of call: VarlinkMethodCall) throws(VarlinkError) -> JobsInterface.SubmitParameters {
+        if let parameters = decodeSubmit(call.message) { return parameters }
+        return try call.parameters(JobsInterface.SubmitParameters.self)
+    }
+
+    /// The parameters of a whole SubmitBatch call message, or `nil` when the parser does not
+    /// accept it.
+    static func decodeBatch(_ message: Data) -> JobsInterface.SubmitBatchParameters? {
+        decodeCall(message) { $0.batchParameters() }
+    }
+
+    /// The parameters of a whole Submit call message, or `nil` when the parser does not
+    /// accept it.
+    static func decodeSubmit(_ message: Data) -> JobsInterface.SubmitParameters? {
+        decodeCall(message) { $0.submitParameters() }
+    }
+
+    private static func decodeCall<P>(_ message: Data, _ readParameters: (inout Parser) -> P?) -> P? {
+        message.withUnsafeBytes { raw -> P? in
             var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
-            guard let parameters = parser.call(), parser.atEnd() else { return nil }
+            guard let parameters = parser.call(readParameters), parser.atEnd() else { return nil }
             return parameters
         }
     }
@@ -67,9 +86,10 @@ enum SubmitBatchDecoder {
 
         // MARK: The call's shape
 
-        /// `{"method": ..., "parameters": {...}, "more": ..., "oneway": ...}`.
-        mutating func call() -> JobsInterface.SubmitBatchParameters? {
-            var parameters: JobsInterface.SubmitBatchParameters?
+        /// `{"method": ..., "parameters": {...}, "more": ..., "oneway": ...}`, the parameters
+        /// read by `readParameters`.
+        mutating func call<P>(_ readParameters: (inout Parser) -> P?) -> P? {
+            var parameters: P?
             var seen: Set<String> = []
             let ok = object { key, parser in
                 guard seen.insert(key).inserted else { return false }
@@ -77,7 +97,7 @@ enum SubmitBatchDecoder {
                 case "method": return parser.string() != nil
                 case "parameters":
                     if parser.null() { return true }
-                    parameters = parser.batchParameters()
+                    parameters = readParameters(&parser)
                     return parameters != nil
                 case "more", "oneway": return parser.null() || parser.bool() != nil
                 default: return parser.skipValue()
@@ -117,6 +137,28 @@ enum SubmitBatchDecoder {
             }
             guard ok, let specs else { return nil }
             return JobsInterface.SubmitBatchParameters(specs: specs, environment: environment, returnJobs: returnJobs)
+        }
+
+        /// `{"spec": {...}, "reuseExisting": ...}`.
+        mutating func submitParameters() -> JobsInterface.SubmitParameters? {
+            var spec: JobSpec?
+            var reuseExisting: Bool?
+            var seen: Set<String> = []
+            let ok = object { key, parser in
+                guard seen.insert(key).inserted else { return false }
+                switch key {
+                case "spec":
+                    spec = parser.spec()
+                    return spec != nil
+                case "reuseExisting":
+                    if parser.null() { return true }
+                    reuseExisting = parser.bool()
+                    return reuseExisting != nil
+                default: return parser.skipValue()
+                }
+            }
+            guard ok, let spec else { return nil }
+            return JobsInterface.SubmitParameters(spec: spec, reuseExisting: reuseExisting)
         }
 
         /// One ``JobSpec``, as its `init(from:)` reads it (`null` is the same as absent for

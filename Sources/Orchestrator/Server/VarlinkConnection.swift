@@ -133,7 +133,7 @@ actor VarlinkConnection {
         for message in messages {
             let data = Data(message)
             // The parser reads the usual header; anything else is the Codable decoder's to judge.
-            var header = SubmitBatchDecoder.header(of: data)
+            var header = SubmitDecoder.header(of: data)
             if header == nil, let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
                 header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
             }

@@ -4,11 +4,11 @@ import Testing
 
 @testable import Orchestrator
 
-@Suite("SubmitBatch's own decoder agrees with the Codable one")
-struct SubmitBatchDecoderTests {
-    static func call(_ text: String) -> VarlinkMethodCall {
+@Suite("Submit's and SubmitBatch's own decoder agrees with the Codable one")
+struct SubmitDecoderTests {
+    static func call(_ text: String, method: String = "io.orchd.Jobs.SubmitBatch") -> VarlinkMethodCall {
         VarlinkMethodCall(
-            method: "io.orchd.Jobs.SubmitBatch", more: false, oneway: false, message: Data(text.utf8),
+            method: method, more: false, oneway: false, message: Data(text.utf8),
             peer: PeerCredentials(pid: 1, uid: 0, gid: 0))
     }
 
@@ -126,8 +126,8 @@ struct SubmitBatchDecoderTests {
     @Test("accepted calls decode to what the Codable decoder gives", arguments: accepted)
     func acceptedAgree(text: String) {
         let call = Self.call(text)
-        #expect(SubmitBatchDecoder.decode(call.message) != nil, "the parser should read this itself")
-        let fast = Self.outcome { () throws(VarlinkError) in try SubmitBatchDecoder.parameters(of: call) }
+        #expect(SubmitDecoder.decodeBatch(call.message) != nil, "the parser should read this itself")
+        let fast = Self.outcome { () throws(VarlinkError) in try SubmitDecoder.batchParameters(of: call) }
         let codable = Self.outcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitBatchParameters.self) }
         #expect(fast == codable)
         if case .failed = codable { Issue.record("the Codable decoder refused an accepted call: \(codable)") }
@@ -136,7 +136,7 @@ struct SubmitBatchDecoderTests {
     @Test("bad or unusual calls get the Codable decoder's answer, the same error for bad input", arguments: declined)
     func declinedAgree(text: String) {
         let call = Self.call(text)
-        let fast = Self.outcome { () throws(VarlinkError) in try SubmitBatchDecoder.parameters(of: call) }
+        let fast = Self.outcome { () throws(VarlinkError) in try SubmitDecoder.batchParameters(of: call) }
         let codable = Self.outcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitBatchParameters.self) }
         #expect(fast == codable)
     }
@@ -144,7 +144,7 @@ struct SubmitBatchDecoderTests {
     @Test("a batch of many specs is read by the parser, in order")
     func manySpecs() throws {
         let specs = (0..<1000).map { #"{"argv":["echo","\#($0)"],"cwd":"/tmp","environment":{"PATH":"/bin"}}"# }
-        let parameters = try #require(SubmitBatchDecoder.decode(Data(Self.batch(specs.joined(separator: ",")).utf8)))
+        let parameters = try #require(SubmitDecoder.decodeBatch(Data(Self.batch(specs.joined(separator: ",")).utf8)))
         #expect(parameters.specs.count == 1000)
         #expect(parameters.specs[999].command == .argv(["echo", "999"]))
     }
@@ -156,8 +156,74 @@ struct SubmitBatchDecoderTests {
     func headerAgrees(text: String) {
         let data = Data(text.utf8)
         let codable = (try? JSONDecoder().decode(VarlinkCallHeader.self, from: data)).map { ($0.method, $0.more ?? false, $0.oneway ?? false) }
-        if let fast = SubmitBatchDecoder.header(of: data) {
+        if let fast = SubmitDecoder.header(of: data) {
             #expect(codable.map { $0 == fast } == true, "\(fast) vs \(String(describing: codable))")
         }
+    }
+
+    // MARK: - Submit
+
+    static func submit(_ spec: String, extra: String = "") -> String {
+        #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":\#(spec)\#(extra)}}"#
+    }
+
+    /// Submit calls the parser reads itself.
+    static let submitAccepted: [String] = [
+        submit(#"{"argv":["true"],"cwd":"/tmp","environment":{"PATH":"/usr/bin:/bin"}}"#),
+        submit(#"{"shell":"echo hi","cwd":"/"}"#, extra: #","reuseExisting":true"#),
+        submit(#"{"argv":["x"],"cwd":"/","uniqueKey":"u"}"#, extra: #","reuseExisting":null,"future":[1,{"a":null}]"#),
+        submit(#"{"argv":["esc\"aped\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude42"],"cwd":"/é","labels":{"k":"v"},"after":[3]}"#),
+        #"{"parameters":{"reuseExisting":false,"spec":{"argv":["x"],"cwd":"/"}},"method":"io.orchd.Jobs.Submit","more":false}"#,
+    ]
+
+    /// Bad or unusual Submit calls: the parser gives up and the Codable decoder answers.
+    static let submitDeclined: [String] = [
+        #"{"method":"io.orchd.Jobs.Submit"}"#,
+        #"{"method":"io.orchd.Jobs.Submit","parameters":null}"#,
+        #"{"method":"io.orchd.Jobs.Submit","parameters":{}}"#,
+        #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":null}}"#,
+        #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":[]}}"#,
+        submit(#"{"argv":["x"]}"#),
+        submit(#"{"argv":["x"],"cwd":"/"}"#, extra: #","reuseExisting":"yes""#),
+        submit(#"{"argv":["x"],"cwd":"/"}"#, extra: #","spec":{"argv":["y"],"cwd":"/"}"#),
+        submit(#"{"argv":["x"],"cwd":"/","priority":1.5}"#),
+        submit(#"{"argv":["x"],"cwd":"/","queue":"bad name"}"#),
+        submit(#"{"argv":["x"],"cwd":"/","priority":"high"}"#),
+        "\u{FEFF}" + submit(#"{"argv":["x"],"cwd":"/"}"#),
+    ]
+
+    /// The outcome of a Submit decoder, comparable.
+    enum SubmitOutcome: Equatable {
+        case decoded(JobSpec, Bool?)
+        case failed(VarlinkError)
+    }
+
+    static func submitOutcome(_ decode: () throws(VarlinkError) -> JobsInterface.SubmitParameters) -> SubmitOutcome {
+        do {
+            let parameters = try decode()
+            return .decoded(parameters.spec, parameters.reuseExisting)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    @Test("accepted Submit calls decode to what the Codable decoder gives", arguments: submitAccepted)
+    func submitAcceptedAgree(text: String) {
+        let call = Self.call(text, method: "io.orchd.Jobs.Submit")
+        #expect(SubmitDecoder.decodeSubmit(call.message) != nil, "the parser should read this itself")
+        let fast = Self.submitOutcome { () throws(VarlinkError) in try SubmitDecoder.submitParameters(of: call) }
+        let codable = Self.submitOutcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitParameters.self) }
+        #expect(fast == codable)
+        if case .failed = codable { Issue.record("the Codable decoder refused an accepted call: \(codable)") }
+    }
+
+    @Test("bad or unusual Submit calls get the Codable decoder's answer, the same error for bad input",
+          arguments: submitDeclined + declined)
+    func submitDeclinedAgree(text: String) {
+        let call = Self.call(text, method: "io.orchd.Jobs.Submit")
+        #expect(SubmitDecoder.decodeSubmit(call.message) == nil, "the parser should leave this to the Codable decoder")
+        let fast = Self.submitOutcome { () throws(VarlinkError) in try SubmitDecoder.submitParameters(of: call) }
+        let codable = Self.submitOutcome { () throws(VarlinkError) in try call.parameters(JobsInterface.SubmitParameters.self) }
+        #expect(fast == codable)
     }
 }

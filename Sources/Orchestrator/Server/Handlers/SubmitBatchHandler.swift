@@ -7,7 +7,7 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
-            let parameters = try SubmitBatchDecoder.parameters(of: call)
+            let parameters = try SubmitDecoder.batchParameters(of: call)
             guard !parameters.specs.isEmpty else { throw VarlinkError.invalidParameter("specs") }
             let returnJobs = parameters.returnJobs ?? false
             let specs = parameters.resolvedSpecs

@@ -8,7 +8,7 @@ struct SubmitHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let parameters: JobsInterface.SubmitParameters
         do {
-            parameters = try call.parameters(JobsInterface.SubmitParameters.self)
+            parameters = try SubmitDecoder.submitParameters(of: call)
         } catch {
             responder.fail(error)
             return
