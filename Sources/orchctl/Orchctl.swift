@@ -8,7 +8,9 @@ import Glibc
 /// orchctl's whole run: parse, dispatch, report errors, return the exit status to `main`.
 enum Orchctl {
     /// The parser over every command.
-    static var parser: ArgumentParser { ArgumentParser(commands: CommandTable.specs) }
+    static var parser: ArgumentParser {
+        ArgumentParser(commands: CommandTable.specs, commandNamed: CommandTable.topLevelSpec(named:))
+    }
     /// The help renderer over every command.
     static var helpRenderer: HelpRenderer { HelpRenderer(commands: CommandTable.specs) }
 
@@ -79,9 +81,14 @@ enum Orchctl {
         var result: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "="), result[String(text[..<equals])] == nil {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            // Split at the first '=' byte: walking the string by Characters (grapheme
+            // breaking) was a third of a submit's instructions.
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+            if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+                let name = String(decoding: bytes[..<equals], as: UTF8.self)
+                if result[name] == nil {
+                    result[name] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+                }
             }
             entry += 1
         }

@@ -115,7 +115,8 @@ public struct JobSpec: Hashable, Sendable, Codable {
         guard cwd.hasPrefix("/") else { throw .relativeWorkingDirectory(cwd) }
         if cwd.utf8.contains(0) { throw .nulByte(field: "cwd") }
         for (key, value) in environment {
-            if key.isEmpty || key.contains("=") { throw .invalidEnvironmentName(key) }
+            // Bytes, not `contains("=")`: the substring search was most of validating a spec.
+            if key.isEmpty || key.utf8.contains(UInt8(ascii: "=")) { throw .invalidEnvironmentName(key) }
             if key.utf8.contains(0) || value.utf8.contains(0) { throw .nulByte(field: "environment") }
         }
     }
@@ -177,5 +178,28 @@ public struct JobSpec: Hashable, Sendable, Codable {
         try container.encodeIfPresent(timeoutUSec, forKey: .timeoutUSec)
         if maxAttempts != 1 { try container.encode(maxAttempts, forKey: .maxAttempts) }
         try container.encodeIfPresent(uniqueKey, forKey: .uniqueKey)
+    }
+}
+
+extension JobSpec: JSONWritable {
+    /// Writes what ``encode(to:)`` encodes, member for member.
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        switch command {
+        case .argv(let argv): writer.key("argv"); writer.strings(argv)
+        case .shell(let shell): writer.key("shell"); writer.string(shell)
+        }
+        writer.key("cwd"); writer.string(cwd)
+        writer.key("environment"); writer.stringMap(environment)
+        writer.key("queue"); writer.string(queue.rawValue)
+        writer.key("priority"); writer.integer(priority)
+        if let name { writer.key("name"); writer.string(name) }
+        writer.key("labels"); writer.stringMap(labels)
+        if !after.isEmpty { writer.key("after"); writer.integers(after.map(\.rawValue)) }
+        if let notBefore { writer.key("notBefore"); writer.string(Timestamp.format(notBefore)) }
+        if let timeoutUSec { writer.key("timeoutUSec"); writer.integer(timeoutUSec) }
+        if maxAttempts != 1 { writer.key("maxAttempts"); writer.integer(maxAttempts) }
+        if let uniqueKey { writer.key("uniqueKey"); writer.string(uniqueKey) }
+        writer.endObject()
     }
 }

@@ -195,7 +195,7 @@ public enum JobsInterface {
     }
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
-    public struct SubmitParameters: Codable, Sendable {
+    public struct SubmitParameters: Codable, Sendable, JSONWritable {
         /// What was submitted.
         public var spec: JobSpec
         /// When the spec's unique key belongs to a live job, reply with that job (and
@@ -205,6 +205,13 @@ public enum JobsInterface {
         public init(spec: JobSpec, reuseExisting: Bool? = nil) {
             self.spec = spec
             self.reuseExisting = reuseExisting
+        }
+        /// Writes what the synthesized `encode(to:)` encodes.
+        public func writeJSON(to writer: inout JSONWriter) {
+            writer.beginObject()
+            writer.key("spec"); spec.writeJSON(to: &writer)
+            if let reuseExisting { writer.key("reuseExisting"); writer.bool(reuseExisting) }
+            writer.endObject()
         }
     }
 
@@ -272,6 +279,17 @@ public enum JobsInterface {
         public var id: JobID
         /// Creates a value with every field given.
         public init(id: JobID) { self.id = id }
+    }
+
+    /// A ``JobReply`` read for the job's ID alone (``VarlinkMethod/decodingReply(as:)``).
+    public struct JobIDReply: Codable, Sendable {
+        /// The job, its ID only.
+        public var job: IdentifiedJob
+        /// A job as its ID.
+        public struct IdentifiedJob: Codable, Sendable {
+            /// The job's ID.
+            public var id: JobID
+        }
     }
 
     /// A reply carrying one job.

@@ -114,7 +114,7 @@ public final class VarlinkClient {
     private func write<P: Codable & Sendable>(_ call: VarlinkCall<P>) throws(VarlinkClientError) {
         var bytes: [UInt8]
         do {
-            bytes = Array(try jsonEncoder.encode(call))
+            bytes = try call.encoded(with: jsonEncoder)
         } catch {
             throw .protocolViolation("cannot encode the call: \(error)")
         }

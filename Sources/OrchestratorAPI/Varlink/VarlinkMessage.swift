@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// A Varlink method call: `{"method": "io.orchd.Jobs.Get", "parameters": {...}, "more": true}`
 /// followed on the wire by one NUL byte (https://varlink.org/Method-Call).
 public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
@@ -15,6 +17,23 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
         self.parameters = parameters
         self.more = more
         self.oneway = oneway
+    }
+}
+
+extension VarlinkCall {
+    /// The call as a message's JSON text (without the terminating NUL): written by hand when
+    /// the parameters are ``JSONWritable``, else by `encoder`.
+    /// - Throws: what `encoder` throws.
+    func encoded(with encoder: JSONEncoder) throws -> [UInt8] {
+        guard let writable = parameters as? any JSONWritable else { return Array(try encoder.encode(self)) }
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("method"); writer.string(method)
+        writer.key("parameters"); writable.writeJSON(to: &writer)
+        if let more { writer.key("more"); writer.bool(more) }
+        if let oneway { writer.key("oneway"); writer.bool(oneway) }
+        writer.endObject()
+        return writer.bytes
     }
 }
 

@@ -28,6 +28,15 @@ public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sen
         self.errors = errors
     }
 
+    /// The same method with its reply decoded as `Narrower`: a type with only the fields a
+    /// caller reads. Fields it leaves out are skipped, not converted (a CLI call that needs
+    /// only a job's ID spent a tenth of its time decoding the whole job).
+    /// - Parameter narrower: the reply type; its fields must have the reply's names and types.
+    /// - Returns: the method under the same name, errors and `more` rule.
+    public func decodingReply<Narrower: Codable & Sendable>(as narrower: Narrower.Type) -> VarlinkMethod<Parameters, Narrower> {
+        VarlinkMethod<Parameters, Narrower>(name, requiresMore: requiresMore, errors: errors)
+    }
+
     /// The method without its types, for tables of methods of different types.
     public var erased: AnyVarlinkMethod {
         AnyVarlinkMethod(

@@ -72,24 +72,27 @@ enum SubmitCommand: OrchctlCommand {
         let jobSpec = try makeSpec(options, trailing: invocation.trailing, context: context)
         let connection = try context.connect(invocation)
         let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: options.reuse ? true : nil)
-        let submitted = try connection.call(JobsInterface.submit, parameters).job
-        guard options.wait else {
-            if invocation.global.json {
+        let id: JobID
+        if invocation.global.json {
+            let submitted = try connection.call(JobsInterface.submit, parameters).job
+            guard options.wait else {
                 context.console.write(try JSONOutput.text(submitted))
-            } else {
-                context.console.print(submitted.id.description)
+                return .success
             }
-            return .success
+            id = submitted.id
+        } else {
+            id = try connection.call(JobsInterface.submit.decodingReply(as: JobsInterface.JobIDReply.self), parameters).job.id
+            // The ID goes out first, so a caller sees which job it is waiting for.
+            context.console.print(id.description)
+            guard options.wait else { return .success }
         }
-        // The ID goes out first, so a caller sees which job it is waiting for.
-        if !invocation.global.json { context.console.print(submitted.id.description) }
         // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
         let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
-            try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [submitted.id])).jobs
+            try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [id])).jobs
         }
-        guard let job = finished.first(where: { $0.id == submitted.id }), let result = job.state.result else {
-            throw CommandFailure("orchd answered the wait for job \(submitted.id) without its result")
+        guard let job = finished.first(where: { $0.id == id }), let result = job.state.result else {
+            throw CommandFailure("orchd answered the wait for job \(id) without its result")
         }
         if invocation.global.json { context.console.write(try JSONOutput.text(job)) }
         if case .spawnFailed(let reason) = result {

@@ -1,0 +1,85 @@
+import FoundationEssentials
+import Testing
+
+@testable import OrchestratorAPI
+
+@Suite("Hand-written JSON agrees with JSONEncoder")
+struct JSONWriterTests {
+    /// Strings that need escaping or are outside ASCII.
+    static let hostile = [
+        "", "plain", "quote \" and backslash \\", "slash / ", "nul \u{0} unit \u{1F} del \u{7F}",
+        "tab\tnewline\ncr\r", "\u{8}\u{C}", "line sep \u{2028} para \u{2029}", "é CJK 漢字 emoji 🙂👩‍👩‍👧",
+        "\\u0041 looks escaped",
+    ]
+
+    static let specs: [JobSpec] = {
+        var specs: [JobSpec] = [
+            JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:]),
+            JobSpec(command: .shell("echo hi > /dev/null"), cwd: "/", environment: ["PATH": "/usr/bin:/bin"]),
+            JobSpec(command: .argv(["make", "-j", "2"]), cwd: "/w", environment: ["A": "1"],
+                    queue: QueueName(rawValue: "q-1.x_y")!, priority: -5, name: "n", labels: ["k": "v", "x": ""],
+                    after: [JobID(rawValue: 1), JobID(rawValue: Int64.max)],
+                    notBefore: Date(timeIntervalSince1970: 1_893_456_000.125), timeoutUSec: 1_000_000,
+                    maxAttempts: 3, uniqueKey: "nightly"),
+            JobSpec(command: .argv(["x"]), cwd: "/", environment: [:], priority: Int.min, timeoutUSec: Int64.max, maxAttempts: 1000),
+        ]
+        for text in hostile {
+            specs.append(JobSpec(
+                command: .argv([text.isEmpty ? "x" : text, text]), cwd: "/" + text,
+                environment: [text.isEmpty ? "E" : text: text], name: text, labels: [text: text], uniqueKey: text))
+            specs.append(JobSpec(command: .shell(text.isEmpty ? "x" : text), cwd: "/", environment: [:]))
+        }
+        return specs
+    }()
+
+    @Test("a job spec written by hand decodes to the spec, as JSONEncoder's text does", arguments: specs)
+    func specAgrees(spec: JobSpec) throws {
+        var writer = JSONWriter()
+        spec.writeJSON(to: &writer)
+        let decoder = JSONDecoder()
+        let written = try decoder.decode(JobSpec.self, from: Data(writer.bytes))
+        let encoded = try decoder.decode(JobSpec.self, from: JSONEncoder().encode(spec))
+        #expect(written == encoded)
+        #expect(written == spec)
+    }
+
+    @Test("a Submit call is written by hand, with its header fields, and decodes to the same call")
+    func submitCall() throws {
+        for spec in Self.specs {
+            for reuse in [nil, true, false] as [Bool?] {
+                for more in [nil, true] as [Bool?] {
+                    let call = VarlinkCall(
+                        method: JobsInterface.submit.name,
+                        parameters: JobsInterface.SubmitParameters(spec: spec, reuseExisting: reuse), more: more)
+                    let bytes = try call.encoded(with: JSONEncoder())
+                    #expect(bytes.first == UInt8(ascii: "{") && !bytes.contains(0))
+                    let decoded = try JSONDecoder().decode(VarlinkCall<JobsInterface.SubmitParameters>.self, from: Data(bytes))
+                    #expect(decoded.method == call.method)
+                    #expect(decoded.parameters?.spec == spec)
+                    #expect(decoded.parameters?.reuseExisting == reuse)
+                    #expect(decoded.more == more)
+                    #expect(decoded.oneway == nil)
+                }
+            }
+        }
+    }
+
+    @Test("control characters are escaped, everything else is written as its UTF-8")
+    func escaping() {
+        var writer = JSONWriter()
+        writer.string("a\"b\\c\u{0}\u{1F}\n\r\té/")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #""a\"b\\c\u0000\u001f\n\r\té/""#)
+    }
+
+    @Test("commas go between members and elements, at every depth")
+    func nesting() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("a"); writer.integer(1)
+        writer.key("b"); writer.beginObject(); writer.key("c"); writer.strings(["x", "y"]); writer.key("d"); writer.bool(false); writer.endObject()
+        writer.key("e"); writer.integers([1, 2] as [Int])
+        writer.key("f"); writer.stringMap([:])
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":1,"b":{"c":["x","y"],"d":false},"e":[1,2],"f":{}}"#)
+    }
+}
