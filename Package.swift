@@ -52,7 +52,14 @@ let package = Package(
             // the Swift metadata, which was a third of orchctl's start-up (Benchmarks/README.md).
             // A short-lived client gains little from ASLR of its own image; its libraries and
             // stack are still randomised.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
+            // With --static-swift-stdlib the runtime's `-lstdc++` is found first in
+            // linker-inputs/static-libstdc++, which holds only Debian 12's libstdc++.a: linking
+            // libstdc++.so and binding its symbols was three quarters of a no-op Swift
+            // program's instructions. Where that file is missing, the shared library is used.
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "-no-pie", "-L", Context.packageDirectory + "/linker-inputs/static-libstdc++"],
+                             .when(configuration: .release)),
+            ]
         ),
 
         .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),
