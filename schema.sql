@@ -60,16 +60,18 @@ CREATE TABLE "jobs" (
     CHECK (json_type(labels) = 'object'),
     CHECK ((state = 'finished') = (result IS NOT NULL))
 );
-CREATE INDEX jobs_runnable ON jobs (queue, priority DESC, id) WHERE state = 'queued';
-CREATE INDEX jobs_by_state ON jobs (state, id);
-CREATE INDEX jobs_by_queue ON jobs (queue, id);
+-- An index entry ends with the rowid (jobs.id): ties are in ID order, and ranges of IDs are
+-- searched, without naming id (v10; naming it stored it twice).
+CREATE INDEX jobs_runnable ON jobs (queue, priority DESC) WHERE state = 'queued';
+CREATE INDEX jobs_by_state ON jobs (state);
+CREATE INDEX jobs_by_queue ON jobs (queue);
 CREATE INDEX jobs_waiting ON jobs (not_before) WHERE state = 'waiting';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE state = 'finished';
 CREATE UNIQUE INDEX jobs_unique_live ON jobs (submitter_uid, unique_key) WHERE unique_key IS NOT NULL AND state <> 'finished';
 CREATE INDEX jobs_by_environment ON jobs (environment_id);
 -- Each owner's queued jobs of a queue in start order (v6-multi-user): the scheduler hands free
 -- slots to the users with queued work in turn.
-CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC, id) WHERE state = 'queued';
+CREATE INDEX jobs_runnable_by_owner ON jobs (queue, submitter_uid, priority DESC) WHERE state = 'queued';
 
 -- Dependencies: job_id starts only after every depends_on succeeded. A row outlives a pruned
 -- dependency (v2), so a retry can tell that the dependency is gone.
@@ -153,7 +155,7 @@ CREATE TABLE events (
     signal INTEGER,
     attempt INTEGER
 );
-CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
+CREATE INDEX events_by_job ON events (job_id) WHERE job_id IS NOT NULL;  -- then by seq, the rowid (v10)
 CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, result, attempt)
     VALUES (NEW.submitted_at, 'submitted', NEW.id, NEW.queue, NEW.state, NEW.result, NEW.attempt);

@@ -32,6 +32,30 @@ struct ShutdownTests {
         #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
     }
 
+    @Test("a clean stop leaves the jobs in orchd.db and an empty WAL; the next start has them all")
+    func cleanStopTruncatesWAL() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)  // the jobs stay queued
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 2_000))
+        #expect(batch.status == 0, "\(batch)")
+        let ids = batch.standardOutput.split(separator: "\n").map(String.init)
+        #expect(ids.count == 2_000, "\(batch)")
+        let wal = daemon.stateDirectory + "/orchd.db-wal"
+        #expect(try Self.size(wal) > 0, "the batch went through the WAL")
+
+        #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
+        #expect(try Self.size(wal) == 0, "checkpointed into orchd.db and truncated")
+        try daemon.start()
+        for id in [ids[0], ids[1_999]] {
+            let shown = try daemon.orchctl(["show", id, "--json"])
+            #expect(shown.standardOutput.contains("queued"), "\(shown)")
+        }
+    }
+
+    private static func size(_ path: String) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+    }
+
     @Test("orchctl shutdown without --wait prints 'stopping' and orchd exits 0; a second one finds nothing to reach")
     func shutdownWithoutWait() throws {
         let daemon = try TestDaemon()

@@ -77,7 +77,12 @@ public enum Daemon {
                 .init(name: "hooks", stop: { observers.hooks.stop() }),
                 .init(
                     name: "scheduler", start: { try recover(scheduler, declaring: configuration.queues) },
-                    stop: { blocking { await scheduler.flush() } }),
+                    stop: {
+                        blocking {
+                            await scheduler.flush()
+                            await scheduler.checkpointAtStop()
+                        }
+                    }),
                 .init(name: "control socket", start: { server.start() }, stop: {
                     // The file first: a client that waits for the connections to close
                     // (`orchctl shutdown --wait`) then finds the socket gone.

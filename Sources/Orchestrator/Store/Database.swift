@@ -19,6 +19,8 @@ public final class Database {
     public let path: String
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The busy timeout set at open, in ms; restored after a checkpoint that waits less.
+    private let busyTimeoutMilliseconds: Int32
 
     /// Opens (creating if needed) the database at `path` and configures the connection.
     ///
@@ -49,10 +51,11 @@ public final class Database {
         }
         self.path = path
         self.handle = connection
+        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        busyTimeoutMilliseconds = Int32(clamping: milliseconds)
         // From here on, a throw runs deinit, which closes the connection.
         sqlite3_extended_result_codes(connection, 1)
-        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(connection, Int32(clamping: milliseconds))
+        sqlite3_busy_timeout(connection, busyTimeoutMilliseconds)
         if let verify {
             // A refused file must not be written: without this, the close after a refusal
             // checkpoints whatever SQLite replayed from the -wal into the file.
@@ -168,6 +171,26 @@ public final class Database {
             return DispatchTime.now().uptimeNanoseconds > context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
         }, deadline)
         return try body()
+    }
+
+    /// Copies every committed page of the WAL into the database file and truncates the WAL
+    /// to zero bytes (`sqlite3_wal_checkpoint_v2` in `TRUNCATE` mode,
+    /// <https://www.sqlite.org/c3ref/wal_checkpoint_v2.html>). The WAL otherwise keeps its
+    /// largest size (up to the auto-checkpoint's 1,000 pages, about 4 MiB) on disk for good.
+    /// - Parameter wait: how long to wait for another connection's writer or readers.
+    /// - Returns: `false` when another connection kept part of the WAL in use past `wait`
+    ///   (what could be copied is; the WAL keeps its size).
+    /// - Throws: ``DatabaseError`` for an I/O error or a full disk.
+    public func checkpointTruncatingLog(waitingAtMost wait: Duration) throws(DatabaseError) -> Bool {
+        let milliseconds = wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        if code & 0xFF == SQLITE_BUSY { return false }
+        guard code == SQLITE_OK else {
+            throw DatabaseError(code: sqlite3_extended_errcode(handle), connection: handle, sql: nil)
+        }
+        return true
     }
 
     // MARK: - Transactions
