@@ -312,13 +312,46 @@ enum SubmitDecoder {
             skipSpace()
             guard index < bytes.count else { return false }
             switch bytes[index] {
-            case UInt8(ascii: "{"): return object { _, parser in parser.skipValue() }
+            case UInt8(ascii: "{"): return skipObject()
             case UInt8(ascii: "["): return array { $0.skipValue() }
-            case UInt8(ascii: "\""): return string() != nil
+            case UInt8(ascii: "\""): return skipString()
             case UInt8(ascii: "t"), UInt8(ascii: "f"): return bool() != nil
             case UInt8(ascii: "n"): return null()
             default: return number()
             }
+        }
+
+        /// An object checked for form and dropped, its member names not made into strings.
+        private mutating func skipObject() -> Bool {
+            guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
+            depth += 1
+            defer { depth -= 1 }
+            if take(UInt8(ascii: "}")) { return true }
+            while true {
+                skipSpace()
+                guard skipString(), take(UInt8(ascii: ":")), skipValue() else { return false }
+                if take(UInt8(ascii: "}")) { return true }
+                guard take(UInt8(ascii: ",")) else { return false }
+            }
+        }
+
+        /// A string checked as ``string()`` checks it, without making it: a skipped
+        /// parameters object (every call's header is read first) is most of a call's strings.
+        private mutating func skipString() -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+            var probe = index + 1
+            while probe < bytes.count {
+                let byte = bytes[probe]
+                if byte == UInt8(ascii: "\"") {
+                    index = probe + 1
+                    return true
+                }
+                // Escapes and anything outside ASCII: the full reader decides.
+                if byte == UInt8(ascii: "\\") || byte >= 0x80 { return string() != nil }
+                guard byte >= 0x20 else { return false }
+                probe += 1
+            }
+            return false
         }
 
         /// A JSON number of any form (for skipped fields).
@@ -383,16 +416,18 @@ enum SubmitDecoder {
         mutating func string() -> String? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
-            // The common case: no escape, read in place.
+            // The common case: no escape, read in place; ASCII needs no UTF-8 validation.
+            var ascii = true
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
-                    let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
                     index += 1
-                    return text
+                    return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
                 }
                 if byte == UInt8(ascii: "\\") { break }
                 guard byte >= 0x20 else { return nil }
+                ascii = ascii && byte < 0x80
                 index += 1
             }
             var scratch = Array(bytes[start..<index])

@@ -9,7 +9,13 @@ import OrchestratorAPI
 /// scheduler's to decide (``Scheduler/authorize(_:toManage:)``).
 final class VarlinkService: Sendable {
     /// The registration table: each handler under its method's qualified name.
-    let handlers: [String: any VarlinkMethodHandler]
+    let handlers: [String: Registration]
+
+    /// A registered handler, with what is checked before it runs (kept, not derived per call).
+    struct Registration: Sendable {
+        let handler: any VarlinkMethodHandler
+        let requiresMore: Bool
+    }
     /// The policy in force now (a reload may change it).
     private let policy: @Sendable () -> AccessPolicy
 
@@ -28,11 +34,11 @@ final class VarlinkService: Sendable {
     ///     checks that list against the handlers); two for one method is a programming error.
     ///   - policy: who may call what, read at each call.
     init(handlers: [any VarlinkMethodHandler], policy: @escaping @Sendable () -> AccessPolicy) {
-        var table: [String: any VarlinkMethodHandler] = [:]
+        var table: [String: Registration] = [:]
         for handler in handlers {
             let method = type(of: handler).descriptor
             precondition(table[method.name] == nil, "two handlers for \(method.name)")
-            table[method.name] = handler
+            table[method.name] = Registration(handler: handler, requiresMore: method.requiresMore)
         }
         self.handlers = table
         self.policy = policy
@@ -51,8 +57,8 @@ final class VarlinkService: Sendable {
         }
         var call = call
         call.caller = caller
-        let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
-        guard let handler = handlers[call.method] else {
+        guard let registration = handlers[call.method] else {
+            let interface = call.method.split(separator: ".").dropLast().joined(separator: ".")
             if Self.interfaceDescriptions[interface] == nil {
                 responder.fail(.interfaceNotFound(interface))
             } else {
@@ -60,10 +66,10 @@ final class VarlinkService: Sendable {
             }
             return
         }
-        if type(of: handler).descriptor.requiresMore && !call.more && !call.oneway {
+        if registration.requiresMore && !call.more && !call.oneway {
             responder.fail(.expectedMore())
             return
         }
-        handler.handle(call, responder: responder)
+        registration.handler.handle(call, responder: responder)
     }
 }

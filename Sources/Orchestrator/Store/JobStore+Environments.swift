@@ -12,7 +12,7 @@ extension JobStore {
     /// - Returns: the row's ID, for `jobs.environment_id`.
     /// - Throws: ``DatabaseError``.
     func storeEnvironment(_ environment: [String: String], in db: Database) throws -> Int64 {
-        let text = try json(environment)
+        let text = JobColumnJSON.encode(environment)
         let hash = Self.contentHash(text)
         let find = try db.cachedStatement("SELECT id FROM environments WHERE hash = ?1 AND json = ?2")
         defer { find.reset() }

@@ -56,7 +56,7 @@ extension JobStore {
         switch (row.isNull("argv"), row.isNull("shell")) {
         case (false, true):
             let json = try required(text("argv"), "argv")
-            if let words = StringArrayJSON.decode(json) {
+            if let words = JobColumnJSON.decode(json) {
                 command = .argv(words)
             } else {
                 command = .argv(try decodeJSON([String].self, json) { bad("argv", $0) })

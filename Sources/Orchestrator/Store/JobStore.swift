@@ -136,7 +136,7 @@ public final class JobStore {
                 statement.reset()
                 let argv: String?, shell: String?
                 switch spec.command {
-                case .argv(let words): (argv, shell) = (try StringArrayJSON.encode(words) ?? json(words), nil)
+                case .argv(let words): (argv, shell) = (JobColumnJSON.encode(words), nil)
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
                 let result = state.result
@@ -149,7 +149,7 @@ public final class JobStore {
                 }
                 try statement.bind([
                     .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
-                    .text(spec.cwd), .integer(try environmentID()), .text(spec.labels.isEmpty ? "{}" : try json(spec.labels)),
+                    .text(spec.cwd), .integer(try environmentID()), .text(JobColumnJSON.encode(spec.labels)),
                     .text(state.name), .init(result?.name), .init(result?.failedDependency?.rawValue),
                     result == nil ? .null : .integer(microseconds),
                     .integer(Int64(spec.maxAttempts)), .integer(Int64(submitterUid)), .integer(microseconds),

@@ -80,11 +80,22 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes an object of string members.
-    public mutating func stringMap(_ values: [String: String]) {
+    /// - Parameters:
+    ///   - values: the members.
+    ///   - sortedKeys: in the names' order (`<`: byte order for ASCII; the same text for
+    ///     the same values, for content addressing), instead of the dictionary's order.
+    public mutating func stringMap(_ values: [String: String], sortedKeys: Bool = false) {
         beginObject()
-        for (name, value) in values {
-            key(name)
-            string(value)
+        if sortedKeys {
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                key(name)
+                string(value)
+            }
+        } else {
+            for (name, value) in values {
+                key(name)
+                string(value)
+            }
         }
         endObject()
     }
@@ -110,6 +121,16 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole.
+        let plain = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if plain == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

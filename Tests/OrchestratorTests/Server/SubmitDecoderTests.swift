@@ -152,6 +152,9 @@ struct SubmitDecoderTests {
     @Test("a call's header is read as VarlinkCallHeader decodes it, or left to that decoder", arguments: accepted + declined + [
         #"{"method":"io.orchd.Jobs.Wait","more":true}"#, #"{"method":"m","oneway":true,"parameters":{"ids":[1]}}"#,
         #"{"method":"m","more":null,"oneway":null}"#, #"{"method":null}"#, #"{"more":true}"#, #"{"method":"m","more":1}"#,
+        #"{"method":"m","x":{"k\"":"v\u00e9","é":[1,{"a":"\u0001"}],"":{}}}"#, "{\"method\":\"m\",\"x\":{\"k\":\"raw\u{1}\"}}",
+        "{\"method\":\"m\",\"x\":{\"k\u{1}\":1}}", #"{"method":"m","x":{"k":"\ud800"}}"#, #"{"method":"m","x":{"a":1,}}"#,
+        #"{"method":"m","x":{"a" 1}}"#, #"{"method":"m","x":{1:2}}"#, #"{"method":"m","x":{"unterminated}}"#,
     ])
     func headerAgrees(text: String) {
         let data = Data(text.utf8)

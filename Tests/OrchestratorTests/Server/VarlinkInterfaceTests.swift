@@ -53,8 +53,9 @@ struct VarlinkInterfaceTests {
         let (service, directory) = try makeService()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for method in OrchdInterfaces.methods {
-            let handler = try #require(service.handlers[method.name], "\(method.name) has a handler")
-            #expect(type(of: handler).descriptor == method, "\(method.name) is registered under its own descriptor")
+            let registration = try #require(service.handlers[method.name], "\(method.name) has a handler")
+            #expect(type(of: registration.handler).descriptor == method, "\(method.name) is registered under its own descriptor")
+            #expect(registration.requiresMore == method.requiresMore)
             #expect(VarlinkService.interfaceDescriptions[method.interface] != nil, "\(method.name) belongs to a served interface")
             for error in method.errors {
                 #expect(error.hasPrefix(method.interface + ".") || error.hasPrefix("io.orchd."), "\(method.name): \(error) is an orchd error")

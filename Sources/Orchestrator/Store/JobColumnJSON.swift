@@ -1,26 +1,26 @@
-/// The JSON text of a job's argument vector, written and read without `JSONEncoder` and
-/// `JSONDecoder` in the common case: every job's row is written once and read at its start,
-/// and the coders cost far more than the few words.
+import OrchestratorAPI
+
+/// The JSON text of a job's argument vector, and of its environment and labels, written
+/// and (for the argument vector) read without `JSONEncoder` and `JSONDecoder` in the common
+/// case: every job's row is written once and read at its start, and the coders cost far more
+/// than the few words (encoding the environment was a fifth of orchd's work for a submit).
 ///
-/// Only text the coders themselves would produce byte for byte is handled here: words of
-/// printable ASCII without `"` and `\` (`JSONEncoder` with `.withoutEscapingSlashes` writes
-/// those as they are). Anything else returns `nil`, and the caller uses the coder.
-enum StringArrayJSON {
-    /// `["a","b"]` for words that need no escaping, else `nil`.
-    static func encode(_ words: [String]) -> String? {
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        bytes.reserveCapacity(words.reduce(2) { $0 + $1.utf8.count + 3 })
-        for (index, word) in words.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "\""))
-            for byte in word.utf8 {
-                guard isPlain(byte) else { return nil }
-                bytes.append(byte)
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
-        bytes.append(UInt8(ascii: "]"))
-        return String(decoding: bytes, as: UTF8.self)
+/// Reading handles only words of printable ASCII without `"` and `\`; anything else returns
+/// `nil`, and the caller uses the decoder.
+enum JobColumnJSON {
+    /// The JSON array of `words`.
+    static func encode(_ words: [String]) -> String {
+        var writer = JSONWriter(capacity: words.reduce(2) { $0 + $1.utf8.count + 3 })
+        writer.strings(words)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// The JSON object of `map`, its keys sorted (the same text for the same map: environments
+    /// are stored once per distinct text).
+    static func encode(_ map: [String: String]) -> String {
+        var writer = JSONWriter(capacity: map.reduce(2) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+        writer.stringMap(map, sortedKeys: true)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// The words of `["a","b"]` (no whitespace, no escapes, printable ASCII), else `nil`.
