@@ -69,11 +69,15 @@ extension JobStore {
     /// <http://www.isthe.com/chongo/tech/comp/fnv/>): the same on every run and machine,
     /// unlike Swift's `Hasher`, because it is stored.
     static func contentHash(_ text: String) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
+        func fnv1a(_ bytes: some Sequence<UInt8>) -> Int64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01B3
+            }
+            return Int64(bitPattern: hash)
         }
-        return Int64(bitPattern: hash)
+        // Over the contiguous bytes: iterating `String.UTF8View` cost several times as much.
+        return text.utf8.withContiguousStorageIfAvailable { fnv1a($0) } ?? fnv1a(text.utf8)
     }
 }

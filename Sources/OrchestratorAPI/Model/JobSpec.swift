@@ -107,18 +107,24 @@ public struct JobSpec: Hashable, Sendable, Codable {
         switch command {
         case .argv(let argv):
             guard let first = argv.first, !first.isEmpty else { throw .emptyCommand }
-            if argv.contains(where: { $0.utf8.contains(0) }) { throw .nulByte(field: "argv") }
+            if argv.contains(where: Self.containsNUL) { throw .nulByte(field: "argv") }
         case .shell(let string):
             guard !string.isEmpty else { throw .emptyCommand }
-            if string.utf8.contains(0) { throw .nulByte(field: "shell") }
+            if Self.containsNUL(string) { throw .nulByte(field: "shell") }
         }
         guard cwd.hasPrefix("/") else { throw .relativeWorkingDirectory(cwd) }
-        if cwd.utf8.contains(0) { throw .nulByte(field: "cwd") }
+        if Self.containsNUL(cwd) { throw .nulByte(field: "cwd") }
         for (key, value) in environment {
             // Bytes, not `contains("=")`: the substring search was most of validating a spec.
             if key.isEmpty || key.utf8.contains(UInt8(ascii: "=")) { throw .invalidEnvironmentName(key) }
-            if key.utf8.contains(0) || value.utf8.contains(0) { throw .nulByte(field: "environment") }
+            if Self.containsNUL(key) || Self.containsNUL(value) { throw .nulByte(field: "environment") }
         }
+    }
+
+    /// Whether `text` has a NUL byte, looked for in its contiguous bytes: the generic
+    /// `utf8.contains` over every variable was a twentieth of orchd's work for a submit.
+    private static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? text.utf8.contains(0)
     }
 
     // MARK: - Codable
