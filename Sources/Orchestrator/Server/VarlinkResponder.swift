@@ -56,6 +56,7 @@ public struct VarlinkResponder: Sendable {
             return
         }
         send({
+            if let message = DirectReplyEncoder.message(parameters, continues: continues) { return message }
             do {
                 return try Self.encoder().encode(VarlinkReply(parameters: parameters, continues: continues ? true : nil))
             } catch {

@@ -14,29 +14,34 @@ public enum Timestamp {
     /// milliseconds, so a time read back from this text prints the same text again: a Double
     /// holds `.497` as `.49699…`, which plain truncation printed as `.496`.
     public static func format(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``format(_:)``'s text as UTF-8, for writers that build JSON as bytes.
+    static func append(_ date: Date, to bytes: inout [UInt8]) {
         let micro = microseconds(date)
         let milliseconds = micro >= 0 ? micro / 1000 : (micro - 999) / 1000
         let (days, msOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (dayNumber, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
         let (year, month, day) = civil(fromDays: dayNumber)
         let seconds = ms / 1000
-        var text = ""
-        text.reserveCapacity(24)
-        append(year, width: 4, to: &text)
-        text += "-"
-        append(month, width: 2, to: &text)
-        text += "-"
-        append(day, width: 2, to: &text)
-        text += "T"
-        append(seconds / 3600, width: 2, to: &text)
-        text += ":"
-        append(seconds / 60 % 60, width: 2, to: &text)
-        text += ":"
-        append(seconds % 60, width: 2, to: &text)
-        text += "."
-        append(ms % 1000, width: 3, to: &text)
-        text += "Z"
-        return text
+        bytes.reserveCapacity(bytes.count + 24)
+        append(year, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(month, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(day, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        append(seconds / 3600, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(seconds / 60 % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(seconds % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        append(ms % 1000, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or an offset such
@@ -157,10 +162,27 @@ public enum Timestamp {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 
-    /// Appends `value` zero-padded to `width` digits.
-    private static func append(_ value: Int64, width: Int, to text: inout String) {
-        let digits = String(value)
-        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-        text += digits
+    /// Appends `value` in decimal, zero-padded on the left to `width` characters. A negative
+    /// year (before 0000) keeps its sign after the padding, as `String(value)` padded did.
+    private static func append(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        guard value >= 0 else {
+            let digits = String(value).utf8
+            if digits.count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+            bytes.append(contentsOf: digits)
+            return
+        }
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        let end = bytes.count + max(width, count)
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(width, count)))
+        var remaining = value
+        for index in stride(from: end - 1, through: end - count, by: -1) {
+            bytes[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+        }
     }
 }
