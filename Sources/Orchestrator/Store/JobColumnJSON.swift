@@ -10,16 +10,17 @@ import OrchestratorAPI
 enum JobColumnJSON {
     /// The JSON array of `words`.
     static func encode(_ words: [String]) -> String {
-        var writer = JSONWriter(capacity: words.reduce(2) { $0 + $1.utf8.count + 3 })
-        writer.strings(words)
+        var writer = JSONByteWriter(capacity: words.reduce(2) { $0 + $1.utf8.count + 3 })
+        writer.array(words)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// The JSON object of `map`, its keys sorted (the same text for the same map: environments
-    /// are stored once per distinct text).
+    /// The JSON object of `map`, its keys sorted (the same text for the same map, and the
+    /// text `JSONEncoder` with `.sortedKeys` wrote: environments are stored once per
+    /// distinct text).
     static func encode(_ map: [String: String]) -> String {
-        var writer = JSONWriter(capacity: map.reduce(2) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
-        writer.stringMap(map, sortedKeys: true)
+        var writer = JSONByteWriter(capacity: map.reduce(2) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+        writer.object(map)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 

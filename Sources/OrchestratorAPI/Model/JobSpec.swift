@@ -187,25 +187,31 @@ public struct JobSpec: Hashable, Sendable, Codable {
     }
 }
 
-extension JobSpec: JSONWritable {
+extension JobSpec: JSONByteEncodable {
     /// Writes what ``encode(to:)`` encodes, member for member.
-    public func writeJSON(to writer: inout JSONWriter) {
-        writer.beginObject()
+    public func writeJSON(to writer: inout JSONByteWriter) {
         switch command {
-        case .argv(let argv): writer.key("argv"); writer.strings(argv)
-        case .shell(let shell): writer.key("shell"); writer.string(shell)
+        case .argv(let argv): writer.raw(#"{"argv":"#); writer.array(argv)
+        case .shell(let shell): writer.raw(#"{"shell":"#); writer.string(shell)
         }
-        writer.key("cwd"); writer.string(cwd)
-        writer.key("environment"); writer.stringMap(environment)
-        writer.key("queue"); writer.string(queue.rawValue)
-        writer.key("priority"); writer.integer(priority)
-        if let name { writer.key("name"); writer.string(name) }
-        writer.key("labels"); writer.stringMap(labels)
-        if !after.isEmpty { writer.key("after"); writer.integers(after.map(\.rawValue)) }
-        if let notBefore { writer.key("notBefore"); writer.string(Timestamp.format(notBefore)) }
-        if let timeoutUSec { writer.key("timeoutUSec"); writer.integer(timeoutUSec) }
-        if maxAttempts != 1 { writer.key("maxAttempts"); writer.integer(maxAttempts) }
-        if let uniqueKey { writer.key("uniqueKey"); writer.string(uniqueKey) }
-        writer.endObject()
+        writer.raw(#","cwd":"#); writer.string(cwd)
+        writer.raw(#","environment":"#); writer.object(environment)
+        writer.raw(#","queue":"#); writer.string(queue.rawValue)
+        writer.raw(#","priority":"#); writer.integer(priority)
+        if let name { writer.raw(#","name":"#); writer.string(name) }
+        writer.raw(#","labels":"#); writer.object(labels)
+        if !after.isEmpty {
+            writer.raw(#","after":["#)
+            for (index, id) in after.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.integer(id.rawValue)
+            }
+            writer.raw("]")
+        }
+        if let notBefore { writer.raw(#","notBefore":"#); writer.timestamp(notBefore) }
+        if let timeoutUSec { writer.raw(#","timeoutUSec":"#); writer.integer(timeoutUSec) }
+        if maxAttempts != 1 { writer.raw(#","maxAttempts":"#); writer.integer(maxAttempts) }
+        if let uniqueKey { writer.raw(#","uniqueKey":"#); writer.string(uniqueKey) }
+        writer.raw("}")
     }
 }

@@ -195,7 +195,7 @@ public enum JobsInterface {
     }
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`: queue one job.
-    public struct SubmitParameters: Codable, Sendable, JSONWritable {
+    public struct SubmitParameters: Codable, Sendable, JSONByteEncodable {
         /// What was submitted.
         public var spec: JobSpec
         /// When the spec's unique key belongs to a live job, reply with that job (and
@@ -207,11 +207,11 @@ public enum JobsInterface {
             self.reuseExisting = reuseExisting
         }
         /// Writes what the synthesized `encode(to:)` encodes.
-        public func writeJSON(to writer: inout JSONWriter) {
-            writer.beginObject()
-            writer.key("spec"); spec.writeJSON(to: &writer)
-            if let reuseExisting { writer.key("reuseExisting"); writer.bool(reuseExisting) }
-            writer.endObject()
+        public func writeJSON(to writer: inout JSONByteWriter) {
+            writer.raw(#"{"spec":"#)
+            writer.value(spec)
+            if let reuseExisting { writer.raw(#","reuseExisting":"#); writer.bool(reuseExisting) }
+            writer.raw("}")
         }
     }
 

@@ -21,18 +21,19 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
 }
 
 extension VarlinkCall {
-    /// The call as a message's JSON text (without the terminating NUL): written by hand when
-    /// the parameters are ``JSONWritable``, else by `encoder`.
+    /// The call as a message's JSON text (without the terminating NUL): written directly
+    /// when the parameters are ``JSONByteEncodable``, else by `encoder`.
     /// - Throws: what `encoder` throws.
     func encoded(with encoder: JSONEncoder) throws -> [UInt8] {
-        guard let writable = parameters as? any JSONWritable else { return Array(try encoder.encode(self)) }
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("method"); writer.string(method)
-        writer.key("parameters"); writable.writeJSON(to: &writer)
-        if let more { writer.key("more"); writer.bool(more) }
-        if let oneway { writer.key("oneway"); writer.bool(oneway) }
-        writer.endObject()
+        guard let writable = parameters as? any JSONByteEncodable else { return Array(try encoder.encode(self)) }
+        var writer = JSONByteWriter(capacity: 1024)
+        writer.raw(#"{"method":"#)
+        writer.string(method)
+        writer.raw(#","parameters":"#)
+        writer.value(writable)
+        if let more { writer.raw(#","more":"#); writer.bool(more) }
+        if let oneway { writer.raw(#","oneway":"#); writer.bool(oneway) }
+        writer.raw("}")
         return writer.bytes
     }
 }
