@@ -47,7 +47,8 @@ else
 fi
 bindir=$DESTDIR$PREFIX/bin
 install -d -m 0755 "$bindir" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/systemd/user" "$DESTDIR/etc/orchd"
-install -m 0755 "$bin/orchd" "$bin/orchctl" "$bindir/"
+# ORCHD_BIN_DIR=/usr/local/bin starts the installed binaries again: nothing to copy.
+[ "$(realpath "$bin")" = "$(realpath "$bindir")" ] || install -m 0755 "$bin/orchd" "$bin/orchctl" "$bindir/"
 install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd/system/"
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
 [ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"

@@ -26,6 +26,9 @@ struct QueueDeclarationTests {
         let json = try daemon.orchctl(["submit", "--batch", "-"], input: "true\n{\"argv\": [\"true\"], \"queue\": \"nope\"}\n")
         #expect(json.status == 1 && json.standardError.contains("no queue named 'nope'"), "\(json)")
         #expect(try daemon.orchctl(["status", "--json"]).standardOutput.filter { !$0.isWhitespace } == "[]", "nothing was submitted")
+        let listed = try daemon.orchctl(["status", "--queue", "wrok"])
+        #expect(listed.status == 1 && listed.standardError.contains("no queue named 'wrok'; the queues are default, work"), "\(listed)")
+        #expect(try daemon.orchctl(["status", "--queue", "work"]).status == 0, "a known queue with no jobs lists nothing")
         #expect(try daemon.orchctl(["submit", "--queue", "work", "--wait", "--", "true"]).status == 0)
         // queue set no longer makes queues.
         let set = try daemon.orchctl(["queue", "set", "wrok", "--concurrency", "1"])

@@ -84,6 +84,14 @@ enum StatusCommand: OrchctlCommand {
             running = try list(runningParameters, connection: connection).filter { !shown.contains($0.id) }
         }
 
+        // Nothing listed for a queue: say so when no such queue exists (a typo), as pause does.
+        if let queue, jobs.isEmpty, running.isEmpty, ids.isEmpty {
+            let known = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters()).queues.map(\.name)
+            if !known.contains(queue) {
+                throw CommandFailure("no queue named '\(queue)'; the queues are \(known.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+
         // The counts for the summary and for how many jobs a cut list hides.
         var counts: JobCounts?
         if ids.isEmpty && (!invocation.global.json || hidden) {
