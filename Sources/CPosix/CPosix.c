@@ -39,6 +39,14 @@ int cposix_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+int cposix_is_child_subreaper(void) {
+    int value = 0;
+    if (prctl(PR_GET_CHILD_SUBREAPER, &value, 0, 0, 0) != 0) {
+        return 0;
+    }
+    return value != 0;
+}
+
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     struct ucred cred;
     socklen_t length = sizeof(cred);

@@ -23,6 +23,9 @@ int cposix_waitid_pidfd(int pidfd, int options, int *code, int *status);
 /// prctl(PR_SET_CHILD_SUBREAPER, 1) (prctl(2)). Returns 0 or -1 with errno set.
 int cposix_set_child_subreaper(void);
 
+/// prctl(PR_GET_CHILD_SUBREAPER) (prctl(2)): 1 when this process is a child subreaper, else 0.
+int cposix_is_child_subreaper(void);
+
 /// getsockopt(SO_PEERCRED) (unix(7)): the connected peer's pid, uid and gid.
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 

@@ -51,12 +51,6 @@ public final class OrphanReaper: Sendable {
 
     /// The daemon's children, from every thread's `children` file.
     static func children() -> [Int32] {
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return [] }
-        var pids: [Int32] = []
-        for task in tasks {
-            guard let bytes = ProcStat.readFile("/proc/self/task/\(task)/children") else { continue }
-            pids += String(decoding: bytes, as: UTF8.self).split(separator: " ").compactMap { Int32($0) }
-        }
-        return pids
+        ProcessTree.children(of: "self")
     }
 }

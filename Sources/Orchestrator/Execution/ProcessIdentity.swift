@@ -34,7 +34,8 @@ enum ProcessIdentity {
     /// as root). Hook processes are not the job's.
     /// - Returns: the process group IDs, each once.
     static func processGroups(ofJob id: Int64, stateDirectory: String) -> [Int32] {
-        groups(of: processes(of: Job(id: id, stateDirectory: stateDirectory)))
+        // Every process: a previous daemon's jobs are not this one's descendants.
+        groups(of: processes(of: Job(id: id, stateDirectory: stateDirectory), among: nil))
     }
 
     /// The process groups holding a process of any hook run of this daemon (recovery: hooks
@@ -44,20 +45,27 @@ enum ProcessIdentity {
     static func processGroupsOfHooks(stateDirectory: String) -> [Int32] {
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(stateDirectory)".utf8)
-        return groups(of: scan { entries in
+        return groups(of: scan(nil) { entries in
             entries.contains(where: { $0.starts(with: hookPrefix) }) && entries.contains(where: { $0.elementsEqual(directoryEntry) })
         })
     }
 
-    /// The live processes whose environment names this job (or hook run) of this daemon.
-    /// Zombies have no readable environment and are left out.
+    /// The live processes whose environment names this job (or hook run) of this daemon,
+    /// looked for among the daemon's descendants when it is a child subreaper (where every
+    /// process of its jobs stays; ``ProcessTree/daemonDescendants()``), else among every
+    /// process. Zombies have no readable environment and are left out.
     /// - Parameter job: the job or hook run, and daemon.
     /// - Returns: their pids.
     static func processes(of job: Job) -> [Int32] {
+        processes(of: job, among: ProcessTree.daemonDescendants())
+    }
+
+    /// The processes of `job` among `candidates`, or among every process when `nil`.
+    static func processes(of job: Job, among candidates: [Int32]?) -> [Int32] {
         let ownEntry = Array("\(job.isHook ? hookVariable : jobVariable)=\(job.id)".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(job.stateDirectory)".utf8)
-        return scan { entries in
+        return scan(candidates) { entries in
             guard entries.contains(where: { $0.elementsEqual(ownEntry) }),
                 entries.contains(where: { $0.elementsEqual(directoryEntry) })
             else { return false }
@@ -70,19 +78,25 @@ enum ProcessIdentity {
         Set(pids.map { getpgid($0) }.filter { $0 > 1 }).sorted()
     }
 
-    /// The pids (other than orchd's) whose environment entries satisfy `matches`.
-    private static func scan(_ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
+    /// The pids (other than orchd's) among `candidates`, or among every process when `nil`,
+    /// whose environment entries satisfy `matches`.
+    private static func scan(_ candidates: [Int32]?, _ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
+        var pids: [Int32] = []
+        func look(at pid: Int32) {
+            guard pid > 1, pid != getpid(), let environ = ProcStat.readFile("/proc/\(pid)/environ") else { return }
+            if matches(environ.split(separator: 0)) { pids.append(pid) }
+        }
+        if let candidates {
+            candidates.forEach(look)
+            return pids
+        }
         guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
-        var pids: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            guard let pid = Int32(name), pid > 1, pid != getpid(),
-                let environ = ProcStat.readFile("/proc/\(pid)/environ")
-            else { continue }
-            if matches(environ.split(separator: 0)) { pids.append(pid) }
+            if let pid = Int32(name) { look(at: pid) }
         }
         return pids
     }

@@ -33,7 +33,7 @@ enum InfoCommand: OrchctlCommand {
             ("uptime", TimeSpan.format(Duration(microseconds: info.uptimeUSec))),
             ("state directory", info.stateDirectory),
             ("socket", info.socket),
-            ("default concurrency", "\(info.concurrency) (a queue's own: orchctl queues)"),
+            ("concurrency", "\(info.concurrency) by default (a queue's own: orchctl queues)"),
             ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
             ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
             ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(Duration(microseconds: $0)))" } ?? info.sync),

@@ -1,0 +1,38 @@
+import CPosix
+import Foundation
+import Glibc
+import Testing
+
+@testable import Orchestrator
+
+@Suite("Process tree")
+struct ProcessTreeTests {
+    @Test("a process's children are read from every one of its threads' children files")
+    func children() throws {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // Two children, then the shell becomes a third sleep; the test kills all three (not an
+        // end of file: a pipe's write end can be inherited by processes other tests start).
+        shell.arguments = ["-c", "sleep 60 & sleep 60 & echo ready; exec sleep 60"]
+        let output = Pipe()
+        shell.standardOutput = output
+        try shell.run()
+        // Both children exist once the shell has said so.
+        let ready = output.fileHandleForReading.availableData
+        let children = ProcessTree.children(of: String(shell.processIdentifier))
+        for child in children + [shell.processIdentifier] { kill(child, SIGKILL) }
+        shell.waitUntilExit()
+        #expect(String(decoding: ready, as: UTF8.self) == "ready\n")
+        #expect(children.count == 2, "\(children)")
+        #expect(ProcessTree.children(of: "999999999").isEmpty, "a process that does not exist has none")
+    }
+
+    @Test("the descendants are looked at only in a child subreaper, which keeps every one of them")
+    func descendantsOnlyForASubreaper() {
+        if cposix_is_child_subreaper() == 1 {
+            #expect(ProcessTree.daemonDescendants() != nil)
+        } else {
+            #expect(ProcessTree.daemonDescendants() == nil, "not a subreaper: escaped processes go elsewhere, so every process is scanned")
+        }
+    }
+}
