@@ -9,7 +9,8 @@ public enum JobsInterface {
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
-        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
         "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
@@ -289,6 +290,26 @@ public enum JobsInterface {
         public struct IdentifiedJob: Codable, Sendable {
             /// The job's ID.
             public var id: JobID
+        }
+
+        /// Reads `{"job": {"id": N, ...}, ...}` as the `Decodable` conformance does (other
+        /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDReply? {
+            var id: Int64?
+            var seen: Set<String> = []
+            let ok = reader.object { key, reader in
+                guard seen.insert(key).inserted else { return false }
+                guard key == "job" else { return reader.skipValue() }
+                var seenInJob: Set<String> = []
+                return reader.object { key, reader in
+                    guard seenInJob.insert(key).inserted else { return false }
+                    guard key == "id" else { return reader.skipValue() }
+                    id = reader.integer()
+                    return id != nil
+                }
+            }
+            guard ok, let id else { return nil }
+            return JobIDReply(job: IdentifiedJob(id: JobID(rawValue: id)))
         }
     }
 

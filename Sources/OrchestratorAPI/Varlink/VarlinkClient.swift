@@ -59,8 +59,8 @@ public final class VarlinkClient {
     ///   ``VarlinkMethod/errors`` or a protocol error), other cases when the connection fails
     ///   or the reply is not valid Varlink.
     public func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(VarlinkClientError) -> R {
-        try transmit(VarlinkCall(method: method.name, parameters: parameters), replyType: R.self)
-        let reply: (parameters: R, continues: Bool) = try receive()
+        try transmit(VarlinkCall(method: method.name, parameters: parameters), of: method)
+        let reply: (parameters: R, continues: Bool) = try receive(reading: method.readReply)
         return reply.parameters
     }
 
@@ -68,9 +68,9 @@ public final class VarlinkClient {
     /// (the one without `continues`), or until `body` returns `false`.
     /// - Throws: as ``call(_:_:)``, and whatever `body` throws.
     public func stream<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws -> Bool) throws -> Void {
-        try transmit(VarlinkCall(method: method.name, parameters: parameters, more: true), replyType: R.self)
+        try transmit(VarlinkCall(method: method.name, parameters: parameters, more: true), of: method)
         while true {
-            let reply: (parameters: R, continues: Bool) = try receive()
+            let reply: (parameters: R, continues: Bool) = try receive(reading: method.readReply)
             guard try body(reply.parameters), reply.continues else { return }
         }
     }
@@ -97,13 +97,15 @@ public final class VarlinkClient {
     /// Writes `call`; when the server closes the connection while it is still being written
     /// (it refuses a call over its message cap, say, and closes), reads the error reply the
     /// server sent before closing, so the caller learns why instead of a bare broken pipe.
-    private func transmit<P: Codable & Sendable, R: Codable & Sendable>(_ call: VarlinkCall<P>, replyType: R.Type) throws(VarlinkClientError) {
+    private func transmit<P: Codable & Sendable, R: Codable & Sendable>(
+        _ call: VarlinkCall<P>, of method: VarlinkMethod<P, R>
+    ) throws(VarlinkClientError) {
         do {
-            try write(call)
+            try write(call, writingParameters: method.writeParameters)
         } catch {
             guard case .connectionLost(let code) = error, code == EPIPE || code == ECONNRESET else { throw error }
             do {
-                let _: (parameters: R, continues: Bool) = try receive()
+                let _: (parameters: R, continues: Bool) = try receive(reading: nil)
             } catch let reply {
                 if case .remote = reply { throw reply }
             }
@@ -111,10 +113,12 @@ public final class VarlinkClient {
         }
     }
 
-    private func write<P: Codable & Sendable>(_ call: VarlinkCall<P>) throws(VarlinkClientError) {
+    private func write<P: Codable & Sendable>(
+        _ call: VarlinkCall<P>, writingParameters: ((P, inout JSONByteWriter) -> Void)?
+    ) throws(VarlinkClientError) {
         var bytes: [UInt8]
         do {
-            bytes = try call.encoded(with: jsonEncoder)
+            bytes = try call.encoded(with: jsonEncoder, writingParameters: writingParameters)
         } catch {
             throw .protocolViolation("cannot encode the call: \(error)")
         }
@@ -130,8 +134,11 @@ public final class VarlinkClient {
         }
     }
 
-    /// Reads the next reply: its parameters and whether more replies follow.
-    private func receive<R: Codable & Sendable>() throws(VarlinkClientError) -> (parameters: R, continues: Bool) {
+    /// Reads the next reply: its parameters and whether more replies follow; through `reader`
+    /// when it is given and takes the reply, else through `JSONDecoder` (every error reply).
+    private func receive<R: Codable & Sendable>(
+        reading reader: ((inout JSONByteReader) -> R?)?
+    ) throws(VarlinkClientError) -> (parameters: R, continues: Bool) {
         while received.isEmpty {
             var buffer = [UInt8](repeating: 0, count: 65536)
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -146,7 +153,9 @@ public final class VarlinkClient {
                 throw .protocolViolation("a reply exceeded \(decoder.maximumMessageBytes) bytes")
             }
         }
-        let message = Data(received.removeFirst())
+        let frame = received.removeFirst()
+        if let reader, let reply = Self.readReply(frame, with: reader) { return reply }
+        let message = Data(frame)
         // The envelope alone first (an empty parameters type skips the job objects), and the
         // parameters as a JSON tree only for an error: building that tree for every reply was
         // most of a submit's decoding.
@@ -166,6 +175,30 @@ public final class VarlinkClient {
             return (parameters, reply.continues == true)
         } catch {
             throw .protocolViolation("unexpected reply: \(error)")
+        }
+    }
+
+    /// A reply read by `reader`: `{"parameters": {...}, "continues": ...}` with no `error`
+    /// and no key twice, or `nil` for `JSONDecoder` to judge.
+    private static func readReply<R>(_ frame: [UInt8], with reader: (inout JSONByteReader) -> R?) -> (parameters: R, continues: Bool)? {
+        frame.withUnsafeBufferPointer { bytes -> (parameters: R, continues: Bool)? in
+            var json = JSONByteReader(bytes: bytes)
+            var parameters: R?
+            var continues: Bool?
+            var seen: Set<String> = []
+            let ok = json.object { key, json in
+                guard seen.insert(key).inserted else { return false }
+                switch key {
+                case "parameters":
+                    parameters = reader(&json)
+                    return parameters != nil
+                case "continues": return json.null() || { continues = json.bool(); return continues != nil }()
+                case "error": return false
+                default: return json.skipValue()
+                }
+            }
+            guard ok, json.atEnd(), let parameters else { return nil }
+            return (parameters, continues == true)
         }
     }
 }

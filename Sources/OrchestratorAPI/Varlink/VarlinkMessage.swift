@@ -21,16 +21,18 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
 }
 
 extension VarlinkCall {
-    /// The call as a message's JSON text (without the terminating NUL): written directly
-    /// when the parameters are ``JSONByteEncodable``, else by `encoder`.
+    /// The call as a message's JSON text (without the terminating NUL): its parameters
+    /// written by `writeParameters` when given, else everything by `encoder`.
     /// - Throws: what `encoder` throws.
-    func encoded(with encoder: JSONEncoder) throws -> [UInt8] {
-        guard let writable = parameters as? any JSONByteEncodable else { return Array(try encoder.encode(self)) }
+    func encoded(
+        with encoder: JSONEncoder, writingParameters writeParameters: ((Parameters, inout JSONByteWriter) -> Void)?
+    ) throws -> [UInt8] {
+        guard let writeParameters, let parameters else { return Array(try encoder.encode(self)) }
         var writer = JSONByteWriter(capacity: 1024)
         writer.raw(#"{"method":"#)
         writer.string(method)
         writer.raw(#","parameters":"#)
-        writer.value(writable)
+        writeParameters(parameters, &writer)
         if let more { writer.raw(#","more":"#); writer.bool(more) }
         if let oneway { writer.raw(#","oneway":"#); writer.bool(oneway) }
         writer.raw("}")

@@ -16,25 +16,46 @@ public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sen
     public let requiresMore: Bool
     /// The qualified names of the errors it may reply with, beyond the protocol's.
     public let errors: [String]
+    /// Writes a call's parameters without `JSONEncoder`, for the calls made once per job from
+    /// a short-lived client (whose first `JSONEncoder` use instantiates the coder's generic
+    /// machinery); `nil`: `JSONEncoder` writes them. Held here, not found by a dynamic cast,
+    /// which itself scans the binary's conformance records.
+    public let writeParameters: (@Sendable (Parameters, inout JSONByteWriter) -> Void)?
+    /// Reads a reply's parameters without `JSONDecoder`; `nil` from it (or no reader) leaves
+    /// the reply to `JSONDecoder`, errors included.
+    public let readReply: (@Sendable (inout JSONByteReader) -> Reply?)?
 
     /// Declares a method.
     /// - Parameters:
     ///   - name: the qualified name.
     ///   - requiresMore: whether a call must carry `more`.
     ///   - errors: the qualified error names it may reply with.
-    public init(_ name: String, requiresMore: Bool = false, errors: [String] = []) {
+    ///   - writeParameters: writes the parameters as their `Encodable` conformance would.
+    ///   - readReply: reads the reply as its `Decodable` conformance would, or gives up.
+    public init(
+        _ name: String, requiresMore: Bool = false, errors: [String] = [],
+        writeParameters: (@Sendable (Parameters, inout JSONByteWriter) -> Void)? = nil,
+        readReply: (@Sendable (inout JSONByteReader) -> Reply?)? = nil
+    ) {
         self.name = name
         self.requiresMore = requiresMore
         self.errors = errors
+        self.writeParameters = writeParameters
+        self.readReply = readReply
     }
 
     /// The same method with its reply decoded as `Narrower`: a type with only the fields a
     /// caller reads. Fields it leaves out are skipped, not converted (a CLI call that needs
     /// only a job's ID spent a tenth of its time decoding the whole job).
-    /// - Parameter narrower: the reply type; its fields must have the reply's names and types.
-    /// - Returns: the method under the same name, errors and `more` rule.
-    public func decodingReply<Narrower: Codable & Sendable>(as narrower: Narrower.Type) -> VarlinkMethod<Parameters, Narrower> {
-        VarlinkMethod<Parameters, Narrower>(name, requiresMore: requiresMore, errors: errors)
+    /// - Parameters:
+    ///   - narrower: the reply type; its fields must have the reply's names and types.
+    ///   - reader: reads it without `JSONDecoder`, or gives up.
+    /// - Returns: the method under the same name, errors, `more` rule and parameter writer.
+    public func decodingReply<Narrower: Codable & Sendable>(
+        as narrower: Narrower.Type, reading reader: (@Sendable (inout JSONByteReader) -> Narrower?)? = nil
+    ) -> VarlinkMethod<Parameters, Narrower> {
+        VarlinkMethod<Parameters, Narrower>(
+            name, requiresMore: requiresMore, errors: errors, writeParameters: writeParameters, readReply: reader)
     }
 
     /// The method without its types, for tables of methods of different types.

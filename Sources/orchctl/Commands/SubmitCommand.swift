@@ -81,7 +81,8 @@ enum SubmitCommand: OrchctlCommand {
             }
             id = submitted.id
         } else {
-            id = try connection.call(JobsInterface.submit.decodingReply(as: JobsInterface.JobIDReply.self), parameters).job.id
+            let submitForID = JobsInterface.submit.decodingReply(as: JobsInterface.JobIDReply.self, reading: JobsInterface.JobIDReply.read)
+            id = try connection.call(submitForID, parameters).job.id
             // The ID goes out first, so a caller sees which job it is waiting for.
             context.console.print(id.description)
             guard options.wait else { return .success }

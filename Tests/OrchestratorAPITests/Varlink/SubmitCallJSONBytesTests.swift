@@ -49,7 +49,7 @@ struct SubmitCallJSONBytesTests {
                     let call = VarlinkCall(
                         method: JobsInterface.submit.name,
                         parameters: JobsInterface.SubmitParameters(spec: spec, reuseExisting: reuse), more: more)
-                    let bytes = try call.encoded(with: JSONEncoder())
+                    let bytes = try call.encoded(with: JSONEncoder(), writingParameters: JobsInterface.submit.writeParameters)
                     #expect(bytes.first == UInt8(ascii: "{") && !bytes.contains(0))
                     let decoded = try JSONDecoder().decode(VarlinkCall<JobsInterface.SubmitParameters>.self, from: Data(bytes))
                     #expect(decoded.method == call.method)
@@ -61,4 +61,24 @@ struct SubmitCallJSONBytesTests {
             }
         }
     }
+
+    @Test("a Submit reply's job ID is read without JSONDecoder as JSONDecoder reads it, or left to it", arguments: [
+        #"{"job":{"id":7}}"#, #"{"job":{"after":[],"id":42,"name":"x\"y","state":"queued"},"existing":true}"#,
+        #" { "existing" : null , "job" : { "labels" : { "id" : 3 } , "id" : 9223372036854775807 } } "#,
+        #"{"job":{"id":"7"}}"#, #"{"job":{"id":7.5}}"#, #"{"job":{}}"#, #"{}"#, #"{"job":null}"#, #"[]"#,
+        #"{"job":{"id":1,"id":2}}"#, #"{"job":{"id":1},"job":{"id":2}}"#, #"{"job":{"id":1}"#, #"{"job":{"id":-0}}"#,
+    ])
+    func jobIDReply(text: String) throws {
+        let codable = try? JSONDecoder().decode(JobsInterface.JobIDReply.self, from: Data(text.utf8)).job.id
+        let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> JobID? in
+            var reader = JSONByteReader(bytes: bytes)
+            guard let reply = JobsInterface.JobIDReply.read(&reader), reader.atEnd() else { return nil }
+            return reply.job.id
+        }
+        if let fast {
+            #expect(fast == codable, "read \(fast), JSONDecoder \(String(describing: codable))")
+        }
+        if codable == nil { #expect(fast == nil, "what JSONDecoder refuses is left to it") }
+    }
 }
+

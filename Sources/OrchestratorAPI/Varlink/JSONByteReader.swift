@@ -1,0 +1,291 @@
+/// A recursive-descent JSON reader (RFC 8259) over a message's bytes, for the messages read
+/// on a hot path without `JSONDecoder`: each method returns `nil` or `false` (give up) at the
+/// first thing it does not accept, and its caller then lets `JSONDecoder` judge the message,
+/// so errors stay the coder's. It accepts only what `JSONDecoder` reads the same way: no key
+/// given twice, valid UTF-8, integers without fraction or exponent that fit.
+public struct JSONByteReader {
+    /// The message.
+    public let bytes: UnsafeBufferPointer<UInt8>
+    /// The position of the next byte to read.
+    public var index = 0
+    /// Objects and arrays open around the current position: deep nesting gives up
+    /// before it could exhaust the stack.
+    var depth = 0
+    static let maximumDepth = 64
+
+    /// A reader at the start of `bytes`, which must outlive it.
+    public init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// An object of strings, no key twice.
+    public mutating func stringMap() -> [String: String]? {
+        var map: [String: String] = [:]
+        let ok = object { key, parser in
+            guard let value = parser.string(), map.updateValue(value, forKey: key) == nil else { return false }
+            return true
+        }
+        return ok ? map : nil
+    }
+
+    // MARK: JSON
+
+    /// Skips JSON whitespace (space, tab, line feed, carriage return).
+    public mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Only whitespace is left.
+    public mutating func atEnd() -> Bool {
+        skipSpace()
+        return index == bytes.count
+    }
+
+    /// Reads `byte` after any whitespace; `false` (and nothing read) when another comes.
+    public mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// Reads `text` after any whitespace; `false` when it is not there.
+    public mutating func literal(_ text: StaticString) -> Bool {
+        skipSpace()
+        let count = text.utf8CodeUnitCount
+        guard bytes.count - index >= count else { return false }
+        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { return false }
+        index += count
+        return true
+    }
+
+    /// Reads `null`.
+    public mutating func null() -> Bool { literal("null") }
+
+    /// Reads `true` or `false`.
+    public mutating func bool() -> Bool? {
+        if literal("true") { return true }
+        if literal("false") { return false }
+        return nil
+    }
+
+    /// `{ "key": value, ... }`, each member read by `member`.
+    public mutating func object(_ member: (String, inout JSONByteReader) -> Bool) -> Bool {
+        guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
+        if take(UInt8(ascii: "}")) { return true }
+        while true {
+            guard let key = string(), take(UInt8(ascii: ":")), member(key, &self) else { return false }
+            if take(UInt8(ascii: "}")) { return true }
+            guard take(UInt8(ascii: ",")) else { return false }
+        }
+    }
+
+    /// `[ value, ... ]`, each element read by `element`.
+    public mutating func array(_ element: (inout JSONByteReader) -> Bool) -> Bool {
+        guard depth < Self.maximumDepth, take(UInt8(ascii: "[")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
+        if take(UInt8(ascii: "]")) { return true }
+        while true {
+            guard element(&self) else { return false }
+            if take(UInt8(ascii: "]")) { return true }
+            guard take(UInt8(ascii: ",")) else { return false }
+        }
+    }
+
+    /// Any value, checked for form and dropped (a field this version does not know).
+    public mutating func skipValue() -> Bool {
+        skipSpace()
+        guard index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return skipObject()
+        case UInt8(ascii: "["): return array { $0.skipValue() }
+        case UInt8(ascii: "\""): return skipString()
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return bool() != nil
+        case UInt8(ascii: "n"): return null()
+        default: return number()
+        }
+    }
+
+    /// An object checked for form and dropped, its member names not made into strings.
+    private mutating func skipObject() -> Bool {
+        guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
+        if take(UInt8(ascii: "}")) { return true }
+        while true {
+            skipSpace()
+            guard skipString(), take(UInt8(ascii: ":")), skipValue() else { return false }
+            if take(UInt8(ascii: "}")) { return true }
+            guard take(UInt8(ascii: ",")) else { return false }
+        }
+    }
+
+    /// A string checked as ``string()`` checks it, without making it: a skipped
+    /// parameters object (every call's header is read first) is most of a call's strings.
+    private mutating func skipString() -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+        var probe = index + 1
+        while probe < bytes.count {
+            let byte = bytes[probe]
+            if byte == UInt8(ascii: "\"") {
+                index = probe + 1
+                return true
+            }
+            // Escapes and anything outside ASCII: the full reader decides.
+            if byte == UInt8(ascii: "\\") || byte >= 0x80 { return string() != nil }
+            guard byte >= 0x20 else { return false }
+            probe += 1
+        }
+        return false
+    }
+
+    /// A JSON number of any form (for skipped fields).
+    public mutating func number() -> Bool {
+        skipSpace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let start = index
+        guard digits() > 0 else { return false }
+        if bytes[start] == UInt8(ascii: "0") && index - start > 1 { return false }  // a leading zero
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return false }
+        }
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return true
+    }
+
+    private mutating func digits() -> Int {
+        let start = index
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+        return index - start
+    }
+
+    /// `-?(0|[1-9][0-9]*)` that fits an `Int64`, not followed by a fraction or exponent.
+    public mutating func integer() -> Int64? {
+        skipSpace()
+        var negative = false
+        if index < bytes.count && bytes[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
+        let start = index
+        var magnitude: UInt64 = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+            guard !o1 && !o2 else { return nil }
+            magnitude = sum
+            index += 1
+        }
+        let count = index - start
+        guard count > 0, !(count > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
+        if index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            default: break
+            }
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1, magnitude != 0 else { return nil }  // "-0": let the coder decide
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return Int64(magnitude)
+    }
+
+    /// A JSON string: escapes decoded, valid UTF-8 only.
+    public mutating func string() -> String? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        // The common case: no escape, read in place; ASCII needs no UTF-8 validation.
+        var ascii = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { return nil }
+            ascii = ascii && byte < 0x80
+            index += 1
+        }
+        var scratch = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(validating: scratch, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { return nil }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scratch.append(escape)
+                case UInt8(ascii: "b"): scratch.append(0x08)
+                case UInt8(ascii: "f"): scratch.append(0x0C)
+                case UInt8(ascii: "n"): scratch.append(0x0A)
+                case UInt8(ascii: "r"): scratch.append(0x0D)
+                case UInt8(ascii: "t"): scratch.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard var scalar = hex4() else { return nil }
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        // A high surrogate must be followed by an escaped low one.
+                        guard literalRaw("\\u"), let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        return nil
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                    scratch.append(contentsOf: String(Character(unicode)).utf8)
+                default: return nil
+                }
+            default:
+                guard byte >= 0x20 else { return nil }
+                scratch.append(byte)
+            }
+        }
+        return nil
+    }
+
+    /// The exact bytes of `text` next, without skipping whitespace (inside a string).
+    private mutating func literalRaw(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard bytes.count - index >= count else { return false }
+        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { return false }
+        index += count
+        return true
+    }
+
+    private mutating func hex4() -> UInt32? {
+        guard bytes.count - index >= 4 else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+}
