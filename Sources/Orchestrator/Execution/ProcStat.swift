@@ -55,6 +55,21 @@ enum ProcStat {
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }()
 
+    /// The names in a `/proc` directory (`.` and `..` left out), with readdir(3); none when it
+    /// cannot be opened (the process is gone).
+    static func entryNames(of directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Reads a small file to its end with read(2). procfs files report size 0, so the size
     /// cannot come from stat(2).
     static func readFile(_ path: String) -> [UInt8]? {

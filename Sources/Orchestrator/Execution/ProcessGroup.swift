@@ -39,13 +39,8 @@ public struct ProcessGroup: Hashable, Sendable {
 
     /// The pids of the group's members that are not zombies, from a scan of `/proc`.
     public func liveMembers() -> [Int32] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
         var members: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for name in ProcStat.entryNames(of: "/proc") {
             guard let pid = Int32(name),
                   let fields = ProcStat.fields(pid: pid),
                   fields.count > 2,

@@ -90,12 +90,7 @@ enum ProcessIdentity {
             candidates.forEach(look)
             return pids
         }
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for name in ProcStat.entryNames(of: "/proc") {
             if let pid = Int32(name) { look(at: pid) }
         }
         return pids

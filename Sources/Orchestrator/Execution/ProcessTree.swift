@@ -7,14 +7,9 @@ enum ProcessTree {
     /// The children of `process` (`self`, or a pid): of every one of its threads.
     /// - Returns: their pids; none when the process is gone.
     static func children(of process: String) -> [Int32] {
-        guard let directory = opendir("/proc/\(process)/task") else { return [] }
-        defer { closedir(directory) }
         var pids: [Int32] = []
-        while let entry = readdir(directory) {
-            let task = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            guard task.first != ".", let bytes = ProcStat.readFile("/proc/\(process)/task/\(task)/children") else { continue }
+        for task in ProcStat.entryNames(of: "/proc/\(process)/task") {
+            guard let bytes = ProcStat.readFile("/proc/\(process)/task/\(task)/children") else { continue }
             pids += bytes.split(separator: UInt8(ascii: " ")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
         }
         return pids
