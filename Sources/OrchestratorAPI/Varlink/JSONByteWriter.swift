@@ -171,7 +171,7 @@ public struct JSONByteWriter: Sendable {
             bytes.append(UInt8(ascii: ":"))
             string(value)
         } else if !dictionary.isEmpty {
-            for (index, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            for (index, key) in dictionary.keys.sorted(by: Self.utf8Precedes).enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 string(key)
                 bytes.append(UInt8(ascii: ":"))
@@ -182,4 +182,18 @@ public struct JSONByteWriter: Sendable {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Whether `a`'s UTF-8 bytes order before `b`'s, compared over their contiguous storage:
+    /// the generic `utf8.lexicographicallyPrecedes` was most of writing an environment.
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for index in 0..<min(x.count, y.count) where x[index] != y[index] {
+                    return x[index] < y[index]
+                }
+                return x.count < y.count
+            }
+        }
+    }
 }

@@ -56,7 +56,8 @@ public enum JobsInterface {
     public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
     public static let wait = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
+        "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
         "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage)
@@ -376,6 +377,16 @@ public enum JobsInterface {
         public var ids: [JobID]
         /// Creates a value with every field given.
         public init(ids: [JobID]) { self.ids = ids }
+
+        /// Writes what the synthesized `encode(to:)` encodes.
+        public func writeJSON(to writer: inout JSONByteWriter) {
+            writer.raw(#"{"ids":["#)
+            for (index, id) in ids.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.integer(id.rawValue)
+            }
+            writer.raw("]}")
+        }
     }
 
     /// Which captured output stream `Logs` reads.

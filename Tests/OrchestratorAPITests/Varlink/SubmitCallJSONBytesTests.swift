@@ -80,5 +80,25 @@ struct SubmitCallJSONBytesTests {
         }
         if codable == nil { #expect(fast == nil, "what JSONDecoder refuses is left to it") }
     }
+
+    @Test("Wait's parameters written directly decode to the same IDs", arguments: [[], [1], [3, 1, Int64.max]] as [[Int64]])
+    func waitParameters(ids: [Int64]) throws {
+        let parameters = JobsInterface.IDsParameters(ids: ids.map(JobID.init(rawValue:)))
+        var writer = JSONByteWriter()
+        let write = try #require(JobsInterface.wait.writeParameters)
+        write(parameters, &writer)
+        let decoded = try JSONDecoder().decode(JobsInterface.IDsParameters.self, from: Data(writer.bytes))
+        #expect(decoded.ids == parameters.ids)
+    }
+
+    @Test("object keys are ordered by their UTF-8 bytes, as the generic comparison orders them")
+    func keyOrder() {
+        let keys = ["", "a", "A", "AA", "ab", "a\u{0}", "é", "e\u{301}", "漢", "🙂", "Z", "_", "a b"]
+        for a in keys {
+            for b in keys {
+                #expect(JSONByteWriter.utf8Precedes(a, b) == a.utf8.lexicographicallyPrecedes(b.utf8), "\(a) < \(b)")
+            }
+        }
+    }
 }
 
