@@ -35,4 +35,18 @@ struct ProcessTreeTests {
             #expect(ProcessTree.daemonDescendants() == nil, "not a subreaper: escaped processes go elsewhere, so every process is scanned")
         }
     }
+
+    @Test("without readable children files (no CONFIG_PROC_CHILDREN) the tree is unknown, not empty")
+    func descendantsUnknownWithoutChildrenFiles() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("proctree-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // A process with one thread and no children file, as such a kernel shows it.
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("self/task/42"), withIntermediateDirectories: true)
+        #expect(ProcessTree.descendants(of: "self", procRoot: root.path) == nil, "an empty list would hide every escaped process")
+        // With the file, its children are read (here: none).
+        try Data().write(to: root.appendingPathComponent("self/task/42/children"))
+        #expect(ProcessTree.descendants(of: "self", procRoot: root.path) == [])
+        // The real tree of this process is readable on this kernel.
+        #expect(ProcessTree.descendants(of: "self") != nil)
+    }
 }
