@@ -2,6 +2,7 @@ import CPosix
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// Makes the daemon a child subreaper (`PR_SET_CHILD_SUBREAPER`, prctl(2)) and reaps the
 /// orphans it inherits, so a job's background processes that outlive it never pile up as
@@ -10,9 +11,15 @@ import Glibc
 /// Orphans are found on SIGCHLD by listing the daemon's children
 /// (`/proc/self/task/*/children`, proc_pid_task(5)) and reaping, one pid at a time, each that
 /// is not one of ours (``SpawnedProcesses``). No `waitpid(-1)`: that could take a job's status
-/// from its pidfd watcher.
+/// from its pidfd watcher. A scan runs at most once per ``scanDelay`` however many children
+/// end: nearly every SIGCHLD is a job's own end, orphans are rare, and a zombie waiting that
+/// long harms nothing (a scan per job end was a tenth of orchd's work per short job).
 public final class OrphanReaper: Sendable {
     private let source: RetainedSource<any DispatchSourceSignal>
+    /// Whether a scan is scheduled and has not started.
+    private let scanScheduled = Mutex(false)
+    /// How long after a SIGCHLD the scan runs; later SIGCHLDs meanwhile share it.
+    static let scanDelay = DispatchTimeInterval.milliseconds(100)
 
     /// Becomes a subreaper and starts reaping on SIGCHLD. SIGCHLD must be blocked in every
     /// thread (``Daemon/prepareSignals(arguments:)``) for the dispatch source to receive it.
@@ -24,10 +31,18 @@ public final class OrphanReaper: Sendable {
         }
         let source = DispatchSource.makeSignalSource(signal: SIGCHLD, queue: queue)
         self.source = RetainedSource(source: source)
-        source.setEventHandler { Self.reapOrphans() }
+        source.setEventHandler { [weak self] in self?.scheduleScan(on: queue) }
         source.resume()
         // Children that ended before the source existed.
         queue.async { Self.reapOrphans() }
+    }
+
+    private func scheduleScan(on queue: DispatchQueue) {
+        guard !scanScheduled.withLock({ scheduled in defer { scheduled = true }; return scheduled }) else { return }
+        queue.asyncAfter(deadline: .now() + Self.scanDelay) { [weak self] in
+            self?.scanScheduled.withLock { $0 = false }
+            Self.reapOrphans()
+        }
     }
 
     /// Stops reaping.
