@@ -87,27 +87,8 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
             timeoutUSec: try c.decodeIfPresent(Int64.self, forKey: .timeoutUSec),
             maxAttempts: try c.decode(Int.self, forKey: .maxAttempts),
             uniqueKey: try c.decodeIfPresent(String.self, forKey: .uniqueKey))
-        let stateName = try c.decode(String.self, forKey: .state)
-        switch stateName {
-        case "waiting": state = .waiting
-        case "queued": state = .queued
-        case "running": state = .running
-        case "finished":
-            let resultName = try c.decode(String.self, forKey: .result)
-            guard let result = JobResult(
-                name: resultName,
-                exitCode: try c.decodeIfPresent(Int32.self, forKey: .exitCode),
-                signal: try c.decodeIfPresent(Int32.self, forKey: .signal),
-                reason: try c.decodeIfPresent(String.self, forKey: .reason),
-                failedDependency: try c.decodeIfPresent(JobID.self, forKey: .failedDependency))
-            else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .result, in: c, debugDescription: "unknown result '\(resultName)'")
-            }
-            state = .finished(result)
-        default:
-            throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "unknown state '\(stateName)'")
-        }
+        state = try JobState.decode(from: c, state: .state, result: .result, exitCode: .exitCode, signal: .signal,
+                                    reason: .reason, failedDependency: .failedDependency)
         attempt = try c.decode(Int.self, forKey: .attempt)
         submittedAt = try Self.decodeDate(c, .submittedAt)!
         startedAt = try Self.decodeDate(c, .startedAt)

@@ -32,3 +32,35 @@ public enum JobState: Hashable, Sendable {
     /// The state names a filter (`orchctl status --state S`) may use.
     public static let names = ["waiting", "queued", "running", "finished"]
 }
+
+extension JobState {
+    /// A job's state as its JSON object carries it: `state`, and for a finished job `result`
+    /// with `exitCode`, `signal`, `reason` and `failedDependency` (each optional).
+    /// - Parameters:
+    ///   - c: the job object's container; the keys name its members.
+    /// - Throws: `DecodingError` for a missing or unknown state or result.
+    static func decode<K: CodingKey>(
+        from c: KeyedDecodingContainer<K>, state: K, result: K, exitCode: K, signal: K, reason: K, failedDependency: K
+    ) throws -> JobState {
+        let stateName = try c.decode(String.self, forKey: state)
+        switch stateName {
+        case "waiting": return .waiting
+        case "queued": return .queued
+        case "running": return .running
+        case "finished":
+            let resultName = try c.decode(String.self, forKey: result)
+            guard let ended = JobResult(
+                name: resultName,
+                exitCode: try c.decodeIfPresent(Int32.self, forKey: exitCode),
+                signal: try c.decodeIfPresent(Int32.self, forKey: signal),
+                reason: try c.decodeIfPresent(String.self, forKey: reason),
+                failedDependency: try c.decodeIfPresent(JobID.self, forKey: failedDependency))
+            else {
+                throw DecodingError.dataCorruptedError(forKey: result, in: c, debugDescription: "unknown result '\(resultName)'")
+            }
+            return .finished(ended)
+        default:
+            throw DecodingError.dataCorruptedError(forKey: state, in: c, debugDescription: "unknown state '\(stateName)'")
+        }
+    }
+}

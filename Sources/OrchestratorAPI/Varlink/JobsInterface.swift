@@ -363,6 +363,115 @@ public enum JobsInterface {
         }
     }
 
+    /// A ``JobsReply`` read for each job's ID and state alone (``VarlinkMethod/decodingReply(as:reading:)``):
+    /// what `submit --wait` needs of `Wait`'s answer.
+    public struct JobEndsReply: Codable, Sendable {
+        /// The jobs, their ID and state only.
+        public var jobs: [JobEnd]
+
+        /// A job as its ID and state.
+        public struct JobEnd: Codable, Sendable {
+            /// The job's ID.
+            public var id: JobID
+            /// Its state, with the result when finished.
+            public var state: JobState
+
+            private enum CodingKeys: String, CodingKey {
+                case id, state, result, exitCode, signal, reason, failedDependency
+            }
+
+            init(id: JobID, state: JobState) {
+                self.id = id
+                self.state = state
+            }
+
+            public init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                id = try c.decode(JobID.self, forKey: .id)
+                state = try JobState.decode(from: c, state: .state, result: .result, exitCode: .exitCode, signal: .signal,
+                                            reason: .reason, failedDependency: .failedDependency)
+            }
+
+            /// Encodes what a ``Job`` encodes of its ID and state (for `--json` output of a narrow read).
+            public func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(id, forKey: .id)
+                try c.encode(state.name, forKey: .state)
+                if case .finished(let result) = state {
+                    try c.encode(result.name, forKey: .result)
+                    try c.encodeIfPresent(result.exitCode, forKey: .exitCode)
+                    try c.encodeIfPresent(result.signal, forKey: .signal)
+                    try c.encodeIfPresent(result.reason, forKey: .reason)
+                    try c.encodeIfPresent(result.failedDependency, forKey: .failedDependency)
+                }
+            }
+        }
+
+        /// Reads `{"jobs": [{"id": N, "state": S, "result": R, ...}, ...]}` as the `Decodable`
+        /// conformance does (other members skipped), or gives up (`nil`): a key given twice, a
+        /// number that does not fit, an unknown state or result.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobEndsReply? {
+            var jobs: [JobEnd]?
+            var seen: Set<String> = []
+            let ok = reader.object { key, reader in
+                guard seen.insert(key).inserted else { return false }
+                guard key == "jobs" else { return reader.skipValue() }
+                var list: [JobEnd] = []
+                let read = reader.array { reader in
+                    guard let job = readJob(&reader) else { return false }
+                    list.append(job)
+                    return true
+                }
+                jobs = list
+                return read
+            }
+            guard ok, let jobs else { return nil }
+            return JobEndsReply(jobs: jobs)
+        }
+
+        private static func readJob(_ reader: inout JSONByteReader) -> JobEnd? {
+            var id: Int64?, stateName: String?, resultName: String?, reason: String?
+            var exitCode: Int64?, signal: Int64?, failedDependency: Int64?
+            var seen: Set<String> = []
+            func optionalInteger(_ reader: inout JSONByteReader, into value: inout Int64?) -> Bool {
+                if reader.null() { return true }
+                value = reader.integer()
+                return value != nil
+            }
+            let ok = reader.object { key, reader in
+                guard seen.insert(key).inserted else { return false }
+                switch key {
+                case "id": id = reader.integer(); return id != nil
+                case "state": stateName = reader.string(); return stateName != nil
+                case "result": return reader.null() || { resultName = reader.string(); return resultName != nil }()
+                case "reason": return reader.null() || { reason = reader.string(); return reason != nil }()
+                case "exitCode": return optionalInteger(&reader, into: &exitCode)
+                case "signal": return optionalInteger(&reader, into: &signal)
+                case "failedDependency": return optionalInteger(&reader, into: &failedDependency)
+                default: return reader.skipValue()
+                }
+            }
+            guard ok, let id, let stateName else { return nil }
+            let state: JobState
+            switch stateName {
+            case "waiting": state = .waiting
+            case "queued": state = .queued
+            case "running": state = .running
+            case "finished":
+                // Int32 fields must fit, as JSONDecoder requires.
+                guard let resultName,
+                      exitCode.map({ Int32(exactly: $0) != nil }) ?? true, signal.map({ Int32(exactly: $0) != nil }) ?? true,
+                      let result = JobResult(
+                        name: resultName, exitCode: exitCode.map { Int32($0) }, signal: signal.map { Int32($0) },
+                        reason: reason, failedDependency: failedDependency.map(JobID.init(rawValue:)))
+                else { return nil }
+                state = .finished(result)
+            default: return nil
+            }
+            return JobEnd(id: JobID(rawValue: id), state: state)
+        }
+    }
+
     /// A reply carrying several jobs.
     public struct JobsReply: Codable, Sendable {
         /// The jobs.

@@ -89,18 +89,33 @@ enum SubmitCommand: OrchctlCommand {
         }
         // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
         let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
-        let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
-            try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [id])).jobs
+        let state: JobState
+        if invocation.global.json {
+            let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
+                try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [id])).jobs
+            }
+            guard let job = finished.first(where: { $0.id == id }) else { throw Self.noResult(id) }
+            context.console.write(try JSONOutput.text(job))
+            state = job.state
+        } else {
+            // The ID and state are all the exit status needs: the whole job is not decoded.
+            let waitForEnd = JobsInterface.wait.decodingReply(as: JobsInterface.JobEndsReply.self, reading: JobsInterface.JobEndsReply.read)
+            let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [JobsInterface.JobEndsReply.JobEnd] in
+                try connection.call(waitForEnd, JobsInterface.IDsParameters(ids: [id])).jobs
+            }
+            guard let job = finished.first(where: { $0.id == id }) else { throw Self.noResult(id) }
+            state = job.state
         }
-        guard let job = finished.first(where: { $0.id == id }), let result = job.state.result else {
-            throw CommandFailure("orchd answered the wait for job \(id) without its result")
-        }
-        if invocation.global.json { context.console.write(try JSONOutput.text(job)) }
+        guard let result = state.result else { throw Self.noResult(id) }
         if case .spawnFailed(let reason) = result {
             // Otherwise only `show` would tell why the exit status is 127.
-            context.console.printError("Error: job \(job.id) could not start: \(reason)")
+            context.console.printError("Error: job \(id) could not start: \(reason)")
         }
         return ExitCode(result.shellExitStatus)
+    }
+
+    private static func noResult(_ id: JobID) -> CommandFailure {
+        CommandFailure("orchd answered the wait for job \(id) without its result")
     }
 
     // MARK: - Batch

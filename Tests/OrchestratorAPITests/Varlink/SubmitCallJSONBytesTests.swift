@@ -100,5 +100,45 @@ struct SubmitCallJSONBytesTests {
             }
         }
     }
+
+    /// A Wait reply's jobs read for their ID and state: directly and through JSONDecoder.
+    static func ends(_ text: String) -> (fast: [JobsInterface.JobEndsReply.JobEnd]?, codable: [JobsInterface.JobEndsReply.JobEnd]?) {
+        let codable = try? JSONDecoder().decode(JobsInterface.JobEndsReply.self, from: Data(text.utf8)).jobs
+        let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> [JobsInterface.JobEndsReply.JobEnd]? in
+            var reader = JSONByteReader(bytes: bytes)
+            guard let reply = JobsInterface.JobEndsReply.read(&reader), reader.atEnd() else { return nil }
+            return reply.jobs
+        }
+        return (fast, codable)
+    }
+
+    @Test("a Wait reply's IDs and states are read directly as JSONDecoder reads them, for every sample job")
+    func jobEndsOfSamples() throws {
+        let text = String(decoding: try JSONEncoder().encode(JobsInterface.JobsReply(jobs: JobJSONSamples.jobs)), as: UTF8.self)
+        let (fast, codable) = Self.ends(text)
+        let read = try #require(fast, "the reader takes what orchd sends")
+        #expect(read.map(\.id) == JobJSONSamples.jobs.map(\.id))
+        #expect(read.map(\.state) == JobJSONSamples.jobs.map(\.state))
+        #expect(codable.map { $0.map(\.state) } == read.map(\.state))
+    }
+
+    @Test("a Wait reply the reader does not take is left to JSONDecoder, and nothing it takes reads differently", arguments: [
+        #"{"jobs":[]}"#, #"{"jobs":[{"id":1,"state":"queued"}]}"#,
+        #"{"jobs":[{"id":1,"state":"finished","result":"failed","exitCode":3,"signal":null,"reason":null}]}"#,
+        #"{"jobs":[{"id":1,"state":"finished","result":"failed","exitCode":4294967296}]}"#,
+        #"{"jobs":[{"id":1,"state":"finished","result":"failed","exitCode":3.0}]}"#,
+        #"{"jobs":[{"id":1,"state":"finished","result":"nonsense"}]}"#, #"{"jobs":[{"id":1,"state":"finished"}]}"#,
+        #"{"jobs":[{"id":1,"state":"sleeping"}]}"#, #"{"jobs":[{"id":1,"id":2,"state":"queued"}]}"#,
+        #"{"jobs":[{"state":"queued"}]}"#, #"{"jobs":null}"#, #"{}"#, #"{"jobs":[{"id":1,"state":"finished","result":"signaled","signal":9}],"jobs":[]}"#,
+        #"{"jobs":[{"id":1,"state":"finished","result":"spawn_failed","reason":"no \"x\"","exitCode":127}]}"#,
+    ])
+    func jobEnds(text: String) {
+        let (fast, codable) = Self.ends(text)
+        if let fast {
+            #expect(codable != nil, "the reader took what JSONDecoder refuses")
+            #expect(fast.map(\.id) == codable?.map(\.id))
+            #expect(fast.map(\.state) == codable?.map(\.state))
+        }
+    }
 }
 
