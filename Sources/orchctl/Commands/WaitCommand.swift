@@ -95,26 +95,42 @@ enum WaitCommand: OrchctlCommand {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
             return .success
         }
-        let waitForAll: @Sendable () throws(CommandFailure) -> [Job] = { () throws(CommandFailure) -> [Job] in try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all) }
-        let jobs: [Job]
-        if let timeout = Options(decoding: invocation).timeout {
-            guard let finished = try waitWithDeadline(timeout: timeout, waitForAll) else {
-                context.console.printError("Error: timed out after \(TimeSpan.format(timeout)) waiting for \(describe(ids))")
+        let timeout = Options(decoding: invocation).timeout
+        if invocation.global.json {
+            guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, method: JobsInterface.wait, { $0.jobs }) else {
+                context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
                 return .timedOut
             }
-            jobs = finished
-        } else {
-            jobs = try waitForAll()
-        }
-        if invocation.global.json {
             context.console.write(try JSONOutput.text(jobs))
-        } else if !all {
+            return all ? allSucceeded(jobs) : exitCode(for: jobs)
+        }
+        // The ID and state are all the text and the exit status need: whole jobs are not decoded.
+        let waitForEnds = JobsInterface.wait.decodingReply(as: JobsInterface.JobEndsReply.self, reading: JobsInterface.JobEndsReply.read)
+        guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, method: waitForEnds, { $0.jobs }) else {
+            context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
+            return .timedOut
+        }
+        if !all {
             for job in jobs { context.console.print("\(job.id) \(JobText.state(job.state))") }
         }
-        if all {
-            return jobs.allSatisfy { $0.state.result == .succeeded } ? .success : .failure
+        return all ? allSucceeded(jobs) : exitCode(for: jobs)
+    }
+
+    /// The jobs `ids` once all have finished, through `method`; `nil` when `timeout` ran out first.
+    private static func waitForAll<Reply: Codable & Sendable, Found: WaitedJob>(
+        _ ids: [JobID], all: Bool, timeout: Duration?, reconnection: Reconnection,
+        method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, _ jobsOf: @escaping @Sendable (Reply) -> [Found]
+    ) throws(CommandFailure) -> [Found]? {
+        let body: @Sendable () throws(CommandFailure) -> [Found] = { () throws(CommandFailure) -> [Found] in
+            try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all, method: method, jobsOf)
         }
-        return exitCode(for: jobs)
+        guard let timeout else { return try body() }
+        return try waitWithDeadline(timeout: timeout, body)
+    }
+
+    /// `--all`: 0 when every job succeeded, else 1.
+    private static func allSucceeded(_ jobs: [some WaitedJob]) -> ExitCode {
+        jobs.allSatisfy { $0.state.result == .succeeded } ? .success : .failure
     }
 
     /// `wait --queue Q --drained`: one `io.orchd.Queues.WaitDrained` call, which orchd answers
@@ -155,7 +171,7 @@ enum WaitCommand: OrchctlCommand {
     }
 
     /// One job: its shell exit status; several: 0 when all succeeded, else 1.
-    static func exitCode(for jobs: [Job]) -> ExitCode {
+    static func exitCode(for jobs: [some WaitedJob]) -> ExitCode {
         if jobs.count == 1, let result = jobs[0].state.result {
             return ExitCode(result.shellExitStatus)
         }
@@ -170,16 +186,19 @@ enum WaitCommand: OrchctlCommand {
     ///   that is gone by the time of the `Wait` (`NoSuchJob`) has finished and was pruned by
     ///   retention (pruning deletes finished jobs only), so the wait goes on without it. Its
     ///   result is gone with it and does not count towards the exit status.
-    static func wait(ids: [JobID], reconnection: Reconnection, prunedAreFinished: Bool = false) throws(CommandFailure) -> [Job] {
-        var jobs: [Job] = []
+    static func wait<Reply: Codable & Sendable, Found: WaitedJob>(
+        ids: [JobID], reconnection: Reconnection, prunedAreFinished: Bool = false,
+        method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, _ jobsOf: (Reply) -> [Found]
+    ) throws(CommandFailure) -> [Found] {
+        var jobs: [Found] = []
         var chunks = stride(from: 0, to: ids.count, by: idsPerCall).map { Array(ids[$0..<min($0 + idsPerCall, ids.count)]) }
         try reconnection.run { (connection) throws(CommandFailure) in
             while !chunks.isEmpty {
-                var pages: [Job] = []
+                var pages: [Found] = []
                 do throws(CommandFailure) {
                     // With `more`, the finished jobs come in pages: no reply outgrows the message cap.
-                    try connection.stream(JobsInterface.wait, JobsInterface.IDsParameters(ids: chunks[0])) { (reply) throws(CommandFailure) in
-                        pages += reply.jobs
+                    try connection.stream(method, JobsInterface.IDsParameters(ids: chunks[0])) { (reply) throws(CommandFailure) in
+                        pages += jobsOf(reply)
                     }
                 } catch where prunedAreFinished && error.remoteErrorName == JobsInterface.Errors.noSuchJob {
                     guard let gone = error.remoteJobID, let index = chunks[0].firstIndex(of: gone) else { throw error }
@@ -226,3 +245,14 @@ private final class WaitOutcome<Value: Sendable>: Sendable {
     /// compiler check that.
     let result = Mutex<Result<Value, CommandFailure>?>(nil)
 }
+
+/// What a wait needs of each job it answers with: its ID and state (a whole ``Job`` for
+/// `--json`, else a ``JobsInterface/JobEndsReply/JobEnd``).
+protocol WaitedJob: Sendable {
+    var id: JobID { get }
+    var state: JobState { get }
+}
+
+extension Job: WaitedJob {}
+extension JobsInterface.JobEndsReply.JobEnd: WaitedJob {}
+
