@@ -363,6 +363,41 @@ public enum JobsInterface {
         }
     }
 
+    /// A ``JobsReply`` read for the jobs' IDs alone: what `wait --all` needs of `List`.
+    public struct JobIDsReply: Codable, Sendable {
+        /// The jobs, their IDs only.
+        public var jobs: [JobIDReply.IdentifiedJob]
+
+        /// Reads `{"jobs": [{"id": N, ...}, ...]}` as the `Decodable` conformance does (other
+        /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDsReply? {
+            var jobs: [JobIDReply.IdentifiedJob]?
+            var seen: Set<String> = []
+            let ok = reader.object { key, reader in
+                guard seen.insert(key).inserted else { return false }
+                guard key == "jobs" else { return reader.skipValue() }
+                var list: [JobIDReply.IdentifiedJob] = []
+                let read = reader.array { reader in
+                    var id: Int64?
+                    var seenInJob: Set<String> = []
+                    let ok = reader.object { key, reader in
+                        guard seenInJob.insert(key).inserted else { return false }
+                        guard key == "id" else { return reader.skipValue() }
+                        id = reader.integer()
+                        return id != nil
+                    }
+                    guard ok, let id else { return false }
+                    list.append(JobIDReply.IdentifiedJob(id: JobID(rawValue: id)))
+                    return true
+                }
+                jobs = list
+                return read
+            }
+            guard ok, let jobs else { return nil }
+            return JobIDsReply(jobs: jobs)
+        }
+    }
+
     /// A ``JobsReply`` read for each job's ID and state alone (``VarlinkMethod/decodingReply(as:reading:)``):
     /// what `submit --wait` needs of `Wait`'s answer.
     public struct JobEndsReply: Codable, Sendable {

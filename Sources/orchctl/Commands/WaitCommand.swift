@@ -161,8 +161,10 @@ enum WaitCommand: OrchctlCommand {
     static func unfinishedJobs(socket: String, uid: UInt32) throws(CommandFailure) -> [JobID] {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         var ids: [JobID] = []
+        // IDs only: a backlog of many jobs is not decoded whole to learn their IDs.
+        let listIDs = JobsInterface.list.decodingReply(as: JobsInterface.JobIDsReply.self, reading: JobsInterface.JobIDsReply.read)
         for state in ["waiting", "queued", "running"] {
-            try connection.stream(JobsInterface.list, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
+            try connection.stream(listIDs, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
                 ids += reply.jobs.map(\.id)
             }
         }

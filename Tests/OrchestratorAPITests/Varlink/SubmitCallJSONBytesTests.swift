@@ -140,5 +140,30 @@ struct SubmitCallJSONBytesTests {
             #expect(fast.map(\.state) == codable?.map(\.state))
         }
     }
+
+    @Test("a List page's IDs are read directly as JSONDecoder reads them, or left to it", arguments: [
+        #"{"jobs":[]}"#, #"{"jobs":[{"id":1},{"state":"queued","id":2}]}"#, #"{"jobs":[{"id":1,"id":2}]}"#,
+        #"{"jobs":[{"name":"x"}]}"#, #"{"jobs":[{"id":"1"}]}"#, #"{"jobs":{}}"#, #"{"jobs":[],"jobs":[]}"#,
+    ])
+    func jobIDs(text: String) {
+        let codable = try? JSONDecoder().decode(JobsInterface.JobIDsReply.self, from: Data(text.utf8)).jobs.map(\.id)
+        let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> [JobID]? in
+            var reader = JSONByteReader(bytes: bytes)
+            guard let reply = JobsInterface.JobIDsReply.read(&reader), reader.atEnd() else { return nil }
+            return reply.jobs.map(\.id)
+        }
+        if let fast { #expect(fast == codable) }
+        if codable == nil { #expect(fast == nil) }
+    }
+
+    @Test("a List page of every sample job gives its IDs in order")
+    func jobIDsOfSamples() throws {
+        let text = String(decoding: try JSONEncoder().encode(JobsInterface.JobsReply(jobs: JobJSONSamples.jobs)), as: UTF8.self)
+        let ids = Array(text.utf8).withUnsafeBufferPointer { bytes -> [JobID]? in
+            var reader = JSONByteReader(bytes: bytes)
+            return JobsInterface.JobIDsReply.read(&reader)?.jobs.map(\.id)
+        }
+        #expect(ids == JobJSONSamples.jobs.map(\.id))
+    }
 }
 
