@@ -55,9 +55,7 @@ enum SubmitDecoder {
             var parser = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
             var method: String?
             var more: Bool?, oneway: Bool?
-            var seen: Set<String> = []
             let ok = parser.object { key, parser in
-                guard seen.insert(key).inserted else { return false }
                 switch key {
                 case "method": method = parser.string(); return method != nil
                 case "more": return parser.null() || { more = parser.bool(); return more != nil }()
@@ -78,11 +76,12 @@ extension JSONByteReader {
     /// read by `readParameters`.
     mutating func call<P>(_ readParameters: (inout JSONByteReader) -> P?) -> P? {
         var parameters: P?
-        var seen: Set<String> = []
+        var hasMethod = false
         let ok = object { key, parser in
-            guard seen.insert(key).inserted else { return false }
             switch key {
-            case "method": return parser.string() != nil
+            case "method":
+                hasMethod = parser.string() != nil
+                return hasMethod
             case "parameters":
                 if parser.null() { return true }
                 parameters = readParameters(&parser)
@@ -92,16 +91,14 @@ extension JSONByteReader {
             }
         }
         // Without a method the coder refuses the call.
-        return ok && seen.contains("method") ? parameters : nil
+        return ok && hasMethod ? parameters : nil
     }
 
     mutating func batchParameters() -> JobsInterface.SubmitBatchParameters? {
         var specs: [JobSpec]?
         var environment: [String: String]?
         var returnJobs: Bool?
-        var seen: Set<String> = []
         let ok = object { key, parser in
-            guard seen.insert(key).inserted else { return false }
             switch key {
             case "specs":
                 var list: [JobSpec] = []
@@ -131,9 +128,7 @@ extension JSONByteReader {
     mutating func submitParameters() -> JobsInterface.SubmitParameters? {
         var spec: JobSpec?
         var reuseExisting: Bool?
-        var seen: Set<String> = []
         let ok = object { key, parser in
-            guard seen.insert(key).inserted else { return false }
             switch key {
             case "spec":
                 spec = parser.spec()
@@ -155,9 +150,7 @@ extension JSONByteReader {
         var argv: [String]?, shell: String?, cwd: String?, environment: [String: String]?
         var queue: QueueName?, priority: Int?, name: String?, labels: [String: String]?
         var after: [JobID]?, notBefore: Date?, timeoutUSec: Int64?, maxAttempts: Int?, uniqueKey: String?
-        var seen: Set<String> = []
         let ok = object { key, parser in
-            guard seen.insert(key).inserted else { return false }
             // Every known field may be null, meaning absent, except cwd.
             if key != "cwd" && parser.null() { return true }
             switch key {

@@ -83,22 +83,16 @@ extension JobStore {
         }
 
         let stateName = try required(text("state"), "state")
-        let state: JobState
-        switch stateName {
-        case "waiting": state = .waiting
-        case "queued": state = .queued
-        case "running": state = .running
-        case "finished":
+        let state = try JobState(name: stateName) { () throws(JobStoreError) -> JobResult in
             let resultName = try required(text("result"), "result")
             guard let result = JobResult(
                 name: resultName, exitCode: try int32("exit_code"), signal: try int32("signal"),
                 reason: try text("reason"),
                 failedDependency: try integer("failed_dependency").map(JobID.init(rawValue:)))
             else { throw bad("result", "'\(resultName)' with its payload is not a job result") }
-            state = .finished(result)
-        default:
-            throw bad("state", "'\(stateName)' is not a job state")
+            return result
         }
+        guard let state else { throw bad("state", "'\(stateName)' is not a job state") }
 
         let uid = try required(integer("submitter_uid"), "submitter_uid")
         guard let submitterUid = UInt32(exactly: uid) else { throw bad("submitter_uid", "\(uid) is out of range") }

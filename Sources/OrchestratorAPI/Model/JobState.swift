@@ -34,6 +34,20 @@ public enum JobState: Hashable, Sendable {
 }
 
 extension JobState {
+    /// The state called `name` (``name``); a finished one with the result `finishedResult`
+    /// reads, which is called only for `finished`.
+    /// - Returns: `nil` when `name` names no state.
+    /// - Throws: what `finishedResult` throws (its source's error for a missing or unknown result).
+    public init?<Failure: Error>(name: String, finishedResult: () throws(Failure) -> JobResult) throws(Failure) {
+        switch name {
+        case "waiting": self = .waiting
+        case "queued": self = .queued
+        case "running": self = .running
+        case "finished": self = .finished(try finishedResult())
+        default: return nil
+        }
+    }
+
     /// A job's state as its JSON object carries it: `state`, and for a finished job `result`
     /// with `exitCode`, `signal`, `reason` and `failedDependency` (each optional).
     /// - Parameters:
@@ -43,11 +57,7 @@ extension JobState {
         from c: KeyedDecodingContainer<K>, state: K, result: K, exitCode: K, signal: K, reason: K, failedDependency: K
     ) throws -> JobState {
         let stateName = try c.decode(String.self, forKey: state)
-        switch stateName {
-        case "waiting": return .waiting
-        case "queued": return .queued
-        case "running": return .running
-        case "finished":
+        let decoded = try JobState(name: stateName) {
             let resultName = try c.decode(String.self, forKey: result)
             guard let ended = JobResult(
                 name: resultName,
@@ -58,9 +68,11 @@ extension JobState {
             else {
                 throw DecodingError.dataCorruptedError(forKey: result, in: c, debugDescription: "unknown result '\(resultName)'")
             }
-            return .finished(ended)
-        default:
+            return ended
+        }
+        guard let decoded else {
             throw DecodingError.dataCorruptedError(forKey: state, in: c, debugDescription: "unknown state '\(stateName)'")
         }
+        return decoded
     }
 }

@@ -22,8 +22,8 @@ public struct JSONByteReader {
     public mutating func stringMap() -> [String: String]? {
         var map: [String: String] = [:]
         let ok = object { key, parser in
-            guard let value = parser.string(), map.updateValue(value, forKey: key) == nil else { return false }
-            return true
+            map[key] = parser.string()
+            return map[key] != nil
         }
         return ok ? map : nil
     }
@@ -74,14 +74,17 @@ public struct JSONByteReader {
         return nil
     }
 
-    /// `{ "key": value, ... }`, each member read by `member`.
+    /// `{ "key": value, ... }`, each member read by `member`; `false` (give up) for a key given
+    /// twice, as for anything `member` does not take.
     public mutating func object(_ member: (String, inout JSONByteReader) -> Bool) -> Bool {
         guard depth < Self.maximumDepth, take(UInt8(ascii: "{")) else { return false }
         depth += 1
         defer { depth -= 1 }
         if take(UInt8(ascii: "}")) { return true }
+        // A key given twice is given up on: which one JSONDecoder would keep is its own affair.
+        var keys: Set<String> = []
         while true {
-            guard let key = string(), take(UInt8(ascii: ":")), member(key, &self) else { return false }
+            guard let key = string(), keys.insert(key).inserted, take(UInt8(ascii: ":")), member(key, &self) else { return false }
             if take(UInt8(ascii: "}")) { return true }
             guard take(UInt8(ascii: ",")) else { return false }
         }

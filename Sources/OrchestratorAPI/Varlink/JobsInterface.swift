@@ -291,26 +291,31 @@ public enum JobsInterface {
         public struct IdentifiedJob: Codable, Sendable {
             /// The job's ID.
             public var id: JobID
+
+            /// Reads `{"id": N, ...}` (other members skipped), or gives up (`nil`).
+            static func read(_ reader: inout JSONByteReader) -> IdentifiedJob? {
+                var id: Int64?
+                let ok = reader.object { key, reader in
+                    guard key == "id" else { return reader.skipValue() }
+                    id = reader.integer()
+                    return id != nil
+                }
+                guard ok, let id else { return nil }
+                return IdentifiedJob(id: JobID(rawValue: id))
+            }
         }
 
         /// Reads `{"job": {"id": N, ...}, ...}` as the `Decodable` conformance does (other
         /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDReply? {
-            var id: Int64?
-            var seen: Set<String> = []
+            var job: IdentifiedJob?
             let ok = reader.object { key, reader in
-                guard seen.insert(key).inserted else { return false }
                 guard key == "job" else { return reader.skipValue() }
-                var seenInJob: Set<String> = []
-                return reader.object { key, reader in
-                    guard seenInJob.insert(key).inserted else { return false }
-                    guard key == "id" else { return reader.skipValue() }
-                    id = reader.integer()
-                    return id != nil
-                }
+                job = IdentifiedJob.read(&reader)
+                return job != nil
             }
-            guard ok, let id else { return nil }
-            return JobIDReply(job: IdentifiedJob(id: JobID(rawValue: id)))
+            guard ok, let job else { return nil }
+            return JobIDReply(job: job)
         }
     }
 
@@ -371,30 +376,7 @@ public enum JobsInterface {
         /// Reads `{"jobs": [{"id": N, ...}, ...]}` as the `Decodable` conformance does (other
         /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDsReply? {
-            var jobs: [JobIDReply.IdentifiedJob]?
-            var seen: Set<String> = []
-            let ok = reader.object { key, reader in
-                guard seen.insert(key).inserted else { return false }
-                guard key == "jobs" else { return reader.skipValue() }
-                var list: [JobIDReply.IdentifiedJob] = []
-                let read = reader.array { reader in
-                    var id: Int64?
-                    var seenInJob: Set<String> = []
-                    let ok = reader.object { key, reader in
-                        guard seenInJob.insert(key).inserted else { return false }
-                        guard key == "id" else { return reader.skipValue() }
-                        id = reader.integer()
-                        return id != nil
-                    }
-                    guard ok, let id else { return false }
-                    list.append(JobIDReply.IdentifiedJob(id: JobID(rawValue: id)))
-                    return true
-                }
-                jobs = list
-                return read
-            }
-            guard ok, let jobs else { return nil }
-            return JobIDsReply(jobs: jobs)
+            readJobs(&reader, JobIDReply.IdentifiedJob.read).map(JobIDsReply.init(jobs:))
         }
     }
 
@@ -446,35 +428,21 @@ public enum JobsInterface {
         /// conformance does (other members skipped), or gives up (`nil`): a key given twice, a
         /// number that does not fit, an unknown state or result.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobEndsReply? {
-            var jobs: [JobEnd]?
-            var seen: Set<String> = []
-            let ok = reader.object { key, reader in
-                guard seen.insert(key).inserted else { return false }
-                guard key == "jobs" else { return reader.skipValue() }
-                var list: [JobEnd] = []
-                let read = reader.array { reader in
-                    guard let job = readJob(&reader) else { return false }
-                    list.append(job)
-                    return true
-                }
-                jobs = list
-                return read
-            }
-            guard ok, let jobs else { return nil }
-            return JobEndsReply(jobs: jobs)
+            readJobs(&reader, readJob).map(JobEndsReply.init(jobs:))
         }
+
+        /// A finished job's result the reader does not take.
+        private struct NotTaken: Error {}
 
         private static func readJob(_ reader: inout JSONByteReader) -> JobEnd? {
             var id: Int64?, stateName: String?, resultName: String?, reason: String?
             var exitCode: Int64?, signal: Int64?, failedDependency: Int64?
-            var seen: Set<String> = []
             func optionalInteger(_ reader: inout JSONByteReader, into value: inout Int64?) -> Bool {
                 if reader.null() { return true }
                 value = reader.integer()
                 return value != nil
             }
             let ok = reader.object { key, reader in
-                guard seen.insert(key).inserted else { return false }
                 switch key {
                 case "id": id = reader.integer(); return id != nil
                 case "state": stateName = reader.string(); return stateName != nil
@@ -487,24 +455,39 @@ public enum JobsInterface {
                 }
             }
             guard ok, let id, let stateName else { return nil }
-            let state: JobState
-            switch stateName {
-            case "waiting": state = .waiting
-            case "queued": state = .queued
-            case "running": state = .running
-            case "finished":
+            let finishedResult = { () throws(NotTaken) -> JobResult in
                 // Int32 fields must fit, as JSONDecoder requires.
                 guard let resultName,
                       exitCode.map({ Int32(exactly: $0) != nil }) ?? true, signal.map({ Int32(exactly: $0) != nil }) ?? true,
                       let result = JobResult(
                         name: resultName, exitCode: exitCode.map { Int32($0) }, signal: signal.map { Int32($0) },
                         reason: reason, failedDependency: failedDependency.map(JobID.init(rawValue:)))
-                else { return nil }
-                state = .finished(result)
-            default: return nil
+                else { throw NotTaken() }
+                return result
             }
+            guard let state = try? JobState(name: stateName, finishedResult: finishedResult) else { return nil }
             return JobEnd(id: JobID(rawValue: id), state: state)
         }
+    }
+
+    /// The `jobs` array of a reply object (other members skipped), each element read by
+    /// `element`; `nil` when it or any element is not taken.
+    private static func readJobs<Element>(
+        _ reader: inout JSONByteReader, _ element: (inout JSONByteReader) -> Element?
+    ) -> [Element]? {
+        var jobs: [Element]?
+        let ok = reader.object { key, reader in
+            guard key == "jobs" else { return reader.skipValue() }
+            var list: [Element] = []
+            let read = reader.array { reader in
+                guard let job = element(&reader) else { return false }
+                list.append(job)
+                return true
+            }
+            jobs = list
+            return read
+        }
+        return ok ? jobs : nil
     }
 
     /// A reply carrying several jobs.

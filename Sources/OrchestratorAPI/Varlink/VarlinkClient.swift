@@ -185,9 +185,7 @@ public final class VarlinkClient {
             var json = JSONByteReader(bytes: bytes)
             var parameters: R?
             var continues: Bool?
-            var seen: Set<String> = []
             let ok = json.object { key, json in
-                guard seen.insert(key).inserted else { return false }
                 switch key {
                 case "parameters":
                     parameters = reader(&json)
