@@ -36,9 +36,15 @@ extension Scheduler {
     }
 
     /// Writes the kept process records and ends now: the final ends of jobs this daemon runs
-    /// in one transaction with the process records, without reading a row back; a retry, or
+    /// in one transaction with the process records and the claims of the slots they freed,
+    /// without reading a row back, and starts the claimed jobs once it committed; a retry, or
     /// any end when that transaction fails, one by one (``recordEnd(_:in:result:at:)``, which
-    /// keeps an end the store refuses). Then feeds the queues that had ends.
+    /// keeps an end the store refuses). Then feeds the queues that had ends again, for slots
+    /// those freed.
+    ///
+    /// One transaction rather than two because a commit's cost is mostly the pages it writes
+    /// to the WAL, and an end and a claim of the same queue change the same pages (the job
+    /// indexes, `job_counts`, the event log).
     func writeReaped() {
         reapedWritesScheduled = false
         let processes = reapedProcesses
@@ -59,8 +65,14 @@ extension Scheduler {
             }
         }
         let ending = Set(ends.map(\.id))
+        let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
+        var claimed: [(runner: QueueRunner, jobs: [Job])] = []
         do {
-            try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end))
+            claimed = try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
+                // A claim that fails rolls the ends back with it: they are then written one by
+                // one below, and the queues fed on their own.
+                try feeding.map { ($0, try claimForStart($0)) }
+            }
             for (previous, end) in finals {
                 var job = previous
                 job.state = .finished(end.result)
@@ -77,17 +89,18 @@ extension Scheduler {
                 }
             }
         } catch {
+            claimed = []
             if !processes.isEmpty { DaemonLog.error("cannot record the start of \(processes.count) job(s): \(error)") }
             // One by one: each is written, or kept until the store takes writes again.
             others = ends
         }
+        for (runner, jobs) in claimed { start(jobs, in: runner) }
         for end in others {
             recordEnd(end.id, in: end.queue, result: end.result, at: end.endedAt)
         }
         for end in ends { runningJobs[end.id] = nil }
-        for queue in Set(ends.map(\.queue)) {
-            if let runner = runners[queue] { feed(runner) }
-        }
+        // Nothing to do, without a query, where the claims took every free slot.
+        for runner in feeding { feed(runner) }
         finishShutdownIfIdle()
     }
 }

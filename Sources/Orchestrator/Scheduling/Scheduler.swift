@@ -410,25 +410,38 @@ public actor Scheduler {
     /// the users in turn (``QueueRunner/chooseRoundRobin(_:)``); with one user and no limit,
     /// the queue's next jobs are claimed directly, in priority order.
     func feed(_ runner: QueueRunner) {
-        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0, executor(for: runner).isAvailable else { return }
-        var context = JobStateMachine.Context(now: Date())
-        context.queuePaused = runner.settings.paused
         let jobs: [Job]
         do {
-            let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }
-            if runner.maxRunningPerUser == nil, try store.queuedOwners(in: runner.name, limit: 2).count < 2 {
-                jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now, admit: admit)
-            } else {
-                jobs = try store.claimShared(
-                    in: runner.name, excluding: runner.inFlight, perOwner: runner.freeSlots, at: context.now,
-                    choose: runner.chooseRoundRobin, admit: admit)
-            }
+            jobs = try claimForStart(runner)
         } catch {
             DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
             // Fed again when the store takes writes again.
             scheduleStorageRetry()
             return
         }
+        start(jobs, in: runner)
+    }
+
+    /// Claims the jobs ``feed(_:)`` starts, without starting them: a caller that writes in
+    /// the same transaction (``writeReaped()``) starts them once it committed.
+    /// - Returns: the claimed jobs, `running`; none when the queue has no free slot, nothing
+    ///   queued, or its executor is unavailable.
+    /// - Throws: what the store throws; then nothing was claimed.
+    func claimForStart(_ runner: QueueRunner) throws -> [Job] {
+        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0, executor(for: runner).isAvailable else { return [] }
+        var context = JobStateMachine.Context(now: Date())
+        context.queuePaused = runner.settings.paused
+        let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }
+        if runner.maxRunningPerUser == nil, try store.queuedOwners(in: runner.name, limit: 2).count < 2 {
+            return try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now, admit: admit)
+        }
+        return try store.claimShared(
+            in: runner.name, excluding: runner.inFlight, perOwner: runner.freeSlots, at: context.now,
+            choose: runner.chooseRoundRobin, admit: admit)
+    }
+
+    /// Counts claimed jobs as running and launches them; they must be committed.
+    func start(_ jobs: [Job], in runner: QueueRunner) {
         for job in jobs {
             changed(job, from: .queued)
             launch(job, in: runner)

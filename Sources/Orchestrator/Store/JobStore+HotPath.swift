@@ -102,45 +102,61 @@ extension JobStore {
 
     /// Records what the scheduler reaped in one turn, in one transaction and without reading
     /// a row back (the scheduler holds each row): the processes of jobs started, then the
-    /// final ends of running jobs (each attempt stored, as ``markFinished(_:result:at:)``).
+    /// final ends of running jobs (each attempt stored, as ``markFinished(_:result:at:)``),
+    /// then whatever `alsoWrite` writes, such as the claims of the slots the ends freed: one
+    /// commit, not one per kind of change.
     /// - Parameters:
     ///   - processes: started processes; one whose job is no longer running is skipped.
     ///   - ends: final ends; every job must be running.
+    ///   - alsoWrite: more writes of the same transaction, run after the ends.
+    /// - Returns: what `alsoWrite` returned.
     /// - Throws: ``JobStoreError/invalidTransition(_:from:to:)`` when an ending job is not
-    ///   running (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``;
-    ///   then nothing was written.
-    public func recordReaped(processes: [ProcessRecord], ends: [RunningEnd]) throws {
-        guard !processes.isEmpty || !ends.isEmpty else { return }
+    ///   running (``JobStoreError/noSuchJob(_:)`` when it is gone), what `alsoWrite` throws,
+    ///   or a ``DatabaseError``; then nothing was written.
+    public func recordReaped<Also>(
+        processes: [ProcessRecord], ends: [RunningEnd], alsoWrite: () throws -> Also
+    ) throws -> Also {
         try database.write { db in
-            if !processes.isEmpty {
-                let statement = try db.cachedStatement(
-                    "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
-                defer { statement.reset() }
-                for process in processes {
-                    statement.reset()
-                    try statement.bind([
-                        .integer(process.id.rawValue), .integer(Int64(process.pid)),
-                        .integer(Int64(bitPattern: process.processStartTicks)), .text(process.bootID),
-                    ])
-                    try statement.step()
-                }
-            }
-            guard !ends.isEmpty else { return }
-            let statement = try db.cachedStatement(Self.finishRunningSQL)
+            try recordReaped(processes: processes, ends: ends, in: db)
+            return try alsoWrite()
+        }
+    }
+
+    /// Records what the scheduler reaped in one turn, in one transaction, as
+    /// ``recordReaped(processes:ends:alsoWrite:)`` does without more writes.
+    public func recordReaped(processes: [ProcessRecord], ends: [RunningEnd]) throws {
+        try recordReaped(processes: processes, ends: ends) { () }
+    }
+
+    private func recordReaped(processes: [ProcessRecord], ends: [RunningEnd], in db: Database) throws {
+        if !processes.isEmpty {
+            let statement = try db.cachedStatement(
+                "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
             defer { statement.reset() }
-            for end in ends {
-                try recordAttempt(end.id, result: end.result, at: end.at, in: db)
+            for process in processes {
                 statement.reset()
                 try statement.bind([
-                    .integer(end.id.rawValue), .text(end.result.name), .init(end.result.exitCode.map(Int64.init)),
-                    .init(end.result.signal.map(Int64.init)), .init(end.result.reason),
-                    .init(end.result.failedDependency?.rawValue), .integer(Timestamp.microseconds(end.at)),
+                    .integer(process.id.rawValue), .integer(Int64(process.pid)),
+                    .integer(Int64(bitPattern: process.processStartTicks)), .text(process.bootID),
                 ])
                 try statement.step()
-                guard db.changes == 1 else {
-                    guard let job = try self.job(end.id) else { throw JobStoreError.noSuchJob(end.id) }
-                    throw JobStoreError.invalidTransition(end.id, from: job.state.name, to: "finished")
-                }
+            }
+        }
+        guard !ends.isEmpty else { return }
+        let statement = try db.cachedStatement(Self.finishRunningSQL)
+        defer { statement.reset() }
+        for end in ends {
+            try recordAttempt(end.id, result: end.result, at: end.at, in: db)
+            statement.reset()
+            try statement.bind([
+                .integer(end.id.rawValue), .text(end.result.name), .init(end.result.exitCode.map(Int64.init)),
+                .init(end.result.signal.map(Int64.init)), .init(end.result.reason),
+                .init(end.result.failedDependency?.rawValue), .integer(Timestamp.microseconds(end.at)),
+            ])
+            try statement.step()
+            guard db.changes == 1 else {
+                guard let job = try self.job(end.id) else { throw JobStoreError.noSuchJob(end.id) }
+                throw JobStoreError.invalidTransition(end.id, from: job.state.name, to: "finished")
             }
         }
     }
