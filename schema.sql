@@ -133,12 +133,6 @@ CREATE TABLE queues (
     slurm_options TEXT NOT NULL DEFAULT '[]' CHECK (json_type(slurm_options) = 'array')  -- JSON array of sbatch options
 ) WITHOUT ROWID;
 
--- One row, updated by each group commit's durable barrier (GroupCommit.swift).
-CREATE TABLE durability_barrier (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    commits INTEGER NOT NULL               -- barriers committed so far
-);
-
 -- The event log: every lifecycle change, numbered, written by the triggers below in the same
 -- transaction as the change itself. Pruned to a bounded number of rows.
 CREATE TABLE events (

@@ -1,21 +1,26 @@
 import Dispatch
 import Glibc
 import Foundation
-import Synchronization
 
 /// Group commit: many state changes, one `fsync`.
 ///
 /// The connection commits each transaction with `synchronous=NORMAL`: in WAL mode such a
 /// commit is atomic and survives a crash of the daemon, but not yet a power loss
-/// (<https://www.sqlite.org/pragma.html#pragma_synchronous>). Durability comes from a
-/// barrier: one small write committed with `synchronous=FULL`, whose WAL sync also makes every
-/// earlier commit durable, whichever connection made it (<https://www.sqlite.org/wal.html>).
+/// (<https://www.sqlite.org/pragma.html#pragma_synchronous>): SQLite writes its frames to the
+/// WAL file without syncing it. Durability comes from a barrier, an `fdatasync(2)` of the WAL
+/// file, which puts every frame written before it on disk, so every commit made before the
+/// barrier started (<https://www.sqlite.org/wal.html>: a transaction is its frames in the WAL,
+/// up to its commit frame). SQLite itself syncs the WAL before each checkpoint copies it into
+/// the database, and the database after, so frames a checkpoint reuses are already durable.
 ///
-/// The barrier runs on a second connection on its own queue, so the owning queue (the
-/// scheduler's control queue) goes on working during the `fsync`; changes made meanwhile
-/// share the next barrier. A barrier starts after the burst of work already waiting on the
-/// owning queue, and at most one is in flight. Acknowledgements that promise durability (a
-/// submit's reply) run once a barrier that started after them has finished.
+/// The barrier runs on its own queue, so the owning queue (the scheduler's control queue)
+/// goes on working during the `fsync`; changes made meanwhile share the next barrier. A
+/// barrier starts after the burst of work already waiting on the owning queue, and at most one
+/// is in flight. Acknowledgements that promise durability (a submit's reply) run once a
+/// barrier that started after them has finished.
+///
+/// The barrier writes nothing to the database: a write from another connection would make the
+/// main connection drop its page cache at its next transaction and read every page again.
 ///
 /// Under ``SyncPolicy/interval(_:)`` they run once committed, in the next turn of the owning
 /// queue (events first, as after a barrier), and a timer starts a barrier at most the
@@ -29,9 +34,6 @@ final class GroupCommit {
 
     private let database: Database
     private let queue: DispatchQueue
-    /// The barrier's own connection to the same file, used on `syncQueue` only; `nil` when it
-    /// could not be opened, and then barriers run on `queue` through `database`.
-    private let syncConnection: SyncConnection?
     private let syncQueue = DispatchQueue(label: "orchd.group-commit")
     /// When acknowledgements may go out: after a barrier, or once committed.
     let policy: SyncPolicy
@@ -45,6 +47,10 @@ final class GroupCommit {
     /// Changes committed since the last barrier started.
     private var dirty = false
     private var waiting: [@Sendable () -> Void] = []
+    /// The state directory was synced once, so the WAL file's own name is durable.
+    private var directorySynced = false
+    /// Barriers finished so far (the tests watch it).
+    private(set) var barriersFinished = 0
     /// Runs after each barrier, before the acknowledgements (the scheduler delivers the new
     /// events from the log here).
     var afterBarrier: (() -> Void)?
@@ -52,18 +58,12 @@ final class GroupCommit {
     /// owner before the first change.
     var reenter: Reenter?
 
-    /// Switches the connection to `synchronous=NORMAL` for ordinary commits and opens the
-    /// barrier's connection. Should either fail, every commit stays `FULL` or barriers run on
-    /// the owning queue: slower, never less durable.
+    /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
+    /// fail, every commit stays `FULL`: slower, never less durable.
     init(database: Database, queue: DispatchQueue, policy: SyncPolicy = .always) {
         self.database = database
         self.queue = queue
         self.policy = policy
-        if let connection = try? Database(path: database.path) {
-            self.syncConnection = SyncConnection(connection)
-        } else {
-            self.syncConnection = nil
-        }
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -138,26 +138,15 @@ final class GroupCommit {
     /// Starts a barrier covering every commit made so far.
     private func startBarrier() {
         let batch = takeWaiting()
-        guard let syncConnection else {
-            syncHere()
-            barrierScheduled = false
-            finish(batch)
-            return
-        }
         let path = database.path
+        let withDirectory = !directorySynced
+        directorySynced = true
         syncQueue.async { [reenter, queue] in
-            do {
-                try syncConnection.connection.withLock { db in
-                    try db.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
-                }
-            } catch {
-                // The changes are committed and survive a daemon crash; only the barrier's own
-                // write failed (a full disk). Sync the WAL that holds them without writing.
-                GroupCommit.syncWithoutWriting(path, after: error)
-            }
+            Self.sync(path, withDirectory: withDirectory)
             queue.async {
                 reenter? { commit in
                     commit.barrierScheduled = false
+                    commit.barriersFinished += 1
                     commit.finish(batch)
                     if commit.dirty { commit.barrierNeeded() }
                 }
@@ -165,44 +154,41 @@ final class GroupCommit {
         }
     }
 
-    /// A barrier through the main connection, on the owning queue.
+    /// A barrier on the owning queue.
     private func syncHere() {
-        do {
-            try database.execute("PRAGMA synchronous = FULL")
-            try database.write { db in try db.execute("UPDATE durability_barrier SET commits = commits + 1") }
-            try database.execute("PRAGMA synchronous = NORMAL")
-        } catch {
-            Self.syncWithoutWriting(database.path, after: error)
-            try? database.execute("PRAGMA synchronous = NORMAL")
-        }
+        Self.sync(database.path, withDirectory: !directorySynced)
+        directorySynced = true
+        barriersFinished += 1
     }
 
-    /// When a barrier cannot write (the disk is full), fsync(2)s the WAL file, which holds
-    /// every commit so far, so that what is acknowledged next is still durable.
-    private static func syncWithoutWriting(_ path: String, after error: any Error) {
-        let fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
-        let synced = fd >= 0 && fsync(fd) == 0
-        if fd >= 0 { close(fd) }
-        if synced {
-            DaemonLog.warning("the durability barrier cannot write (\(error)); synced \(path)-wal instead")
-        } else {
-            DaemonLog.error("cannot sync the job database to disk: \(error)")
+    /// `fdatasync(2)`s the WAL file of the database at `path`, which holds every commit not
+    /// yet checkpointed; the first time also the directory, which holds the WAL file's name
+    /// (the WAL is created when the database is opened). Without a WAL file (none was
+    /// written since the last checkpoint removed it), the database file itself.
+    /// A failure is logged: the changes stay committed and survive a crash of the daemon.
+    private static func sync(_ path: String, withDirectory: Bool) {
+        var fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT { fd = open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            return DaemonLog.error("cannot sync the job database to disk: cannot open \(path)-wal: \(String(cString: strerror(errno)))")
         }
+        defer { close(fd) }
+        guard fdatasync(fd) == 0 else {
+            return DaemonLog.error("cannot sync the job database to disk: \(String(cString: strerror(errno)))")
+        }
+        guard withDirectory else { return }
+        let directory = (path as NSString).deletingLastPathComponent
+        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { return }
+        if fsync(directoryFD) != 0 {
+            DaemonLog.error("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
+        }
+        close(directoryFD)
     }
 
     /// After a barrier: the events, then the acknowledgements it covered.
     private func finish(_ batch: [@Sendable () -> Void]) {
         afterBarrier?()
         for item in batch { item() }
-    }
-
-    /// The barrier's connection, reachable only under its lock, so the compiler checks it is
-    /// never used by two queues at once (only `syncQueue` takes it; the lock is uncontended).
-    private final class SyncConnection: Sendable {
-        let connection: Mutex<Database>
-
-        init(_ database: sending Database) {
-            connection = Mutex(database)
-        }
     }
 }

@@ -40,6 +40,10 @@ public enum Migrations {
         migrator.registerMigration("v10-indexes-end-with-rowid") { db in
             try db.execute(v10IndexesEndWithRowIDSQL)
         }
+        // The durability barrier is an fdatasync(2) of the WAL now (GroupCommit), not a write.
+        migrator.registerMigration("v11-barrier-without-write") { db in
+            try db.execute("DROP TABLE durability_barrier")
+        }
         return migrator
     }()
 
