@@ -2,7 +2,8 @@
 /// index that must be kept in step with the SELECT list by hand.
 ///
 /// The name-to-index map is computed once per prepared statement
-/// (``Statement/columnIndexes``), so reading by name costs one dictionary lookup per column.
+/// (``Statement/columnIndexes``), so reading by name costs one dictionary lookup per column
+/// (none when the same column is read twice in a row, ``Statement/columnIndex(_:)``).
 /// A name the statement does not select reads as `NULL`; ``index(_:)`` tells the two apart.
 /// ```swift
 /// while try statement.step() {
@@ -17,7 +18,7 @@ public struct Row {
 
     /// The index of column `name`, or `nil` when the statement does not select it.
     public func index(_ name: String) -> Int? {
-        statement.columnIndexes[name]
+        statement.columnIndex(name)
     }
 
     /// The storage class of column `name`; `.null` when not selected.

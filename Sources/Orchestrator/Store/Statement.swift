@@ -174,6 +174,19 @@ public final class Statement {
         return indexes
     }()
 
+    /// The last column looked up by name: a row is usually asked a column's storage class,
+    /// then its value, and a repeated name then costs one comparison instead of a hash.
+    private var lastColumnLookup: (name: String, index: Int?)?
+
+    /// The index of result column `name` (as in ``columnIndexes``), or `nil` when the
+    /// statement does not select it.
+    public func columnIndex(_ name: String) -> Int? {
+        if let last = lastColumnLookup, last.name == name { return last.index }
+        let index = columnIndexes[name]
+        lastColumnLookup = (name, index)
+        return index
+    }
+
     /// The current row, read by column name.
     public var row: Row { Row(statement: self) }
 
