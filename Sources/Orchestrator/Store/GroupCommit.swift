@@ -17,7 +17,8 @@ import Foundation
 /// goes on working during the `fsync`; changes made meanwhile share the next barrier. A
 /// barrier starts after the burst of work already waiting on the owning queue, and at most one
 /// is in flight. Acknowledgements that promise durability (a submit's reply) run once a
-/// barrier that started after them has finished.
+/// barrier that started after them has finished; a change no acknowledgement waits for waits
+/// at most ``unacknowledgedChangeDelay`` for its barrier.
 ///
 /// The barrier writes nothing to the database: a write from another connection would make the
 /// main connection drop its page cache at its next transaction and read every page again.
@@ -93,13 +94,26 @@ final class GroupCommit {
         }
     }
 
-    /// Starts a barrier soon: now, or under ``SyncPolicy/interval(_:)`` when the interval
-    /// since the first change not yet covered has passed.
+    /// Under ``SyncPolicy/always``: how long changes no acknowledgement waits for may wait for
+    /// a barrier (their events go out after it), so that the changes of a burst share one
+    /// `fsync` instead of starting one each.
+    static let unacknowledgedChangeDelay: Duration = .milliseconds(10)
+
+    /// Starts a barrier soon: now when an acknowledgement waits for it; otherwise when
+    /// ``unacknowledgedChangeDelay``, or under ``SyncPolicy/interval(_:)`` the interval, has
+    /// passed since the first change not yet covered.
     private func barrierNeeded() {
-        guard case .interval(let interval) = policy else { return scheduleBarrier() }
+        let delay: Duration
+        switch policy {
+        case .always:
+            guard waiting.isEmpty else { return scheduleBarrier() }
+            delay = Self.unacknowledgedChangeDelay
+        case .interval(let interval):
+            delay = interval
+        }
         guard !timerArmed else { return }
         timerArmed = true
-        later(after: interval) { commit in
+        later(after: delay) { commit in
             commit.timerArmed = false
             if commit.dirty { commit.scheduleBarrier() }
         }
