@@ -248,8 +248,14 @@ extension Scheduler {
     /// - Returns: the finished jobs, once their ends are durable.
     /// - Throws: `noSuchJob` for an unknown ID, `permissionDenied` for another user's job.
     public func wait(for ids: [JobID], by caller: Caller = .root) async throws(SchedulerError) -> [Job] {
-        for id in ids { try authorize(caller, toManage: try existingJob(id)) }
-        return try await finish(of: ids)
+        // Each job read once, for the permission and for the wait: nothing runs between.
+        var read: [JobID: Job] = [:]
+        for id in ids where read[id] == nil {
+            let job = try existingJob(id)
+            try authorize(caller, toManage: job)
+            read[id] = job
+        }
+        return try await finish(of: ids, read: read)
     }
 
     /// How many jobs are in each state, over all queues.
@@ -326,17 +332,22 @@ extension Scheduler {
     }
 
     /// Returns once every job in `ids` has finished and its end is durable.
-    func finish(of ids: [JobID]) async throws(SchedulerError) -> [Job] {
+    /// - Parameter read: jobs of `ids` the caller has just read, as stored now; the others
+    ///   are read here.
+    func finish(of ids: [JobID], read: [JobID: Job] = [:]) async throws(SchedulerError) -> [Job] {
         try await withCheckedContinuation { (done: CheckedContinuation<Result<[Job], SchedulerError>, Never>) in
-            awaitFinish(of: ids) { done.resume(returning: $0) }
+            awaitFinish(of: ids, read: read) { done.resume(returning: $0) }
         }.get()
     }
 
     /// Registers a wait; answers at once when every job has already finished.
-    func awaitFinish(of ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
+    /// - Parameter read: jobs of `ids` as stored now, not to read again.
+    func awaitFinish(
+        of ids: [JobID], read: [JobID: Job] = [:], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
+    ) {
         let request = WaitRequest(ids: ids, completion: completion)
         for id in Set(ids) {
-            guard let job = try? existingJob(id) else { continue }
+            guard let job = read[id] ?? (try? existingJob(id)) else { continue }
             guard !job.state.isFinished else {
                 request.finished[id] = job
                 continue
