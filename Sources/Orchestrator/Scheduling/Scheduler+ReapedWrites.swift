@@ -66,13 +66,16 @@ extension Scheduler {
         }
         let ending = Set(ends.map(\.id))
         let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
-        var claimed: [(runner: QueueRunner, jobs: [Job])] = []
         do {
-            claimed = try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
+            let claimed = try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
                 // A claim that fails rolls the ends back with it: they are then written one by
                 // one below, and the queues fed on their own.
                 try feeding.map { ($0, try claimForStart($0)) }
             }
+            // Launched before the ends' bookkeeping, which may feed a queue again (a succeeded
+            // job's dependents queued): by then the claimed jobs must hold their slots and
+            // count for their owners, or that feed would claim past the queue's limits.
+            for (runner, jobs) in claimed { start(jobs, in: runner) }
             for (previous, end) in finals {
                 var job = previous
                 job.state = .finished(end.result)
@@ -89,12 +92,16 @@ extension Scheduler {
                 }
             }
         } catch {
-            claimed = []
-            if !processes.isEmpty { DaemonLog.error("cannot record the start of \(processes.count) job(s): \(error)") }
+            // The process records on their own, as before the ends were added to them.
+            let started = processes.filter { !ending.contains($0.id) }
+            do {
+                if !started.isEmpty { try store.recordReaped(processes: started, ends: []) }
+            } catch {
+                DaemonLog.error("cannot record the start of \(started.count) job(s): \(error)")
+            }
             // One by one: each is written, or kept until the store takes writes again.
             others = ends
         }
-        for (runner, jobs) in claimed { start(jobs, in: runner) }
         for end in others {
             recordEnd(end.id, in: end.queue, result: end.result, at: end.endedAt)
         }

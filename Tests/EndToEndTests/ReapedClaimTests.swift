@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// The slots that reaped ends free are claimed in the ends' own transaction; a succeeded
+/// job's end may also queue its dependents and feed the queue again. The jobs claimed in the
+/// transaction must hold their slots by then, or that feed claims past the queue's limits.
+@Suite("Reaped ends, claims and dependents")
+struct ReapedClaimTests {
+    private func lines(_ path: String) throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    @Test("at concurrency 1, an end that frees the slot and queues a dependent starts the job queued first, alone")
+    func dependentWaitsForTheSlot() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        let records = daemon.directory + "/records"
+        let first = try daemon.orchctl(["submit", "--", "sleep", "1"]).line
+        // Queued now: claimed in the transaction of the first job's end.
+        let queued = try daemon.orchctl([
+            "submit", "--shell", "echo queued start >> '\(records)'; sleep 1; echo queued end >> '\(records)'",
+        ]).line
+        // Waiting on the first: queued by the end's bookkeeping, which feeds the queue again.
+        let dependent = try daemon.orchctl([
+            "submit", "--after", first,
+            "--shell", "echo dependent start >> '\(records)'; sleep 1; echo dependent end >> '\(records)'",
+        ]).line
+        #expect(try daemon.orchctl(["wait", queued, dependent, "--timeout", "60s"]).status == 0)
+        // One at a time, and the job queued first (same priority) first.
+        #expect(try lines(records) == ["queued start", "queued end", "dependent start", "dependent end"])
+    }
+
+    @Test("an end that frees a slot and queues a dependent keeps the per-user limit")
+    func dependentKeepsPerUserLimit() throws {
+        let daemon = try TestDaemon(concurrency: 4, arguments: ["--max-running-per-user", "1"])
+        let records = daemon.directory + "/records"
+        let first = try daemon.orchctl(["submit", "--", "sleep", "1"]).line
+        let queued = try daemon.orchctl([
+            "submit", "--shell", "echo start >> '\(records)'; sleep 1; echo end >> '\(records)'",
+        ]).line
+        let dependent = try daemon.orchctl([
+            "submit", "--after", first, "--shell", "echo start >> '\(records)'; sleep 1; echo end >> '\(records)'",
+        ]).line
+        #expect(try daemon.orchctl(["wait", queued, dependent, "--timeout", "60s"]).status == 0)
+        #expect(try lines(records) == ["start", "end", "start", "end"], "one job of the user at a time")
+    }
+}
