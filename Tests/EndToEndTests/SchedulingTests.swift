@@ -145,6 +145,18 @@ struct SchedulingTests {
         #expect(attempts.map { $0["result"] as? String } == ["failed", "failed", "succeeded"])
     }
 
+    @Test("a retry whose backoff is over before its wake-up is armed still runs (a 1 µs retry base)")
+    func retryDueAtOnce() throws {
+        let daemon = try TestDaemon()
+        try #require(daemon.orchctl(["queue", "set", "default", "--retry-base", "1us", "--retry-cap", "1us"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--retries", "2", "--", "false"]).line
+        // Before the fix the job stayed waiting for ever: its start had passed when the
+        // wake-up timer was armed, and only later starts arm it.
+        #expect(try daemon.orchctl(["wait", id, "--timeout", "60s"]).status == 1)
+        let attempts = try #require(try job(daemon, id)["attempts"] as? [[String: Any]])
+        #expect(attempts.map { $0["result"] as? String } == ["failed", "failed", "failed"])
+    }
+
     @Test("retry runs a finished job again under the same ID")
     func retryCommand() throws {
         let daemon = try TestDaemon()

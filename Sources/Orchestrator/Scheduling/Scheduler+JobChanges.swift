@@ -87,7 +87,7 @@ extension Scheduler {
         } else {
             changed(edited, from: job.state)
         }
-        if edited.state == .waiting { scheduleWakeUp() }
+        if edited.state == .waiting { scheduleWakeUp(written: edited.spec.notBefore) }
         feed(target)
         await durable()
         return edited

@@ -63,7 +63,9 @@ extension Scheduler {
             throw storageError(error)
         }
         for job in jobs { changed(job, from: nil) }
-        if jobs.contains(where: { $0.state == .waiting && $0.spec.notBefore != nil }) { scheduleWakeUp() }
+        if let start = jobs.filter({ $0.state == .waiting }).compactMap(\.spec.notBefore).min() {
+            scheduleWakeUp(written: start)
+        }
         for name in Set(jobs.filter { $0.state == .queued }.map(\.spec.queue)) {
             feed(runner(for: name))
         }
@@ -239,7 +241,7 @@ extension Scheduler {
         _ = try declaredRunner(previous.spec.queue)
         let job = try storeCall { try store.markRequeued(id, to: state) }
         changed(job, from: previous.state)
-        if job.state == .waiting { scheduleWakeUp() } else { feed(runner(for: job.spec.queue)) }
+        if job.state == .waiting { scheduleWakeUp(written: job.spec.notBefore) } else { feed(runner(for: job.spec.queue)) }
         return job
     }
 

@@ -591,7 +591,7 @@ public actor Scheduler {
             let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt) }
             DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
             changed(waiting, from: job.state)
-            scheduleWakeUp()
+            scheduleWakeUp(written: retryAt)
         case .enter(.finished(let final)):
             try record(job, finishedAs: final, at: endedAt)
         default:
@@ -715,16 +715,21 @@ public actor Scheduler {
     }
 
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.
-    func scheduleWakeUp() {
+    /// - Parameter written: a start time the caller has just stored. It counts even when it
+    ///   has passed meanwhile (a retry's backoff of a few milliseconds, a busy control queue):
+    ///   the store is asked only for starts after now, since a waiting job whose start has
+    ///   come waits for its dependencies, and such a job would otherwise never be queued.
+    func scheduleWakeUp(written: Date? = nil) {
         // Only waiting jobs have a delayed start; an armed timer stays (see below).
         guard !isStopping, !countsLoaded || totalCounts.waiting > 0 else { return }
-        let next: Date?
+        var next: Date?
         do {
             next = try store.nextWakeUp(after: Date())
         } catch {
             DaemonLog.error("cannot read the next delayed start: \(error)")
             return
         }
+        if let written { next = min(next ?? written, written) }
         // An armed timer is never dropped, only replaced by an earlier one: when it is due
         // but its handler has not run yet (a busy control queue), the start it stands for is
         // no longer "after now", and cancelling it would leave that job waiting for ever.
