@@ -104,7 +104,7 @@ extension Scheduler {
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
     /// the timer.
     func storageMayHaveRecovered() {
-        guard !pendingEnds.isEmpty, !storageRetryQueued else { return }
+        guard !pendingEnds.isEmpty || dependentsUnsettled, !storageRetryQueued else { return }
         storageRetryQueued = true
         // Not from inside the change that succeeded: after it, on the control queue.
         later { scheduler in
@@ -121,7 +121,17 @@ extension Scheduler {
             recordEnd(id, in: end.queue, result: end.result, at: end.endedAt)
             if pendingEnds[id] != nil { break }  // still refused: the rest will be too
         }
-        if pendingEnds.isEmpty {
+        if pendingEnds.isEmpty && dependentsUnsettled {
+            do throws(SchedulerError) {
+                dependentsUnsettled = false
+                try settleWaitingDependents()
+            } catch {
+                dependentsUnsettled = true
+                DaemonLog.error("cannot settle the waiting jobs whose dependencies ended yet: \(error)")
+                scheduleStorageRetry()
+            }
+        }
+        if pendingEnds.isEmpty && !dependentsUnsettled {
             storageRetryTimer?.cancel()
             storageRetryTimer = nil
             storageRetryDelay = Self.storageRetryBase

@@ -125,6 +125,9 @@ public actor Scheduler {
     /// Job ends the store refused (full disk, locked database), kept until written
     /// (Scheduler+StorageFaults.swift).
     var pendingEnds: [JobID: PendingEnd] = [:]
+    /// A finished job's waiting dependents could not be settled (the store refused): settle
+    /// them when it takes writes again (``settleWaitingDependents()``).
+    var dependentsUnsettled = false
     var storageRetryTimer: (any DispatchSourceTimer)?
     var storageRetryDelay: Duration = Scheduler.storageRetryBase
     var storageRetryQueued = false
@@ -194,6 +197,7 @@ public actor Scheduler {
         }
         countsLoaded = true
         reattachSlurmJobs()
+        try settleWaitingDependents()
         _ = try promoteDueJobs()
         for runner in runners.values { feed(runner) }
         scheduleWakeUp()
@@ -625,23 +629,59 @@ public actor Scheduler {
             finishedForRetention(job)
             return
         }
-        if case .finished(.succeeded) = job.state {
-            do {
-                _ = try promoteEligible(store.waitingDependents(of: id), now: Date())
-            } catch {
-                DaemonLog.error("cannot queue the dependents of job \(id): \(error)")
-            }
-            scheduleWakeUp()
-        } else {
-            for dependent in try storeCall({ try store.waitingDependents(of: id) }) {
-                // Read again: failing an earlier dependent may have failed this one too.
-                let current = try existingJob(dependent.id)
-                if case .enter(.finished(let failed)) = try decide(.failDependency(id), for: current) {
-                    try record(current, finishedAs: failed)
+        do throws(SchedulerError) {
+            if case .finished(.succeeded) = job.state {
+                _ = try storeCall { try promoteEligible(store.waitingDependents(of: id), now: Date()) }
+                scheduleWakeUp()
+            } else {
+                for dependent in try storeCall({ try store.waitingDependents(of: id) }) {
+                    try failDependent(dependent.id, of: id)
                 }
+            }
+        } catch {
+            switch error {
+            case .storage, .storageFull, .databaseLocked:
+                // The end is committed; its dependents are settled once the store takes
+                // writes again (``settleWaitingDependents()``), or at the next start.
+                DaemonLog.error("cannot settle the jobs that wait for job \(id) now: \(error); trying again once the database takes writes")
+                dependentsUnsettled = true
+                scheduleStorageRetry()
+            default:
+                throw error
             }
         }
         finishedForRetention(job)
+    }
+
+    /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone).
+    private func failDependent(_ dependent: JobID, of dependency: JobID) throws(SchedulerError) {
+        // Read again: failing an earlier dependent may have failed this one too.
+        let current = try existingJob(dependent)
+        if case .enter(.finished(let failed)) = try decide(.failDependency(dependency), for: current) {
+            try record(current, finishedAs: failed)
+        }
+    }
+
+    /// Settles the waiting jobs whose dependencies have all finished but that are still
+    /// waiting, because the store refused the write when their last dependency ended (or the
+    /// daemon stopped in between): queued when every dependency succeeded (and their start
+    /// time has come), failed with `dependency_failed` naming the first that did not, or that
+    /// is gone. Runs at start and when the store takes writes again.
+    /// - Throws: what the store throws; what was settled before stays settled.
+    func settleWaitingDependents() throws(SchedulerError) {
+        let candidates = try storeCall { try store.waitingJobsWithFinishedDependencies() }
+        guard !candidates.isEmpty else { return }
+        let unsucceeded = try storeCall { try store.unsucceededDependencies(of: candidates.map(\.id)) }
+        var promotable: [Job] = []
+        for job in candidates {
+            if let first = unsucceeded[job.id]?.first {
+                try failDependent(job.id, of: first.id)
+            } else {
+                promotable.append(job)
+            }
+        }
+        _ = try storeCall { try promoteEligible(promotable, now: Date()) }
+        scheduleWakeUp()
     }
 
     /// Queues the candidates ``JobStateMachine`` finds eligible (start time come, every

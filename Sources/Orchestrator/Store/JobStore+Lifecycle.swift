@@ -28,6 +28,21 @@ extension JobStore {
             """, [.integer(id.rawValue)]).map(\.job)
     }
 
+    /// Waiting jobs that have dependencies, none of them unfinished (each finished, or pruned):
+    /// nothing is left to wait for but their start time, so they are to be queued or failed.
+    /// Normally settled when their last dependency ends; this finds those a refused write
+    /// left behind. Served by the partial index `jobs_waiting` and the dependency rows.
+    /// - Returns: the jobs, by ID.
+    /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
+    public func waitingJobsWithFinishedDependencies() throws -> [Job] {
+        try select("""
+            SELECT \(Self.columns) FROM jobs WHERE state = 'waiting' \
+            AND EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) \
+            AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.depends_on \
+            WHERE d.job_id = jobs.id AND p.state <> 'finished') ORDER BY id
+            """, []).map(\.job)
+    }
+
     /// The dependencies of each job that have not succeeded, in `after` order, with their
     /// state; `nil` when the dependency is not stored (pruned).
     /// - Parameter ids: the jobs asked about.

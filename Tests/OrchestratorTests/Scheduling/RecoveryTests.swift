@@ -64,6 +64,45 @@ struct RecoveryTests {
         #expect(await scheduler.jobCounts.waiting == 0)
     }
 
+    @Test("waiting jobs whose dependencies ended while their settling was refused are queued or failed at the next start")
+    func unsettledDependentsAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        let succeeded: JobID
+        let failed: JobID
+        let queued: JobID
+        let failing: JobID
+        let stillWaiting: JobID
+        do {
+            // The previous daemon recorded both ends, but not what they meant for the jobs
+            // waiting on them (the store refused that write, then the daemon stopped).
+            let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+            let plain = JobSpec(command: .argv(["true"]), cwd: "/", environment: [:])
+            succeeded = try store.insert(plain, submitterUid: 0, at: Date()).id
+            failed = try store.insert(plain, submitterUid: 0, at: Date()).id
+            var later = plain
+            later.notBefore = Date().addingTimeInterval(3600)
+            let open = try store.insert([(spec: later, state: .waiting)], submitterUid: 0, at: Date())[0].id
+            try store.claim(succeeded, at: Date())
+            try store.markFinished(succeeded, result: .succeeded, at: Date())
+            try store.claim(failed, at: Date())
+            try store.markFinished(failed, result: .failed(exitCode: 1), at: Date())
+            func waiting(after: [JobID]) throws -> JobID {
+                var spec = plain
+                spec.after = after
+                return try store.insert([(spec: spec, state: .waiting)], submitterUid: 0, at: Date())[0].id
+            }
+            queued = try waiting(after: [succeeded])
+            failing = try waiting(after: [succeeded, failed])
+            stillWaiting = try waiting(after: [succeeded, open])
+        }
+        let scheduler = try makeScheduler(directory)
+        _ = try await scheduler.start()
+        // Queued by the start (and perhaps started already), no longer waiting.
+        #expect(try await scheduler.job(queued).job.state != .waiting)
+        #expect(try await scheduler.job(failing).job.state.result == .dependencyFailed(failed))
+        #expect(try await scheduler.job(stillWaiting).job.state == .waiting)
+    }
+
     @Test("another daemon's job with the same ID is left alone")
     func otherStateDirectoryUntouched() throws {
         let directory = try TemporaryDirectory()
