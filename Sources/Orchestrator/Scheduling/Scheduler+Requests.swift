@@ -220,7 +220,7 @@ extension Scheduler {
             } catch {
                 switch error {
                 case .noSuchJob, .permissionDenied: continue  // pruned meanwhile, or not theirs
-                case .storage, .storageFull, .databaseLocked: throw error
+                case _ where error.isStoreRefusal: throw error
                 default: refused.append((id, error))
                 }
             }

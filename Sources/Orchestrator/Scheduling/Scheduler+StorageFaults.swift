@@ -52,7 +52,7 @@ extension Scheduler {
             pendingEnds[id] = nil
         } catch {
             switch error {
-            case .storage, .storageFull, .databaseLocked:
+            case _ where error.isStoreRefusal:
                 let isNew = pendingEnds[id] == nil
                 pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt)
                 if isNew {

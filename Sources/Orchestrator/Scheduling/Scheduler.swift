@@ -639,16 +639,12 @@ public actor Scheduler {
                 }
             }
         } catch {
-            switch error {
-            case .storage, .storageFull, .databaseLocked:
-                // The end is committed; its dependents are settled once the store takes
-                // writes again (``settleWaitingDependents()``), or at the next start.
-                DaemonLog.error("cannot settle the jobs that wait for job \(id) now: \(error); trying again once the database takes writes")
-                dependentsUnsettled = true
-                scheduleStorageRetry()
-            default:
-                throw error
-            }
+            guard error.isStoreRefusal else { throw error }
+            // The end is committed; its dependents are settled once the store takes writes
+            // again (``settleWaitingDependents()``), or at the next start.
+            DaemonLog.error("cannot settle the jobs that wait for job \(id) now: \(error); trying again once the database takes writes")
+            dependentsUnsettled = true
+            scheduleStorageRetry()
         }
         finishedForRetention(job)
     }

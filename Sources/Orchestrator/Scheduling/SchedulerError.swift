@@ -45,6 +45,15 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// The job's processes could not be stopped or continued; the text says why.
     case suspendFailed(JobID, String)
 
+    /// Whether the store refused the write (its error, a full disk, a locked database):
+    /// worth trying again once it takes writes, unlike a refusal of the request itself.
+    var isStoreRefusal: Bool {
+        switch self {
+        case .storage, .storageFull, .databaseLocked: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .noSuchJob(let id): "no job with ID \(id)"

@@ -101,14 +101,8 @@ extension JSONByteReader {
         let ok = object { key, parser in
             switch key {
             case "specs":
-                var list: [JobSpec] = []
-                let ok = parser.array { parser in
-                    guard let spec = parser.spec() else { return false }
-                    list.append(spec)
-                    return true
-                }
-                specs = list
-                return ok
+                specs = parser.list { $0.spec() }
+                return specs != nil
             case "environment":
                 if parser.null() { return true }
                 environment = parser.stringMap()
@@ -155,14 +149,8 @@ extension JSONByteReader {
             if key != "cwd" && parser.null() { return true }
             switch key {
             case "argv":
-                var words: [String] = []
-                let ok = parser.array { parser in
-                    guard let word = parser.string() else { return false }
-                    words.append(word)
-                    return true
-                }
-                argv = words
-                return ok
+                argv = parser.list { $0.string() }
+                return argv != nil
             case "shell": shell = parser.string(); return shell != nil
             case "cwd": cwd = parser.string(); return cwd != nil
             case "environment": environment = parser.stringMap(); return environment != nil
@@ -177,14 +165,8 @@ extension JSONByteReader {
             case "name": name = parser.string(); return name != nil
             case "labels": labels = parser.stringMap(); return labels != nil
             case "after":
-                var ids: [JobID] = []
-                let ok = parser.array { parser in
-                    guard let id = parser.integer() else { return false }
-                    ids.append(JobID(rawValue: id))
-                    return true
-                }
-                after = ids
-                return ok
+                after = parser.list { $0.integer().map(JobID.init(rawValue:)) }
+                return after != nil
             case "notBefore":
                 guard let text = parser.string(), let date = Timestamp.parse(text) else { return false }
                 notBefore = date

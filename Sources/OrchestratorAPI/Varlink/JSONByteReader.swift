@@ -103,6 +103,19 @@ public struct JSONByteReader {
         }
     }
 
+    /// `[ value, ... ]` as a list, each element read by `element`.
+    /// - Returns: the elements in order, or `nil` when the array is malformed or `element`
+    ///   refuses one (returns `nil`).
+    public mutating func list<Element>(_ element: (inout JSONByteReader) -> Element?) -> [Element]? {
+        var elements: [Element] = []
+        let ok = array { reader in
+            guard let value = element(&reader) else { return false }
+            elements.append(value)
+            return true
+        }
+        return ok ? elements : nil
+    }
+
     /// Any value, checked for form and dropped (a field this version does not know).
     public mutating func skipValue() -> Bool {
         skipSpace()

@@ -478,14 +478,8 @@ public enum JobsInterface {
         var jobs: [Element]?
         let ok = reader.object { key, reader in
             guard key == "jobs" else { return reader.skipValue() }
-            var list: [Element] = []
-            let read = reader.array { reader in
-                guard let job = element(&reader) else { return false }
-                list.append(job)
-                return true
-            }
-            jobs = list
-            return read
+            jobs = reader.list(element)
+            return jobs != nil
         }
         return ok ? jobs : nil
     }
