@@ -86,9 +86,11 @@ struct TerminalTableTests {
         #expect(lines[2].contains("retrying(2/3)"), "\(lines[2])")
         #expect(lines[2].contains("in 30s"), "\(lines[2])")
         #expect(lines[3].contains("5m ago     4m ago"), "\(lines[3])")
-        // Piped, clock times.
-        let piped = JobTable(time: TimeFormatter(utc: true), maximumWidth: nil).render([Self.jobs[0]], now: referenceDate)
+        // Piped, clock times, also for a start to come.
+        let piped = JobTable(time: TimeFormatter(utc: true), maximumWidth: nil).render([Self.jobs[0], delayed], now: referenceDate)
         #expect(piped.contains("11:55:00   11:56:00"))
+        #expect(!piped.contains("in 4m"), "\(piped)")
+        #expect(piped.contains(TimeFormatter(utc: true).compact(delayed.spec.notBefore!, now: referenceDate)), "\(piped)")
     }
 
     @Test("relative time texts", arguments: [
