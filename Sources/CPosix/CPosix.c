@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -407,4 +408,24 @@ int cposix_open_pseudo_terminal(char *name, unsigned long size) {
         return -1;
     }
     return master;
+}
+
+int cposix_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int cposix_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event = {.events = events, .data = {.u64 = data}};
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+int cposix_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout) {
+    struct epoll_event ready[64];
+    if (capacity > 64) capacity = 64;
+    int count = epoll_wait(epfd, ready, capacity, timeout);
+    for (int i = 0; i < count; i++) {
+        events[i] = ready[i].events;
+        data[i] = ready[i].data.u64;
+    }
+    return count;
 }

@@ -6,6 +6,8 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 /// posix_spawn_file_actions_addclosefrom_np(3): close every fd >= `from` in the child.
@@ -35,6 +37,18 @@ int cposix_accept_cloexec_nonblock(int fd);
 /// pipe2(2) with O_CLOEXEC: both ends close-on-exec from creation, so a process spawned
 /// by another thread meanwhile cannot inherit them. Returns 0 or -1 with errno set.
 int cposix_pipe_cloexec(int fds[2]);
+
+/// epoll_create1(2) with EPOLL_CLOEXEC. Returns the fd, or -1 with errno set.
+int cposix_epoll_create(void);
+
+/// epoll_ctl(2) with the event's mask and its data as a 64-bit number: `struct epoll_event` is
+/// packed on x86_64, which Swift does not import faithfully. Returns 0 or -1 with errno set.
+int cposix_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+
+/// epoll_wait(2) for up to `capacity` events, each returned as its mask in `events[i]` and its
+/// data in `data[i]`; `timeout` in milliseconds, -1 for none. Returns the count, or -1 with
+/// errno set.
+int cposix_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int capacity, int timeout);
 
 /// The WEXITED / WNOHANG / WNOWAIT constants, for Swift callers.
 int cposix_wexited(void);

@@ -7,7 +7,7 @@ import Synchronization
 /// Tells when cgroups become empty, with one inotify(7) fd for the whole daemon.
 ///
 /// The kernel signals every change of a cgroup's `cgroup.events` as `IN_MODIFY` (kernel
-/// cgroup-v2.rst, "populated"); one dispatch read source on the inotify fd reads them, and each
+/// cgroup-v2.rst, "populated"); one ``EpollLoop`` watch on the inotify fd reads them, and each
 /// watched cgroup is re-checked (``Cgroup/isPopulated``) only when its own file changed. No
 /// polling.
 public final class CgroupWatcher: Sendable {
@@ -18,7 +18,8 @@ public final class CgroupWatcher: Sendable {
 
     private let fd: Int32
     private let queue = DispatchQueue(label: "orchd.cgroup-events")
-    private let source: RetainedSource<any DispatchSourceRead>
+    /// Set once in `init`; a box because its handler needs `self`.
+    private let readiness = LockedBox<EpollLoop.Watch?>(nil)
     /// By inotify watch descriptor. Used on `queue` only; the lock makes that checkable.
     private let watches = Mutex<[Int32: Watch]>([:])
 
@@ -27,15 +28,11 @@ public final class CgroupWatcher: Sendable {
     public init() throws(Containment.SetupError) {
         fd = cposix_inotify_init()
         guard fd >= 0 else { throw Containment.SetupError("cannot watch cgroups: inotify_init1: \(LaunchError.describe(errno))") }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        self.source = RetainedSource(source: source)
-        source.setEventHandler { [weak self] in self?.readEvents() }
-        source.setCancelHandler { [fd] in close(fd) }
-        source.activate()
+        readiness.value = EpollLoop.shared.watch(fd, for: .readable, on: queue) { [weak self] _, _ in self?.readEvents() }
     }
 
     deinit {
-        source.source.cancel()
+        readiness.value?.cancel { [fd] in close(fd) }
     }
 
     /// Calls `onEmpty` once, on `queue`, as soon as `cgroup` has no live process (at once when

@@ -3,17 +3,13 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Reaps child processes through their pidfds, one dispatch read source per child.
+/// Reaps child processes through their pidfds, one ``EpollLoop`` watch per child.
 ///
 /// A pidfd becomes readable when its process exits (pidfd_open(2)); the reaper then reaps
 /// that one process with `waitid(P_PIDFD, …, WEXITED)` (waitid(2)), so no zombie remains, no
-/// thread waits per child, and no `waitpid(-1)` steals another part's status. The source is
-/// retained until it fires; the pidfd is closed in its cancel handler.
+/// thread waits per child, and no `waitpid(-1)` steals another part's status. The pidfd is
+/// closed once its watch is cancelled.
 public final class ChildReaper: Sendable {
-    /// The sources waiting for their child, by pidfd: dispatch does not retain a source
-    /// for us, and a released source never fires.
-    private let sources = Mutex<[Int32: RetainedSource<any DispatchSourceRead>]>([:])
-
     /// Creates a reaper.
     public init() {}
 
@@ -33,8 +29,9 @@ public final class ChildReaper: Sendable {
     ) {
         let pidfd = process.pidfd
         let pid = process.pid
-        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
-        source.setEventHandler { [weak self] in
+        // The watch's handler never runs twice at once and never after its cancellation, so
+        // the exit is reported once.
+        _ = EpollLoop.shared.watch(pidfd, for: .readable, on: queue) { watch, _ in
             // Reaped and forgotten under one lock, so a new child that reuses the pid at once
             // is never dropped from the registry by mistake.
             let reaped = SpawnedProcesses.pids.withLock { pids -> TerminationStatus? in
@@ -42,18 +39,10 @@ public final class ChildReaper: Sendable {
                 pids.remove(pid)
                 return status
             }
-            guard let self, let status = reaped else { return }
-            // Removal is the once-guard: only the handler that removes the source reports.
-            guard let retained = self.sources.withLock({ $0.removeValue(forKey: pidfd) }) else { return }
-            retained.source.cancel()
+            guard let status = reaped else { return }
+            watch.cancel { close(pidfd) }
             onExit(status)
         }
-        source.setCancelHandler {
-            close(pidfd)
-        }
-        let retained = RetainedSource<any DispatchSourceRead>(source: source)
-        sources.withLock { $0[pidfd] = retained }
-        source.activate()
     }
 
     /// Reaps the process behind `pidfd` if it has exited.

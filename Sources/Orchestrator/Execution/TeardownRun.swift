@@ -10,7 +10,7 @@ import Foundation
 /// ``targetEmptied()`` (the cgroup's `populated 0`) end the run at once, so a job that exits on
 /// `SIGTERM` does not wait out the grace. No thread sleeps.
 ///
-/// An actor on the job's event queue (``DispatchQueueExecutor``): its timers and pidfd sources
+/// An actor on the job's event queue (``DispatchQueueExecutor``): its timers and pidfd watches
 /// fire there, and the job's callbacks enter it with `assumeIsolated`.
 actor TeardownRun {
     private let steps: [TeardownStep]
@@ -21,8 +21,8 @@ actor TeardownRun {
     private var nextStep = 0
     private var timer: (any DispatchSourceTimer)?
     private var completion: (@Sendable () -> Void)?
-    /// pidfd sources of the members still dying after the last step.
-    private var exitSources: [Int32: any DispatchSourceRead] = [:]
+    /// Watches of the members still dying after the last step, by pidfd.
+    private var exitWatches: [Int32: EpollLoop.Watch] = [:]
 
     /// How long to wait, after the last step, for signalled members to actually exit before
     /// giving up (a member in uninterruptible sleep, or one we may not signal). A job in a
@@ -58,7 +58,7 @@ actor TeardownRun {
         // Members signalled with the leader may still be dying: watch them by pidfd and end
         // the grace early once they are gone, instead of waiting it out. (A cgroup's
         // emptiness arrives as targetEmptied().)
-        if target.cgroup == nil && exitSources.isEmpty { awaitMembersExit() }
+        if target.cgroup == nil && exitWatches.isEmpty { awaitMembersExit() }
     }
 
     /// Tells the run the job's cgroup is empty (`populated 0`) (call on the queue, with
@@ -69,7 +69,7 @@ actor TeardownRun {
 
     private func advance() {
         timer = nil
-        cancelExitSources()
+        cancelExitWatches()
         guard completion != nil else { return }
         while nextStep < steps.count {
             if target.isGone { break }
@@ -107,28 +107,24 @@ actor TeardownRun {
         for pid in target.liveMembers() {
             let pidfd = cposix_pidfd_open(pid)
             guard pidfd >= 0 else { continue }  // already gone
-            let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
-            source.setEventHandler { [weak self] in
+            exitWatches[pidfd] = EpollLoop.shared.watch(pidfd, for: .readable, on: queue) { [weak self] _, _ in
                 self?.assumeIsolated { run in
-                    guard let source = run.exitSources.removeValue(forKey: pidfd) else { return }
-                    source.cancel()
-                    if run.exitSources.isEmpty && run.completion != nil { run.awaitMembersExit() }
+                    guard let watch = run.exitWatches.removeValue(forKey: pidfd) else { return }
+                    watch.cancel { close(pidfd) }
+                    if run.exitWatches.isEmpty && run.completion != nil { run.awaitMembersExit() }
                 }
             }
-            source.setCancelHandler { close(pidfd) }
-            exitSources[pidfd] = source
-            source.activate()
         }
-        if exitSources.isEmpty { awaitMembersExit() }
+        if exitWatches.isEmpty { awaitMembersExit() }
     }
 
-    private func cancelExitSources() {
-        for source in exitSources.values { source.cancel() }
-        exitSources = [:]
+    private func cancelExitWatches() {
+        for (pidfd, watch) in exitWatches { watch.cancel { close(pidfd) } }
+        exitWatches = [:]
     }
 
     private func finish() {
-        cancelExitSources()
+        cancelExitWatches()
         timer?.cancel()
         timer = nil
         nextStep = steps.count

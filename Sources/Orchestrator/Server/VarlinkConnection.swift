@@ -9,10 +9,11 @@ import Synchronization
 ///
 /// Everything runs on the connection's own serial queue, so a slow or vanished client never
 /// blocks another client or the control queue. The socket is non-blocking: replies the
-/// client does not read yet wait in an outbox, flushed by a write source when the socket
-/// drains; no thread ever blocks on a client. Replies are encoded here too, not on the
-/// queue that produced them. A client whose outbox passes ``maximumOutboxBytes`` is dropped;
-/// a single reply that large is replaced by a `ReplyTooLarge` error.
+/// client does not read yet wait in an outbox, flushed when the socket drains (its
+/// ``EpollLoop`` watch then also waits for room); no thread ever blocks on a client. Replies
+/// are encoded here too, not on the queue that produced them. A client whose outbox passes
+/// ``maximumOutboxBytes`` is dropped; a single reply that large is replaced by a
+/// `ReplyTooLarge` error.
 ///
 /// Streamed replies are paced by the reader: a producer asks for room
 /// (``VarlinkResponder/whenReady(_:)``, usually through a ``ReplyPacer``) and produces its next
@@ -20,7 +21,7 @@ import Synchronization
 /// gets a stream of any length in bounded daemon memory, and only a client that stops reading
 /// ever reaches the cap.
 ///
-/// An actor on the connection's queue (``DispatchQueueExecutor``): its sources fire there and
+/// An actor on the connection's queue (``DispatchQueueExecutor``): its watch fires there and
 /// replies hop there, entering the actor with `assumeIsolated`.
 actor VarlinkConnection {
     private let fd: Int32
@@ -29,9 +30,9 @@ actor VarlinkConnection {
     private nonisolated var queue: DispatchQueue { executor.queue }
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let service: VarlinkService
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
-    private var writeSourceRunning = false
+    /// Readiness of the socket: readable always, writable while replies wait for room.
+    private var watch: EpollLoop.Watch?
+    private var awaitsRoom = false
     /// Encoded replies not yet accepted by the socket, from `outboxStart`.
     private var outbox: [UInt8] = []
     private var outboxStart = 0
@@ -90,10 +91,10 @@ actor VarlinkConnection {
     nonisolated func start() {
         queue.async {
             self.assumeIsolated { connection in
-                let source = DispatchSource.makeReadSource(fileDescriptor: connection.fd, queue: connection.queue)
-                source.setEventHandler { [weak connection] in connection?.assumeIsolated { $0.readAvailable() } }
-                connection.readSource = source
-                source.resume()
+                guard !connection.isClosed else { return }
+                connection.watch = EpollLoop.shared.watch(connection.fd, for: .readable, on: connection.queue) {
+                    [weak connection] _, events in connection?.assumeIsolated { $0.ready(events) }
+                }
             }
         }
     }
@@ -109,6 +110,12 @@ actor VarlinkConnection {
     }
 
     // MARK: - Reading
+
+    /// The socket is ready: room to write for waiting replies, calls (or the end) to read.
+    private func ready(_ events: EpollLoop.Events) {
+        if awaitsRoom, !events.isDisjoint(with: [.writable, .error, .hangUp]) { flush() }
+        if !isClosed, !events.isDisjoint(with: [.readable, .error, .hangUp]) { readAvailable() }
+    }
 
     private func readAvailable() {
         let fd = self.fd
@@ -256,7 +263,7 @@ actor VarlinkConnection {
     }
 
     /// Sends from the outbox until it is empty or the socket is full; in the latter case the
-    /// write source calls again once the socket drains.
+    /// watch calls again once the socket drains.
     private func flush() {
         defer {
             outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed)
@@ -281,9 +288,9 @@ actor VarlinkConnection {
         }
         outbox.removeAll(keepingCapacity: outbox.count <= 1 << 16)
         outboxStart = 0
-        if writeSourceRunning {
-            writeSource?.suspend()
-            writeSourceRunning = false
+        if awaitsRoom {
+            awaitsRoom = false
+            watch?.setInterest(.readable)
         }
     }
 
@@ -296,16 +303,9 @@ actor VarlinkConnection {
     }
 
     private func awaitWritable() {
-        if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.assumeIsolated { $0.flush() } }
-            writeSource = source
-            writeSource?.resume()
-            writeSourceRunning = true
-        } else if !writeSourceRunning {
-            writeSource?.resume()
-            writeSourceRunning = true
-        }
+        guard !awaitsRoom else { return }
+        awaitsRoom = true
+        watch?.setInterest([.readable, .writable])
     }
 
     private func shutdown() {
@@ -315,23 +315,15 @@ actor VarlinkConnection {
         pending.removeAll()
         outbox = []
         outboxStart = 0
-        // libdispatch requires the fd to stay open until every source's cancel handler ran.
-        let closing = DispatchGroup()
-        for source in [readSource as (any DispatchSourceProtocol)?, writeSource].compactMap({ $0 }) {
-            closing.enter()
-            source.setCancelHandler { closing.leave() }
-        }
-        if let writeSource, !writeSourceRunning {
-            // A suspended source must be resumed before it is cancelled and released.
-            writeSource.resume()
-        }
-        readSource?.cancel()
-        writeSource?.cancel()
-        readSource = nil
-        writeSource = nil
-        writeSourceRunning = false
+        // Closed once the watch is gone: a descriptor number is reused at once.
         let fd = self.fd
-        closing.notify(queue: queue) { Glibc.close(fd) }
+        if let watch {
+            watch.cancel { Glibc.close(fd) }
+        } else {
+            Glibc.close(fd)
+        }
+        watch = nil
+        awaitsRoom = false
         onClose(self)
         offerRoom()
     }

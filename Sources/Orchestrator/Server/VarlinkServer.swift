@@ -17,10 +17,10 @@ public final class VarlinkServer: Sendable {
     private let maximumMessageBytes: Int
 
     private struct State {
-        var source: RetainedSource<any DispatchSourceRead>?
+        var watch: EpollLoop.Watch?
         var connections: [ObjectIdentifier: VarlinkConnection] = [:]
         var stopped = false
-        /// The accept source is suspended: orchd is out of file descriptors.
+        /// Accepting is paused: orchd is out of file descriptors.
         var acceptPaused = false
         /// Open connections by the peer's uid.
         var connectionsByUID: [UInt32: Int] = [:]
@@ -50,25 +50,24 @@ public final class VarlinkServer: Sendable {
     public func start() {
         let flags = fcntl(listeningFD, F_GETFL)
         _ = fcntl(listeningFD, F_SETFL, flags | O_NONBLOCK)
-        let source = DispatchSource.makeReadSource(fileDescriptor: listeningFD, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptPending() }
-        let fd = listeningFD
-        source.setCancelHandler { Glibc.close(fd) }
-        let retained = RetainedSource<any DispatchSourceRead>(source: source)
-        state.withLock { $0.source = retained }
-        source.resume()
+        // Under the lock, so a stop() meanwhile finds the watch to cancel.
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.watch = EpollLoop.shared.watch(listeningFD, for: .readable, on: queue) { [weak self] _, _ in
+                self?.acceptPending()
+            }
+        }
     }
 
     /// Stops accepting, closes the listening socket and every connection.
     public func stop() {
-        let (source, connections, paused) = state.withLock { state in
+        let (watch, connections) = state.withLock { state in
             state.stopped = true
-            defer { state.source = nil; state.connections = [:]; state.acceptPaused = false }
-            return (state.source, Array(state.connections.values), state.acceptPaused)
+            defer { state.watch = nil; state.connections = [:]; state.acceptPaused = false }
+            return (state.watch, Array(state.connections.values))
         }
-        // A suspended source must be resumed to be cancelled (and released).
-        if paused { source?.source.resume() }
-        source?.source.cancel()
+        let fd = listeningFD
+        watch?.cancel { Glibc.close(fd) }
         for connection in connections { connection.close() }
     }
 
@@ -122,13 +121,13 @@ public final class VarlinkServer: Sendable {
     /// What becomes of an accepted connection.
     private enum Admission { case accepted, refused, closed }
 
-    /// Suspends the accept source while orchd is out of file descriptors, and resumes it after
+    /// Stops waiting for connections while orchd is out of file descriptors, and waits again after
     /// ``descriptorShortagePause`` (a closing connection resumes it sooner).
     private func pauseAccepting() {
         let paused = state.withLock { state -> Bool in
-            guard !state.stopped, !state.acceptPaused, let source = state.source else { return false }
+            guard !state.stopped, !state.acceptPaused, let watch = state.watch else { return false }
             state.acceptPaused = true
-            source.source.suspend()
+            watch.setInterest([])
             return true
         }
         guard paused else { return }
@@ -136,12 +135,12 @@ public final class VarlinkServer: Sendable {
         queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
     }
 
-    /// Resumes the accept source if it was paused.
+    /// Waits for connections again if accepting was paused.
     private func resumeAccepting() {
         state.withLock { state in
-            guard state.acceptPaused, !state.stopped, let source = state.source else { return }
+            guard state.acceptPaused, !state.stopped, let watch = state.watch else { return }
             state.acceptPaused = false
-            source.source.resume()
+            watch.setInterest(.readable)
         }
     }
 }

@@ -3,8 +3,8 @@ import Dispatch
 /// A serial executor that runs an actor's jobs on one serial DispatchQueue, in the order they
 /// were enqueued.
 ///
-/// A queue rather than the default actor executor, because the actor's dispatch sources
-/// (timers, file descriptors) and callbacks fire on a queue: on this one they already run
+/// A queue rather than the default actor executor, because the actor's timers, descriptor
+/// watches (``EpollLoop``) and callbacks fire on a queue: on this one they already run
 /// isolated to the actor, and enter it with `assumeIsolated`, which ``checkIsolated()``
 /// lets the runtime verify (the pattern of GRDB's `DispatchQueueActor`). ``Scheduler`` runs
 /// on the control queue this way; smaller actors on their own queues.

@@ -12,14 +12,14 @@ import OrchestratorAPI
 /// control queue.
 ///
 /// Following is event-driven, never polling: an inotify(7) instance watches the log file
-/// (`IN_MODIFY`, `IN_CLOSE_WRITE`) and wakes a dispatch read source; the scheduler's
+/// (`IN_MODIFY`, `IN_CLOSE_WRITE`) and wakes the stream through an ``EpollLoop`` watch; the scheduler's
 /// `wait(for:)` tells when the job has finished. While the job has not started, its log file
 /// does not exist, so the logs directory is watched for the file's creation (`IN_CREATE`,
 /// `IN_MOVED_TO`) instead; the stream does not create the file itself, so reading a log never
 /// changes the state directory. A follower whose client left releases its watch at the next
 /// chunk it would send (a silent job's follower notices at the job's next write or its end).
 ///
-/// An actor on its own queue (``DispatchQueueExecutor``): the read source fires there and the
+/// An actor on its own queue (``DispatchQueueExecutor``): the watch fires there and the
 /// pacer's steps hop there, entering the actor with `assumeIsolated`.
 actor LogStream {
     private let executor = DispatchQueueExecutor(queue: DispatchQueue(label: "orchd.logs", target: .global(qos: .utility)))
@@ -30,7 +30,7 @@ actor LogStream {
     private let directory: String
     private var cursor: LogCursor
     private var inotifyFD: Int32 = -1
-    private var source: (any DispatchSourceRead)?
+    private var watch: EpollLoop.Watch?
     /// Set once no more output will come: at once without follow, else when the job finished.
     private var jobFinished = false
     private var isFollowing = false
@@ -164,13 +164,9 @@ actor LogStream {
             }
             if cursor.isOpen { try watchFile() }
             try cursor.seek(to: start)
-            let source = DispatchSource.makeReadSource(fileDescriptor: inotifyFD, queue: queue)
-            let fd = inotifyFD
-            source.setEventHandler { [self] in assumeIsolated { $0.changed() } }
-            // libdispatch requires the fd to stay open until the cancel handler runs.
-            source.setCancelHandler { Glibc.close(fd) }
-            self.source = source
-            source.resume()
+            watch = EpollLoop.shared.watch(inotifyFD, for: .readable, on: queue) { [self] _, _ in
+                assumeIsolated { $0.changed() }
+            }
             return true
         } catch {
             fail(error)
@@ -248,12 +244,14 @@ actor LogStream {
     private func stop() {
         guard !isDone else { return }
         isDone = true
-        if let source {
-            source.cancel()
-        } else if inotifyFD >= 0 {
-            Glibc.close(inotifyFD)
+        let fd = inotifyFD
+        if let watch {
+            // Closed once the watch is gone: a descriptor number is reused at once.
+            watch.cancel { Glibc.close(fd) }
+        } else if fd >= 0 {
+            Glibc.close(fd)
         }
-        source = nil
+        watch = nil
         inotifyFD = -1
         cursor.close()
         pacer = nil

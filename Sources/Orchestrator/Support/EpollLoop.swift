@@ -1,0 +1,239 @@
+import CPosix
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// Tells when file descriptors are ready, with one epoll(7) instance and one thread for the
+/// whole process, and runs each descriptor's handler on the queue its owner chose.
+///
+/// orchd watches every descriptor it reads or writes as events arrive (client sockets, pidfds,
+/// inotify fds, the listening socket) here rather than with dispatch read and write sources:
+/// libdispatch's epoll back end on Linux corrupts its own bookkeeping when sources on
+/// descriptors are created and cancelled at a high rate, and its event thread then crashes
+/// (a freed "muxnote" reached again). A daemon that serves many short `orchctl` calls and
+/// reaps many short jobs does exactly that; a program that only churns read sources on
+/// socket pairs crashes within seconds on this toolchain (`docs/ARCHITECTURE.md`, "Watching
+/// descriptors").
+///
+/// Each ``Watch`` is armed one-shot (`EPOLLONESHOT`): when its descriptor is ready the kernel
+/// disarms it, the handler runs on the watch's queue, and the watch is armed again after the
+/// handler returned. So one watch's handler never runs twice at once, and a descriptor that
+/// stays ready does not flood its queue. Handlers must accept a call with nothing to do (a
+/// read that returns `EAGAIN`): readiness is a hint, as with dispatch sources.
+///
+/// A descriptor epoll refuses (epoll_ctl(2): `EPERM` for a regular file, `ENOSPC` past
+/// `fs.epoll.max_user_watches`, `ENOMEM`) is polled every ``pollInterval`` instead, so no
+/// child goes unreaped and no client unread for want of a watch.
+public final class EpollLoop: Sendable {
+    /// The events a watch waits for and a handler is told about (epoll_ctl(2)).
+    public struct Events: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Data to read, a connection to accept, a process that exited (a pidfd).
+        public static let readable = Events(rawValue: UInt32(EPOLLIN.rawValue))
+        /// Room to write.
+        public static let writable = Events(rawValue: UInt32(EPOLLOUT.rawValue))
+        /// An error on the descriptor; always reported, never asked for.
+        public static let error = Events(rawValue: UInt32(EPOLLERR.rawValue))
+        /// The peer hung up; always reported, never asked for.
+        public static let hangUp = Events(rawValue: UInt32(EPOLLHUP.rawValue))
+    }
+
+    /// How often a descriptor that epoll refused is polled.
+    static let pollInterval = DispatchTimeInterval.milliseconds(100)
+
+    /// The loop every part of the process shares: its thread starts on first use.
+    public static let shared = EpollLoop()
+
+    private let epollFD: Int32
+    /// The armed watches by their number (an epoll event's data). Numbers, not descriptors,
+    /// name watches: a descriptor number is reused as soon as it is closed.
+    private let watches = Mutex<[UInt64: Watch]>([:])
+    private let nextNumber = Atomic<UInt64>(1)
+
+    private init() {
+        epollFD = cposix_epoll_create()
+        guard epollFD >= 0 else {
+            // Only at start-up, out of descriptors or memory: every watch is then polled.
+            DaemonLog.error("cannot create an epoll instance: \(String(cString: strerror(errno))); polling descriptors instead")
+            return
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "orchd.epoll"
+        thread.start()
+    }
+
+    /// Starts watching `fd` for `interest` and calls `handler` on `queue` each time it is ready.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor; the caller keeps it open until ``Watch/cancel(then:)`` has run
+    ///     its closure, and closes it there.
+    ///   - interest: the events to wait for (error and hang-up are always reported).
+    ///   - queue: where `handler` and the cancellation's closure run.
+    ///   - handler: called with the watch and the events that were ready; never twice at
+    ///     once, never after the watch's cancellation.
+    /// - Returns: the watch, kept alive by the loop until it is cancelled.
+    public func watch(
+        _ fd: Int32, for interest: Events, on queue: DispatchQueue,
+        handler: @escaping @Sendable (Watch, Events) -> Void
+    ) -> Watch {
+        let number = nextNumber.wrappingAdd(1, ordering: .relaxed).oldValue
+        let watch = Watch(fd: fd, number: number, interest: interest, queue: queue, handler: handler, loop: self)
+        watches.withLock { $0[number] = watch }
+        watch.start()
+        return watch
+    }
+
+    /// Waits for events for ever and hands each to its watch.
+    private func run() {
+        let capacity: Int32 = 64
+        var events = [UInt32](repeating: 0, count: Int(capacity))
+        var numbers = [UInt64](repeating: 0, count: Int(capacity))
+        while true {
+            let count = cposix_epoll_wait(epollFD, &events, &numbers, capacity, -1)
+            if count < 0 {
+                if errno == EINTR { continue }
+                // EBADF/EINVAL cannot happen to a descriptor only this loop owns.
+                DaemonLog.error("epoll_wait failed: \(String(cString: strerror(errno)))")
+                continue
+            }
+            for index in 0..<Int(count) {
+                // A watch cancelled meanwhile is gone from the table, or marked cancelled.
+                watches.withLock { $0[numbers[index]] }?.ready(Events(rawValue: events[index]))
+            }
+        }
+    }
+
+    /// epoll_ctl(2) for `watch`. Returns 0, or the errno.
+    fileprivate func control(_ operation: Int32, _ watch: Watch, events: Events) -> Int32 {
+        guard epollFD >= 0 else { return EBADF }
+        let mask = operation == EPOLL_CTL_DEL ? 0 : events.rawValue | UInt32(EPOLLONESHOT.rawValue)
+        return cposix_epoll_ctl(epollFD, operation, watch.fd, mask, watch.number) == 0 ? 0 : errno
+    }
+
+    fileprivate func forget(_ watch: Watch) {
+        _ = watches.withLock { $0.removeValue(forKey: watch.number) }
+    }
+
+    /// One descriptor's watch: its interest, its handler and whether the kernel will report it.
+    public final class Watch: Sendable {
+        fileprivate let fd: Int32
+        fileprivate let number: UInt64
+        private let queue: DispatchQueue
+        private let loop: EpollLoop  // the shared loop, never freed
+        private let state: Mutex<State>
+
+        private struct State {
+            var interest: EpollLoop.Events
+            var handler: (@Sendable (Watch, EpollLoop.Events) -> Void)?
+            /// The kernel will report the next readiness (armed one-shot).
+            var isArmed = false
+            /// Readiness was reported and the handler has not returned yet; it re-arms.
+            var isFiring = false
+            var isCancelled = false
+            /// Set when epoll refused the descriptor: a timer calls the handler instead.
+            var pollTimer: (any DispatchSourceTimer)?
+        }
+
+        fileprivate init(
+            fd: Int32, number: UInt64, interest: EpollLoop.Events, queue: DispatchQueue,
+            handler: @escaping @Sendable (Watch, EpollLoop.Events) -> Void, loop: EpollLoop
+        ) {
+            self.fd = fd
+            self.number = number
+            self.queue = queue
+            self.loop = loop
+            self.state = Mutex(State(interest: interest, handler: handler))
+        }
+
+        fileprivate func start() {
+            state.withLock { state in
+                let code = loop.control(EPOLL_CTL_ADD, self, events: state.interest)
+                if code == 0 {
+                    state.isArmed = true
+                } else {
+                    poll(&state, because: code)
+                }
+            }
+        }
+
+        /// Changes the events the watch waits for (say, adds ``Events/writable`` while replies
+        /// wait for room). Takes effect at once, or when the running handler returns.
+        public func setInterest(_ interest: EpollLoop.Events) {
+            state.withLock { state in
+                state.interest = interest
+                guard !state.isCancelled, state.pollTimer == nil, !state.isFiring else { return }
+                arm(&state)
+            }
+        }
+
+        /// Stops the watch: its handler is not called again, and `onCancelled` runs on the
+        /// watch's queue after any call of the handler already under way, so it may close the
+        /// descriptor. Calling it again does nothing.
+        public func cancel(then onCancelled: (@Sendable () -> Void)? = nil) {
+            let cancelled = state.withLock { state -> Bool in
+                guard !state.isCancelled else { return false }
+                state.isCancelled = true
+                state.handler = nil
+                if let timer = state.pollTimer {
+                    timer.cancel()
+                    state.pollTimer = nil
+                } else {
+                    _ = loop.control(EPOLL_CTL_DEL, self, events: [])
+                }
+                return true
+            }
+            guard cancelled else { return }
+            loop.forget(self)
+            if let onCancelled { queue.async(execute: onCancelled) }
+        }
+
+        /// Called on the loop's thread: the kernel reported `events` and disarmed the watch.
+        fileprivate func ready(_ events: EpollLoop.Events) {
+            let handOver = state.withLock { state -> Bool in
+                guard !state.isCancelled else { return false }
+                state.isArmed = false
+                state.isFiring = true
+                return true
+            }
+            if handOver { queue.async { self.fire(events) } }
+        }
+
+        /// Runs the handler on the queue, then arms the watch again.
+        private func fire(_ events: EpollLoop.Events) {
+            guard let handler = state.withLock({ $0.handler }) else { return }
+            handler(self, events)
+            state.withLock { state in
+                state.isFiring = false
+                guard !state.isCancelled, state.pollTimer == nil else { return }
+                arm(&state)
+            }
+        }
+
+        private func arm(_ state: inout State) {
+            let code = loop.control(EPOLL_CTL_MOD, self, events: state.interest)
+            if code == 0 {
+                state.isArmed = true
+            } else {
+                poll(&state, because: code)
+            }
+        }
+
+        /// Falls back to calling the handler every ``EpollLoop/pollInterval``.
+        private func poll(_ state: inout State, because code: Int32) {
+            state.isArmed = false
+            if code != EPERM {
+                DaemonLog.warning("cannot watch descriptor \(fd) with epoll: \(String(cString: strerror(code))); polling it every \(EpollLoop.pollInterval)")
+            }
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + EpollLoop.pollInterval, repeating: EpollLoop.pollInterval)
+            timer.setEventHandler { [weak self] in
+                guard let self, let handler = self.state.withLock({ $0.handler }) else { return }
+                handler(self, self.state.withLock { $0.interest })
+            }
+            state.pollTimer = timer
+            timer.activate()
+        }
+    }
+}
