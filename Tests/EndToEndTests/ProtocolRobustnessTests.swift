@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The daemon never crashes on client input: bad messages get a Varlink error and a closed
@@ -100,5 +101,36 @@ struct ProtocolRobustnessTests {
         #expect(waited.status == 0, "\(waited)")
         #expect(try daemon.orchctl(["status", id]).status == 0)
         withExtendedLifetime(sockets) {}
+    }
+
+    @Test("thousands of short connections from several clients at once, while jobs start and end, leave orchd serving")
+    func connectionChurn() throws {
+        let daemon = try TestDaemon()
+        // Jobs ending meanwhile add pidfd watches to the churn of connection watches.
+        let batch = (0..<300).map { _ in "true" }.joined(separator: "\n")
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: batch).status == 0)
+        let ping = Array(#"{"method":"io.orchd.Manager.Ping","parameters":{}}"#.utf8) + [0]
+        let answered = Atomic<Int>(0)
+        let refused = Atomic<Int>(0)
+        let socketPath = daemon.socketPath
+        DispatchQueue.concurrentPerform(iterations: 4) { client in
+            for round in 0..<3_000 {
+                guard let socket = try? RawSocket(path: socketPath) else {
+                    refused.add(1, ordering: .relaxed)
+                    continue
+                }
+                socket.send(ping)
+                // Every fourth client leaves without reading its reply.
+                if (round + client) % 4 != 0, socket.readMessages(untilClosed: false).messages.first?.contains("error") == false {
+                    answered.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        let (replies, refusals) = (answered.load(ordering: .relaxed), refused.load(ordering: .relaxed))
+        #expect(refusals == 0)
+        #expect(replies == 9_000, "every client that read got its reply")
+        #expect(daemon.process?.isRunning == true, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 }
