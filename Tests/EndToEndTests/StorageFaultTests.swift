@@ -39,6 +39,12 @@ struct StorageFaultTests {
             return file
         }
 
+        /// Gives the file system more room, as an admin freeing space would.
+        func grow(toMiB size: Int) throws {
+            let remount = try TestDaemon.run("/bin/mount", ["-o", "remount,size=\(size)m", path])
+            guard remount.status == 0 else { throw TestFailure("remount \(path): \(remount.standardError)") }
+        }
+
         func unmount() {
             _ = try? TestDaemon.run("/bin/umount", [path])
             rmdir(path)
@@ -84,6 +90,39 @@ struct StorageFaultTests {
         let again = try daemon.orchctl(["submit", "--wait", "--", "true"])
         #expect(again.status == 0, "\(again)")
         #expect(!daemon.daemonLog.contains("never stored"))
+    }
+
+    @Test("orchd's own WAL filling the disk: once space returns, every queued job runs and nothing is lost")
+    func walFillsDisk() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        // Batches until a submit is refused: the jobs' rows and their runs fill the WAL, which
+        // SQLite neither checkpoints (it does at 1,000 pages, 4 MiB) nor reuses before that.
+        // Jobs that write no output: one that cannot write its log fails, rightly.
+        let batch = (0..<200).map { _ in "true" }.joined(separator: "\n")
+        var accepted = 0
+        var refusal = ""
+        for _ in 0..<50 {
+            let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: batch)
+            guard submitted.status == 0 else {
+                refusal = submitted.standardError
+                break
+            }
+            accepted += 200
+        }
+        try #require(refusal.contains("is full"), "the state file system never filled: \(refusal)")
+        #expect(accepted > 0)
+        #expect(daemon.waitForLog(containing: "keeping the database's WAL small"), "\(daemon.daemonLog)")
+
+        // Space returns (the file system grows by 2 MiB, less than a WAL can grow to).
+        try fileSystem.grow(toMiB: 4)
+        let waited = try daemon.orchctl(["wait", "--all", "--timeout", "90s"])
+        #expect(waited.status == 0, "\(waited.standardError)\n\(daemon.daemonLog.suffix(2000))")
+        let jobs = try JSONSerialization.jsonObject(with: Data(daemon.orchctl(["status", "--all", "--json"]).standardOutput.utf8)) as? [[String: Any]] ?? []
+        #expect(jobs.count == accepted)
+        #expect(jobs.allSatisfy { $0["result"] as? String == "succeeded" }, "every accepted job ran and succeeded")
     }
 
     @Test("a database locked by another process past the busy timeout: a clear error, and nothing is lost")

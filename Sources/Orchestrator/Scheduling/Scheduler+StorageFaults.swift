@@ -28,6 +28,7 @@ extension Scheduler {
     func storageError(_ error: any Error) -> SchedulerError {
         if let error = error as? DatabaseError {
             if error.isFull {
+                noteFullStore()
                 return .storageFull(
                     stateDirectory: configuration.stateDirectory, freeBytes: Self.freeBytes(configuration.stateDirectory))
             }
@@ -94,6 +95,7 @@ extension Scheduler {
         storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
         let timer = makeTimer { scheduler in
             scheduler.storageRetryTimer = nil
+            scheduler.reclaimLogSpace()
             scheduler.retryPendingEnds()
         }
         timer.schedule(deadline: .now() + delay.dispatchInterval)
@@ -101,9 +103,57 @@ extension Scheduler {
         timer.activate()
     }
 
+    /// Before a retry: moves the WAL's pages into the database file and truncates the WAL. When
+    /// orchd's own WAL is what filled the file system, it is the space to win back, and SQLite
+    /// reuses a WAL's space only after a checkpoint, which it starts by itself only at 1,000
+    /// pages: without this, space freed by the admin went to the WAL again and the store
+    /// stayed full. It needs room for the pages the database file gains; when there is none,
+    /// it fails and the retry reports the refusal as before.
+    func reclaimLogSpace() {
+        do {
+            _ = try store.database.checkpointTruncatingLog(waitingAtMost: .zero)
+        } catch {
+            // Still full, or locked by another process: the retry that follows says which.
+        }
+    }
+
+    /// The free space under which the WAL stays small once the store was full: room for a
+    /// WAL of the usual 4 MiB many times over.
+    static let roomyFreeBytes: UInt64 = 64 << 20
+
+    /// The store refused a write for want of space: from now on the WAL is kept small
+    /// (``Database/setShortOfSpace(_:)``) until the file system has ``roomyFreeBytes`` free.
+    func noteFullStore() {
+        guard !isShortOfSpace else { return }
+        do {
+            try store.database.setShortOfSpace(true)
+            isShortOfSpace = true
+            freeSpaceCheckedAt = .now
+            DaemonLog.warning("the file system of \(configuration.stateDirectory) is full: keeping the database's WAL small until it has \(Self.roomyFreeBytes >> 20) MiB free")
+        } catch {
+            DaemonLog.error("cannot keep the database's WAL small: \(error)")
+        }
+    }
+
+    /// While short of space, at most once a second: back to the usual WAL once the file
+    /// system has room again.
+    private func checkFreeSpace() {
+        guard isShortOfSpace, let checked = freeSpaceCheckedAt, checked.duration(to: .now) >= .seconds(1) else { return }
+        freeSpaceCheckedAt = .now
+        guard Self.freeBytes(configuration.stateDirectory) >= Self.roomyFreeBytes else { return }
+        do {
+            try store.database.setShortOfSpace(false)
+            isShortOfSpace = false
+            DaemonLog.info("the file system of \(configuration.stateDirectory) has room again: the database's WAL grows as usual")
+        } catch {
+            DaemonLog.error("cannot let the database's WAL grow as usual: \(error)")
+        }
+    }
+
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
     /// the timer.
     func storageMayHaveRecovered() {
+        checkFreeSpace()
         guard !pendingEnds.isEmpty || dependentsUnsettled, !storageRetryQueued else { return }
         storageRetryQueued = true
         // Not from inside the change that succeeded: after it, on the control queue.

@@ -173,6 +173,28 @@ public final class Database {
         return try body()
     }
 
+    /// Keeps the WAL small while the file system is short of space, or lets it grow as usual.
+    ///
+    /// SQLite checkpoints by itself once the WAL holds 1,000 pages (about 4 MiB), and reuses
+    /// a WAL's space only after a checkpoint: on a file system with less room than that, the
+    /// WAL fills it and the store stays full. Short of space, the WAL is checkpointed every
+    /// ``shortOfSpaceCheckpointPages`` pages and cut back to ``shortOfSpaceLogBytes`` when it
+    /// restarts (`PRAGMA wal_autocheckpoint`, `PRAGMA journal_size_limit`,
+    /// <https://www.sqlite.org/pragma.html>); more checkpoints cost more syncs of the database
+    /// file, so the usual sizes return with the space.
+    /// - Parameter short: whether the file system is short of space.
+    /// - Throws: ``DatabaseError`` when SQLite refuses the pragmas (it does not for a full disk).
+    public func setShortOfSpace(_ short: Bool) throws(DatabaseError) {
+        try execute(short
+            ? "PRAGMA wal_autocheckpoint = \(Self.shortOfSpaceCheckpointPages); PRAGMA journal_size_limit = \(Self.shortOfSpaceLogBytes)"
+            : "PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = -1")
+    }
+
+    /// WAL pages between two checkpoints while short of space (256 KiB of 4 KiB pages).
+    static let shortOfSpaceCheckpointPages = 64
+    /// What the WAL file is cut back to when it restarts while short of space, in bytes.
+    static let shortOfSpaceLogBytes = 256 << 10
+
     /// Copies every committed page of the WAL into the database file and truncates the WAL
     /// to zero bytes (`sqlite3_wal_checkpoint_v2` in `TRUNCATE` mode,
     /// <https://www.sqlite.org/c3ref/wal_checkpoint_v2.html>). The WAL otherwise keeps its
