@@ -72,7 +72,7 @@ public final class EpollLoop: Sendable {
     ///   - interest: the events to wait for (error and hang-up are always reported).
     ///   - queue: where `handler` and the cancellation's closure run.
     ///   - handler: called with the watch and the events that were ready; never twice at
-    ///     once, never after the watch's cancellation.
+    ///     once, and no call begins once the watch is cancelled.
     /// - Returns: the watch, kept alive by the loop until it is cancelled.
     public func watch(
         _ fd: Int32, for interest: Events, on queue: DispatchQueue,
@@ -129,9 +129,11 @@ public final class EpollLoop: Sendable {
             var handler: (@Sendable (Watch, EpollLoop.Events) -> Void)?
             /// The kernel will report the next readiness (armed one-shot).
             var isArmed = false
-            /// Readiness was reported and the handler has not returned yet; it re-arms.
+            /// A call of the handler is queued or running; it re-arms the watch when it returns.
             var isFiring = false
             var isCancelled = false
+            /// What runs once the call under way returns, for a cancel made during it.
+            var onCancelled: (@Sendable () -> Void)?
             /// Set when epoll refused the descriptor: a timer calls the handler instead.
             var pollTimer: (any DispatchSourceTimer)?
         }
@@ -168,47 +170,55 @@ public final class EpollLoop: Sendable {
             }
         }
 
-        /// Stops the watch: its handler is not called again, and `onCancelled` runs on the
-        /// watch's queue after any call of the handler already under way, so it may close the
-        /// descriptor. Calling it again does nothing.
+        /// Stops the watch: once it returns, no call of the handler begins (one already begun
+        /// may still be running), and `onCancelled` runs on the watch's queue after that call
+        /// returned, so it may close the descriptor, whatever the queue (serial or concurrent)
+        /// and whichever thread cancels. Calling it again does nothing.
         public func cancel(then onCancelled: (@Sendable () -> Void)? = nil) {
-            let cancelled = state.withLock { state -> Bool in
-                guard !state.isCancelled else { return false }
+            let runNow = state.withLock { state -> Bool? in
+                guard !state.isCancelled else { return nil }
                 state.isCancelled = true
                 state.handler = nil
-                if let timer = state.pollTimer {
-                    timer.cancel()
-                    state.pollTimer = nil
-                } else {
-                    _ = loop.control(EPOLL_CTL_DEL, self, events: [])
-                }
-                return true
+                state.pollTimer?.cancel()
+                state.pollTimer = nil
+                // Also after a fall-back to polling: a descriptor still registered stays disarmed.
+                _ = loop.control(EPOLL_CTL_DEL, self, events: [])
+                guard state.isFiring else { return true }
+                state.onCancelled = onCancelled
+                return false
             }
-            guard cancelled else { return }
+            guard let runNow else { return }
             loop.forget(self)
-            if let onCancelled { queue.async(execute: onCancelled) }
+            if runNow, let onCancelled { queue.async(execute: onCancelled) }
         }
 
         /// Called on the loop's thread: the kernel reported `events` and disarmed the watch.
         fileprivate func ready(_ events: EpollLoop.Events) {
             let handOver = state.withLock { state -> Bool in
-                guard !state.isCancelled else { return false }
                 state.isArmed = false
+                // A report while a call is queued (the watch was re-armed meanwhile by an
+                // interest change) adds nothing: that call re-arms when it returns.
+                guard !state.isCancelled, !state.isFiring else { return false }
                 state.isFiring = true
                 return true
             }
             if handOver { queue.async { self.fire(events) } }
         }
 
-        /// Runs the handler on the queue, then arms the watch again.
+        /// Runs the handler on the queue, then arms the watch again, or, cancelled meanwhile,
+        /// runs what the cancel left to run after it.
         private func fire(_ events: EpollLoop.Events) {
-            guard let handler = state.withLock({ $0.handler }) else { return }
-            handler(self, events)
-            state.withLock { state in
+            if let handler = state.withLock({ $0.handler }) { handler(self, events) }
+            let onCancelled = state.withLock { state -> (@Sendable () -> Void)? in
                 state.isFiring = false
-                guard !state.isCancelled, state.pollTimer == nil else { return }
-                arm(&state)
+                guard !state.isCancelled else {
+                    defer { state.onCancelled = nil }
+                    return state.onCancelled
+                }
+                if state.pollTimer == nil { arm(&state) }
+                return nil
             }
+            onCancelled?()
         }
 
         private func arm(_ state: inout State) {
@@ -229,8 +239,14 @@ public final class EpollLoop: Sendable {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + EpollLoop.pollInterval, repeating: EpollLoop.pollInterval)
             timer.setEventHandler { [weak self] in
-                guard let self, let handler = self.state.withLock({ $0.handler }) else { return }
-                handler(self, self.state.withLock { $0.interest })
+                guard let self else { return }
+                // As a report from the kernel would: one call at a time, and cancels wait for it.
+                let interest = self.state.withLock { state -> EpollLoop.Events? in
+                    guard !state.isCancelled, !state.isFiring else { return nil }
+                    state.isFiring = true
+                    return state.interest
+                }
+                if let interest { self.fire(interest) }
             }
             state.pollTimer = timer
             timer.activate()

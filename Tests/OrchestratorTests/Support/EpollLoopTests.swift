@@ -88,6 +88,36 @@ struct EpollLoopTests {
         #expect(!didOverlap)
     }
 
+    @Test("a cancel made from another thread while the handler runs on a concurrent queue runs its closure only after the handler returned")
+    func cancelWaitsForHandler() throws {
+        let (a, b) = try Self.socketPair()
+        defer { close(b) }
+        #expect(send(b, "x", 1, 0) == 1)
+        let queue = DispatchQueue(label: "test.epoll.cancel-during-call", attributes: .concurrent)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let handlerReturned = Atomic<Bool>(false)
+        let watch = EpollLoop.shared.watch(a, for: .readable, on: queue) { _, _ in
+            entered.signal()
+            release.wait()  // still using the descriptor
+            handlerReturned.store(true, ordering: .releasing)
+        }
+        Self.wait(entered, "the handler started")
+        let closed = DispatchSemaphore(value: 0)
+        let closedWhileHandling = Atomic<Bool>(false)
+        watch.cancel {
+            if !handlerReturned.load(ordering: .acquiring) { closedWhileHandling.store(true, ordering: .relaxed) }
+            close(a)
+            closed.signal()
+        }
+        // The closure must not have run yet; let the handler return, then it may.
+        #expect(closed.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "the closure ran while the handler still ran")
+        release.signal()
+        Self.wait(closed, "the cancellation's closure ran after the handler")
+        let early = closedWhileHandling.load(ordering: .relaxed)
+        #expect(!early)
+    }
+
     @Test("a watch asked for room to write fires once the peer has read")
     func writable() throws {
         let (a, b) = try Self.socketPair()
