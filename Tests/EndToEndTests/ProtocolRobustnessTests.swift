@@ -70,6 +70,31 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0, "\(daemon.daemonLog)")
     }
 
+    @Test("with every file descriptor in use, a cancel still tears its job down and gets its reply",
+          arguments: ["process-group", "cgroup"])
+    func cancelWithoutDescriptors(containment: String) throws {
+        let daemon = try TestDaemon(
+            arguments: ["--containment", containment, "--kill-grace", "2s"], launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "sleep 300 & echo $! > '\(started.path)'; wait"]).line
+        let background = try #require(Int32(started.read()?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
+        let control = try RawSocket(path: daemon.socketPath)
+        do {
+            // orchd's descriptors all used up: it can read neither /proc nor cgroup files now.
+            let flood = try (0..<100).map { _ in try RawSocket(path: daemon.socketPath) }
+            #expect(daemon.waitForLog(containing: "out of file descriptors"), "\(daemon.daemonLog)")
+            control.send(Array(#"{"method":"io.orchd.Jobs.Cancel","parameters":{"ids":[\#(id)]}}"#.utf8) + [0])
+            let reply = control.readMessages(untilClosed: false, timeout: 30).messages
+            #expect(reply.first?.contains("\"result\":\"cancelled\"") == true, "\(reply) \(daemon.daemonLog)")
+            // Gone, or a zombie until orchd (its subreaper) can read /proc again and reap it.
+            let state = (try? String(contentsOfFile: "/proc/\(background)/stat", encoding: .utf8))?
+                .split(separator: ")").last?.split(separator: " ").first
+            #expect(state == nil || state == "Z", "the job's background process was torn down (state \(state ?? "gone"))")
+            withExtendedLifetime(flood) {}
+        }
+        #expect(try daemon.orchctl(["ping"]).status == 0, "\(daemon.daemonLog)")
+    }
+
     @Test("a client that vanishes mid-call does not disturb the daemon")
     func vanishingClient() throws {
         let daemon = try TestDaemon()

@@ -59,8 +59,20 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
     /// Whether any live process is in this cgroup or below: the `populated` key of
     /// `cgroup.events` (zombies do not count). A cgroup that no longer exists is not
     /// populated.
+    ///
+    /// Unreadable for want of descriptors says nothing: it counts as populated, so that no
+    /// teardown ends, and no job is over, on a read that failed (``populatedIfReadable``).
     public var isPopulated: Bool {
-        guard let bytes = ProcStat.readFile(path + "/cgroup.events") else { return false }
+        populatedIfReadable ?? true
+    }
+
+    /// Whether a live process is in the cgroup or below, or `nil` when `cgroup.events` cannot
+    /// be read now for want of descriptors or memory (``ProcStat/isResourceShortage(_:)``).
+    /// A cgroup that no longer exists is not populated.
+    var populatedIfReadable: Bool? {
+        guard let bytes = ProcStat.readFile(path + "/cgroup.events") else {
+            return ProcStat.isResourceShortage(errno) ? nil : false
+        }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("populated ") {
             return line.dropFirst("populated ".count).trimmingCharacters(in: .whitespaces) != "0"
         }

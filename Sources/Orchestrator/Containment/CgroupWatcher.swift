@@ -23,6 +23,9 @@ public final class CgroupWatcher: Sendable {
     /// By inotify watch descriptor. Used on `queue` only; the lock makes that checkable.
     private let watches = Mutex<[Int32: Watch]>([:])
 
+    /// How soon a `cgroup.events` that could not be read (out of descriptors) is read again.
+    static let unreadableRetry = DispatchTimeInterval.milliseconds(100)
+
     /// Opens the inotify fd and starts reading it.
     /// - Throws: ``Containment/SetupError`` when inotify_init1(2) fails (e.g. `EMFILE`).
     public init() throws(Containment.SetupError) {
@@ -70,7 +73,14 @@ public final class CgroupWatcher: Sendable {
 
     /// Delivers and forgets the watch when its cgroup is empty.
     private func check(_ wd: Int32) {
-        guard let watch = watches.withLock({ $0[wd] }), !watch.cgroup.isPopulated else { return }
+        guard let watch = watches.withLock({ $0[wd] }) else { return }
+        guard let populated = watch.cgroup.populatedIfReadable else {
+            // Out of descriptors: the change that woke us may be the last one, so look again
+            // shortly instead of waiting for another.
+            queue.asyncAfter(deadline: .now() + Self.unreadableRetry) { [weak self] in self?.check(wd) }
+            return
+        }
+        guard !populated else { return }
         // Only `queue` removes watches, so the one just checked is still there.
         watches.withLock { $0[wd] = nil }
         _ = cposix_inotify_remove(fd, wd)

@@ -55,10 +55,22 @@ enum ProcStat {
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }()
 
+    /// Whether a read that failed with `code` (an errno) says nothing of what it would have
+    /// read: orchd is out of descriptors or memory right now, the file may well be there.
+    static func isResourceShortage(_ code: Int32) -> Bool {
+        code == EMFILE || code == ENFILE || code == ENOMEM
+    }
+
     /// The names in a `/proc` directory (`.` and `..` left out), with readdir(3); none when it
     /// cannot be opened (the process is gone).
     static func entryNames(of directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
+        listedEntryNames(of: directory) ?? []
+    }
+
+    /// The names in a directory as ``entryNames(of:)`` reads them, or `nil` when it cannot be
+    /// listed for want of descriptors or memory (``isResourceShortage(_:)``).
+    static func listedEntryNames(of directory: String) -> [String]? {
+        guard let stream = opendir(directory) else { return isResourceShortage(errno) ? nil : [] }
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {

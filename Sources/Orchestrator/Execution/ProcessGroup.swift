@@ -32,20 +32,31 @@ public struct ProcessGroup: Hashable, Sendable {
     /// orphan's parent may be an init that reaps only every few seconds. A zombie runs
     /// nothing and can take no signal, so for a teardown the group is gone. Membership comes
     /// from field 5 (`pgrp`) and field 3 (`state`) of `/proc/PID/stat`, proc_pid_stat(5).
+    /// A scan that cannot be made (orchd out of descriptors) counts as members left: taking
+    /// it for none would end a teardown without a signal.
     public var isGone: Bool {
         if kill(-id, 0) != 0 && errno == ESRCH { return true }
-        return liveMembers().isEmpty
+        return scanMembers()?.isEmpty ?? false
     }
 
-    /// The pids of the group's members that are not zombies, from a scan of `/proc`.
+    /// The pids of the group's members that are not zombies, from a scan of `/proc`; none
+    /// found when the scan cannot be made.
     public func liveMembers() -> [Int32] {
+        scanMembers() ?? []
+    }
+
+    /// The live members, or `nil` when `/proc` cannot be read for want of descriptors or
+    /// memory (``ProcStat/isResourceShortage(_:)``).
+    private func scanMembers() -> [Int32]? {
+        guard let names = ProcStat.listedEntryNames(of: "/proc") else { return nil }
         var members: [Int32] = []
-        for name in ProcStat.entryNames(of: "/proc") {
-            guard let pid = Int32(name),
-                  let fields = ProcStat.fields(pid: pid),
-                  fields.count > 2,
-                  Int32(fields[2]) == id
-            else { continue }
+        for name in names {
+            guard let pid = Int32(name) else { continue }
+            guard let fields = ProcStat.fields(pid: pid) else {
+                if ProcStat.isResourceShortage(errno) { return nil }
+                continue  // gone meanwhile
+            }
+            guard fields.count > 2, Int32(fields[2]) == id else { continue }
             if fields[0] != "Z" && fields[0] != "X" { members.append(pid) }
         }
         return members
@@ -68,7 +79,11 @@ public struct ProcessGroup: Hashable, Sendable {
                 return pidfd >= 0 ? pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0) : nil
             }
             defer { descriptors.forEach { close($0.fd) } }
-            guard !descriptors.isEmpty else { continue }
+            guard !descriptors.isEmpty else {
+                // Members that cannot be watched now (out of descriptors): look again shortly.
+                _ = poll(nil, 0, 10)
+                continue
+            }
             let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
             _ = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
         }

@@ -104,9 +104,14 @@ actor TeardownRun {
         }
         // A cgroup's emptiness is watched by inotify (targetEmptied()), not member by member.
         guard target.cgroup == nil else { return }
+        var unwatched = false
         for pid in target.liveMembers() {
             let pidfd = cposix_pidfd_open(pid)
-            guard pidfd >= 0 else { continue }  // already gone
+            guard pidfd >= 0 else {
+                // ESRCH: already gone. Anything else (out of descriptors): not watched.
+                if errno != ESRCH { unwatched = true }
+                continue
+            }
             exitWatches[pidfd] = EpollLoop.shared.watch(pidfd, for: .readable, on: queue) { [weak self] _, _ in
                 self?.assumeIsolated { run in
                     guard let watch = run.exitWatches.removeValue(forKey: pidfd) else { return }
@@ -115,7 +120,16 @@ actor TeardownRun {
                 }
             }
         }
-        if exitWatches.isEmpty { awaitMembersExit() }
+        guard exitWatches.isEmpty else { return }
+        // Nothing watched: the members exited meanwhile, or they cannot be watched (or even
+        // listed) now for want of descriptors. Look again shortly, never at once: the second
+        // would be a loop without end (the limit's timer still ends the wait).
+        if !unwatched && target.isGone { return finish() }
+        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            self?.assumeIsolated { run in
+                if run.completion != nil && run.exitWatches.isEmpty { run.awaitMembersExit() }
+            }
+        }
     }
 
     private func cancelExitWatches() {
