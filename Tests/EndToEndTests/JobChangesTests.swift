@@ -237,4 +237,31 @@ struct JobChangesTests {
         #expect(refusal(QueuesInterface.add, .init(name: .default)) == QueuesInterface.Errors.queueExists)
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
+
+    @Test("cancel of several running jobs tears them down together, and reports a job it may not cancel without holding back the others")
+    func cancelSeveral() throws {
+        // A long grace: a teardown one job after the other would SIGKILL the first job before
+        // the others got SIGTERM, and no job would exit by itself.
+        let daemon = try TestDaemon(concurrency: 4, arguments: ["--kill-grace", "120s"])
+        let marks = daemon.directory + "/marks"
+        try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
+        var ids: [String] = []
+        for index in 0..<3 {
+            let started = try ReadyMarker(path: daemon.directory + "/started.\(index)")
+            // On SIGTERM: mark it, then exit only once every job got its SIGTERM.
+            let script = "trap 'touch \(marks)/term.\(index); "
+                + "while [ $(ls \(marks) | grep -c term) -lt 3 ]; do sleep 0.05; done; touch \(marks)/done.\(index); exit 0' TERM; "
+                + "echo up > '\(started.path)'; while :; do sleep 0.1; done"
+            ids.append(try daemon.orchctl(["submit", "--", "sh", "-c", script]).line)
+            #expect(started.read() == "up")
+        }
+        let finished = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let cancelled = try daemon.orchctl(["cancel", ids[0], finished, ids[1], ids[2], ids[0]])
+        #expect(cancelled.status == 1, "\(cancelled)")
+        #expect(cancelled.standardError.contains("job \(finished) "), "\(cancelled)")
+        #expect(cancelled.standardOutput == ids.map { "cancelled \($0)\n" }.joined(), "\(cancelled)")
+        for index in 0..<3 {
+            #expect(FileManager.default.fileExists(atPath: "\(marks)/done.\(index)"), "job \(ids[index]) exited by itself")
+        }
+    }
 }

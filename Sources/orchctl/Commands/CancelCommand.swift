@@ -9,7 +9,7 @@ enum CancelCommand: OrchctlCommand {
         name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
-            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). Each job is cancelled on its own: one that cannot be cancelled is reported and the others still are.
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are.
 
             --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
             """,
@@ -58,20 +58,28 @@ enum CancelCommand: OrchctlCommand {
         }
         var status = ExitCode.success
         var cancelled: [Job] = []
-        for id in invocation.jobIDs {
-            let reply: JobsInterface.JobsReply
+        // One call for all the jobs, so that their teardowns run at once (a call per job waited
+        // out each job's grace in turn). orchd cancels none of them when it refuses one: the
+        // refused job is reported and left out, and the others are sent again.
+        var remaining: [JobID] = []
+        for id in invocation.jobIDs where !remaining.contains(id) { remaining.append(id) }
+        while !remaining.isEmpty {
             do {
-                reply = try connection.call(JobsInterface.cancel, JobsInterface.CancelParameters(ids: [id], signal: options.signal))
+                cancelled = try connection.call(
+                    JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
+                if !invocation.global.json {
+                    for id in remaining { context.console.print("cancelled \(id)") }
+                }
+                break
             } catch {
-                // The daemon refused this one job: report it and go on with the others. A
-                // connection failure ends the command.
+                // A refusal of one job: report it and go on with the others. A connection
+                // failure ends the command; so does a refusal of the whole call (a full disk).
                 guard error.remoteErrorName != nil, error.exitCode != .unavailable else { throw error }
                 context.console.printError("Error: \(error.message)")
                 if status != .permissionDenied { status = error.exitCode }
-                continue
+                guard let refused = error.remoteJobID, remaining.contains(refused) else { break }
+                remaining.removeAll { $0 == refused }
             }
-            cancelled += reply.jobs
-            if !invocation.global.json { context.console.print("cancelled \(id)") }
         }
         if invocation.global.json {
             context.console.write(try JSONOutput.text(cancelled))
