@@ -109,7 +109,10 @@ struct ShutdownTests {
         let second = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
         #expect(second.status == 0, "\(second)")
         #expect(second.standardOutput.contains("already running; restarting it"), "\(second)")
-        #expect(try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"]).status == 0)
+        // Its log tells a later failure apart: seen once in CI, the socket gone right after a
+        // restart that had answered install.sh's ping; not reproduced since.
+        let afterRestart = try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"])
+        #expect(afterRestart.status == 0, "\(afterRestart)\norchd's log:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
 
         let stop = try TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"])
         #expect(stop.status == 0, "\(stop)")
