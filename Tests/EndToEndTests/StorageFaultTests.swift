@@ -123,6 +123,16 @@ struct StorageFaultTests {
         let jobs = try JSONSerialization.jsonObject(with: Data(daemon.orchctl(["status", "--all", "--json"]).standardOutput.utf8)) as? [[String: Any]] ?? []
         #expect(jobs.count == accepted)
         #expect(jobs.allSatisfy { $0["result"] as? String == "succeeded" }, "every accepted job ran and succeeded")
+
+        // With room again (64 MiB free), the WAL grows as usual: a commit at most once a
+        // second looks, so jobs are submitted until one has.
+        try fileSystem.grow(toMiB: 100)
+        var roomAgain = false
+        for _ in 0..<200 where !roomAgain {
+            #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+            roomAgain = daemon.daemonLog.contains("has room again: the database's WAL grows as usual")
+        }
+        #expect(roomAgain, "\(daemon.daemonLog.suffix(2000))")
     }
 
     @Test("a database locked by another process past the busy timeout: a clear error, and nothing is lost")

@@ -29,6 +29,31 @@ struct SystemdIntegrationTests {
         #expect(daemon.daemonLog.contains("withholding watchdog pings"))
     }
 
+    @Test("a service manager that stops reading the notification socket does not keep orchd from stopping")
+    func stopsWhenNotificationsAreNotRead() throws {
+        // Pings every 50 ms fill the socket's queue of 10 datagrams within a second.
+        let daemon = try TestDaemon(environment: ["WATCHDOG_USEC": "100000"])
+        let process = try #require(daemon.process)
+        daemon.notify.stopReading()
+        // No event says a thread blocked; /proc is looked at every 20 ms.
+        let blockedBy = Date().addingTimeInterval(30)
+        while !Self.hasThreadBlockedInSendmsg(process.processIdentifier), Date() < blockedBy { usleep(20_000) }
+        #expect(Self.hasThreadBlockedInSendmsg(process.processIdentifier), "orchd's notifier never blocked on the full socket")
+
+        // Its exit is an event: the pidfd becomes readable.
+        let pidfd = cposix_pidfd_open(process.processIdentifier)
+        try #require(pidfd >= 0)
+        defer { close(pidfd) }
+        kill(process.processIdentifier, SIGTERM)
+        var exit = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        let exited = poll(&exit, 1, 30_000) == 1
+        if !exited { kill(process.processIdentifier, SIGKILL) }
+        #expect(exited, "orchd still running 30 s after SIGTERM\n\(daemon.daemonLog)")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(daemon.daemonLog.contains("did not read its notification socket"), "\(daemon.daemonLog)")
+    }
+
     @Test("without WATCHDOG_USEC no WATCHDOG=1 is sent")
     func noWatchdogWhenNotAsked() throws {
         let daemon = try TestDaemon()
@@ -174,6 +199,21 @@ struct SystemdIntegrationTests {
     }
 
     // MARK: - Helpers
+
+    /// Whether a thread of `pid` is inside sendmsg(2), from `/proc/PID/task/TID/syscall`
+    /// (its first field is the number of the system call a blocked thread is in; proc(5)).
+    private static func hasThreadBlockedInSendmsg(_ pid: Int32) -> Bool {
+        #if arch(x86_64)
+        let sendmsgNumber = "46"  // asm/unistd_64.h
+        #elseif arch(arm64)
+        let sendmsgNumber = "211"  // asm-generic/unistd.h
+        #endif
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let line = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
+            return line.split(separator: " ").first == Substring(sendmsgNumber)
+        }
+    }
 
     private func concurrency(of daemon: TestDaemon) throws -> Int? {
         let info = try daemon.orchctl(["info", "--json"])

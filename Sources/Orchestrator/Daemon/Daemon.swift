@@ -117,7 +117,9 @@ public enum Daemon {
             return 1
         }
         DaemonLog.info("stopped")
-        notifier.flush()
+        if !notifier.flush() {
+            DaemonLog.warning("the service manager did not read its notification socket for 5 s; exiting without it")
+        }
         return 0
     }
 

@@ -55,8 +55,18 @@ public struct SystemdNotifier: Sendable {
         Self.queue.async { _ = sd_notify(0, state) }
     }
 
-    /// Waits until every queued message was handed to the socket (before the process exits).
-    public func flush() {
-        Self.queue.sync {}
+    /// Waits until every queued message was handed to the socket, or `timeout` ran out
+    /// (before the process exits).
+    ///
+    /// sd_notify's `sendmsg` waits for as long as the receiver's queue is full, and a Unix
+    /// datagram socket holds only `net.unix.max_dgram_qlen` messages (10 by default): a
+    /// receiver that stopped reading must not keep the daemon from exiting.
+    /// - Parameter timeout: the longest wait, in seconds.
+    /// - Returns: `false` when messages were still unsent at the timeout.
+    @discardableResult
+    public func flush(timeout: Double = 5) -> Bool {
+        let sent = DispatchSemaphore(value: 0)
+        Self.queue.async { sent.signal() }
+        return sent.wait(timeout: .now() + timeout) == .success
     }
 }
