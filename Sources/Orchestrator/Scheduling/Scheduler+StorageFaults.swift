@@ -124,11 +124,10 @@ extension Scheduler {
     /// The store refused a write for want of space: from now on the WAL is kept small
     /// (``Database/setShortOfSpace(_:)``) until the file system has ``roomyFreeBytes`` free.
     func noteFullStore() {
-        guard !isShortOfSpace else { return }
+        guard shortOfSpaceCheckedAt == nil else { return }
         do {
             try store.database.setShortOfSpace(true)
-            isShortOfSpace = true
-            freeSpaceCheckedAt = .now
+            shortOfSpaceCheckedAt = .now
             DaemonLog.warning("the file system of \(configuration.stateDirectory) is full: keeping the database's WAL small until it has \(Self.roomyFreeBytes >> 20) MiB free")
         } catch {
             DaemonLog.error("cannot keep the database's WAL small: \(error)")
@@ -138,12 +137,12 @@ extension Scheduler {
     /// While short of space, at most once a second: back to the usual WAL once the file
     /// system has room again.
     private func checkFreeSpace() {
-        guard isShortOfSpace, let checked = freeSpaceCheckedAt, checked.duration(to: .now) >= .seconds(1) else { return }
-        freeSpaceCheckedAt = .now
+        guard let checked = shortOfSpaceCheckedAt, checked.duration(to: .now) >= .seconds(1) else { return }
+        shortOfSpaceCheckedAt = .now
         guard Self.freeBytes(configuration.stateDirectory) >= Self.roomyFreeBytes else { return }
         do {
             try store.database.setShortOfSpace(false)
-            isShortOfSpace = false
+            shortOfSpaceCheckedAt = nil
             DaemonLog.info("the file system of \(configuration.stateDirectory) has room again: the database's WAL grows as usual")
         } catch {
             DaemonLog.error("cannot let the database's WAL grow as usual: \(error)")

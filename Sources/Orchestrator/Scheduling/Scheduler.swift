@@ -131,10 +131,9 @@ public actor Scheduler {
     var storageRetryTimer: (any DispatchSourceTimer)?
     var storageRetryDelay: Duration = Scheduler.storageRetryBase
     var storageRetryQueued = false
-    /// The state file system was full: the WAL is kept small until it has room again
-    /// (``noteFullStore()``); when its free space was last looked at.
-    var isShortOfSpace = false
-    var freeSpaceCheckedAt: ContinuousClock.Instant?
+    /// Set while the state file system is short of space (``noteFullStore()``), when its free
+    /// space was last looked at: the WAL is kept small until it has room again.
+    var shortOfSpaceCheckedAt: ContinuousClock.Instant?
     var shutdownCompletion: (@Sendable () -> Void)?
     /// Tears the running jobs down when the drain time of a shutdown is over.
     var drainTimer: (any DispatchSourceTimer)?
