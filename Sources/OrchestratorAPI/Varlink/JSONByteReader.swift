@@ -19,13 +19,19 @@ public struct JSONByteReader {
     }
 
     /// An object of strings, no key twice.
+    ///
+    /// Read in one loop rather than through ``object(_:)``: each member is hashed once, by the
+    /// insertion that also finds a key given twice (an environment is read on every submit).
     public mutating func stringMap() -> [String: String]? {
+        guard take(UInt8(ascii: "{")) else { return nil }
         var map: [String: String] = [:]
-        let ok = object { key, parser in
-            map[key] = parser.string()
-            return map[key] != nil
+        if take(UInt8(ascii: "}")) { return map }
+        while true {
+            guard let key = string(), take(UInt8(ascii: ":")), let value = string(),
+                  map.updateValue(value, forKey: key) == nil else { return nil }
+            if take(UInt8(ascii: "}")) { return map }
+            guard take(UInt8(ascii: ",")) else { return nil }
         }
-        return ok ? map : nil
     }
 
     // MARK: JSON

@@ -171,7 +171,7 @@ public struct JSONByteWriter: Sendable {
             bytes.append(UInt8(ascii: ":"))
             string(value)
         } else if !dictionary.isEmpty {
-            for (index, key) in dictionary.keys.sorted(by: Self.utf8Precedes).enumerated() {
+            for (index, key) in Self.keysInUTF8Order(dictionary).enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 string(key)
                 bytes.append(UInt8(ascii: ":"))
@@ -182,6 +182,17 @@ public struct JSONByteWriter: Sendable {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// The keys of `dictionary` in UTF-8 byte order. For ASCII keys (an environment's, nearly
+    /// always) that is `String`'s own order, whose comparison is a third of the cost of
+    /// ``utf8Precedes(_:_:)`` as a sort's predicate.
+    static func keysInUTF8Order(_ dictionary: [String: String]) -> [String] {
+        let keys = dictionary.keys
+        let ascii = keys.allSatisfy { key in
+            key.utf8.withContiguousStorageIfAvailable { bytes in !bytes.contains { $0 >= 0x80 } } ?? false
+        }
+        return ascii ? keys.sorted(by: <) : keys.sorted(by: utf8Precedes)
+    }
 
     /// Whether `a`'s UTF-8 bytes order before `b`'s, compared over their contiguous storage:
     /// the generic `utf8.lexicographicallyPrecedes` was most of writing an environment.

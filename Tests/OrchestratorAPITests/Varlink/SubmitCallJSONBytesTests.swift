@@ -101,6 +101,18 @@ struct SubmitCallJSONBytesTests {
         }
     }
 
+    @Test("an object's keys are written in UTF-8 byte order, ASCII or not", arguments: [
+        ["PATH": "/bin", "HOME": "/root", "_": "x", "a": "1", "A": "2", "AB": "3", "A_": "4", "": "5"],
+        ["é": "1", "ø": "2", "z": "3", "Z": "4", "漢": "5", "🙂": "6", "a\u{0}": "7", "a": "8"],
+    ])
+    func objectKeyOrder(dictionary: [String: String]) throws {
+        let keys = JSONByteWriter.keysInUTF8Order(dictionary)
+        #expect(keys == dictionary.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        var writer = JSONByteWriter()
+        writer.object(dictionary)
+        #expect(try JSONDecoder().decode([String: String].self, from: Data(writer.bytes)) == dictionary)
+    }
+
     /// A Wait reply's jobs read for their ID and state: directly and through JSONDecoder.
     static func ends(_ text: String) -> (fast: [JobsInterface.JobEndsReply.JobEnd]?, codable: [JobsInterface.JobEndsReply.JobEnd]?) {
         let codable = try? JSONDecoder().decode(JobsInterface.JobEndsReply.self, from: Data(text.utf8)).jobs

@@ -121,6 +121,13 @@ struct SubmitDecoderTests {
         batch(#"{"argv":["x"],"cwd":"/","notBefore":"2030-01-02t03:04:05z"}"#),
         batch(#"{"argv":["x"],"cwd":"/","notBefore":"2030-01-02T03:04:05+01:00"}"#),
         batch(#"{"argv":["x"],"cwd":"/","maxAttempts":9223372036854775807}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A":"1",}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A" "1"}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{,}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A":"1""B":"2"}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A":"1","B":"2","A":"3"}}"#),
+        batch(#"{"argv":["x"],"cwd":"/","labels":{"k":"v"]}"#),
+        batch(#"{"argv":["x"],"cwd":"/","environment":{"A":"1""#),
     ]
 
     @Test("accepted calls decode to what the Codable decoder gives", arguments: accepted)
