@@ -75,10 +75,20 @@ enum Orchctl {
         return CommandContext(console: .standard, uid: getuid(), currentDirectory: cwd, readEnvironment: processEnvironment)
     }
 
-    /// The process environment, read from `environ` (the first of duplicate names, as
-    /// getenv(3) finds it). Not through `ProcessInfo`, whose set-up costs more than the read.
-    @Sendable static func processEnvironment() -> [String: String] {
+    /// The process environment, read from `environ` once, at the first use (orchctl never
+    /// changes it; the socket's path and a submit's spec both read it).
+    @Sendable static func processEnvironment() -> [String: String] { environmentAtFirstUse }
+
+    private static let environmentAtFirstUse = readEnvironment()
+
+    /// Reads `environ` (the first of duplicate names, as getenv(3) finds it). Not through
+    /// `ProcessInfo`, whose set-up costs more than the read. Sized before the first insertion:
+    /// growing the table rehashed every name at each doubling, a sixth of a submit.
+    private static func readEnvironment() -> [String: String] {
+        var count = 0
+        while environ[count] != nil { count += 1 }
         var result: [String: String] = [:]
+        result.reserveCapacity(count)
         var entry = environ
         while let pointer = entry.pointee {
             // Split at the first '=' byte: walking the string by Characters (grapheme
