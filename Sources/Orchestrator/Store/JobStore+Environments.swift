@@ -53,6 +53,7 @@ extension JobStore {
     /// Deletes the environments of `ids` that no job refers to any more (after pruning).
     /// - Throws: ``DatabaseError``.
     func deleteUnreferencedEnvironments(_ ids: Set<Int64>, in db: Database) throws {
+        if let last = lastStoredEnvironment, ids.contains(last.id) { lastStoredEnvironment = nil }
         let statement = try db.cachedStatement("""
             DELETE FROM environments WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM jobs WHERE environment_id = ?1)
             """)

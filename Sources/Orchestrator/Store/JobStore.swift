@@ -23,6 +23,11 @@ public final class JobStore {
     /// changed and its ID never reused (AUTOINCREMENT), so an entry stays right; most jobs
     /// share a few environments, so each is decoded about once.
     var decodedEnvironments: [Int64: [String: String]] = [:]
+    /// The environment a committed insert stored or found last, and its row: the submits of
+    /// one shell send the same one each time, and comparing it is a small part of encoding
+    /// and looking it up again. Set only once its transaction committed; cleared when pruning
+    /// deletes environments.
+    var lastStoredEnvironment: (environment: [String: String], id: Int64)?
 
     /// Opens the store, bringing the schema up to date with ``Migrations/migrator``.
     /// - Parameter database: the connection to use from now on.
@@ -119,7 +124,10 @@ public final class JobStore {
     private func insertJobs(_ specs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date) throws -> [Job] {
         let microseconds = Timestamp.microseconds(at)
         let submittedAt = Timestamp.date(microseconds: microseconds)
-        return try database.write { db in
+        // Inside a caller's transaction the rows are not committed when this returns.
+        let commits = !database.isInTransaction
+        var lastEnvironment = lastStoredEnvironment
+        let jobs = try database.write { db in
             let statement = try db.cachedStatement(Self.insertSQL)
             defer { statement.reset() }
             let dependency = try db.cachedStatement("INSERT OR IGNORE INTO job_dependencies (job_id, depends_on) VALUES (?, ?)")
@@ -127,9 +135,6 @@ public final class JobStore {
             let queueRow = try db.cachedStatement("INSERT OR IGNORE INTO queues (name) VALUES (?)")
             defer { queueRow.reset() }
             var queues: Set<QueueName> = []
-            // The jobs of a batch usually share one environment: encode and store it once.
-            var lastEnvironment: [String: String]?
-            var lastEnvironmentID: Int64 = 0
             var jobs: [Job] = []
             jobs.reserveCapacity(specs.count)
             for (spec, state) in specs {
@@ -140,12 +145,13 @@ public final class JobStore {
                 case .shell(let text): (argv, shell) = (nil, text)
                 }
                 let result = state.result
+                // The jobs of a batch usually share one environment, and so do the submits
+                // of one shell: encode and store it once.
                 func environmentID() throws -> Int64 {
-                    if spec.environment != lastEnvironment || lastEnvironmentID == 0 {
-                        lastEnvironmentID = try storeEnvironment(spec.environment, in: db)
-                        lastEnvironment = spec.environment
-                    }
-                    return lastEnvironmentID
+                    if let lastEnvironment, lastEnvironment.environment == spec.environment { return lastEnvironment.id }
+                    let id = try storeEnvironment(spec.environment, in: db)
+                    lastEnvironment = (spec.environment, id)
+                    return id
                 }
                 try statement.bind([
                     .init(spec.name), .text(spec.queue.rawValue), .init(spec.priority), .init(argv), .init(shell),
@@ -173,6 +179,8 @@ public final class JobStore {
             }
             return jobs
         }
+        if commits { lastStoredEnvironment = lastEnvironment }
+        return jobs
     }
 
     // MARK: - Reading

@@ -46,6 +46,27 @@ struct EnvironmentStorageTests {
         #expect(try scalar(store.database, "SELECT count(*) FROM environments") == "2")
     }
 
+    @Test("an environment stored by a transaction that rolled back is stored again by the next submit")
+    func rolledBack() throws {
+        struct Abandon: Error {}
+        let directory = try TemporaryDirectory()
+        let store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+        let environment = ["PATH": "/bin", "HOME": "/home/ann"]
+        #expect(throws: Abandon.self) {
+            try store.database.write { _ in
+                _ = try store.insert(Self.spec(environment), submitterUid: 0, at: Date())
+                throw Abandon()
+            }
+        }
+        #expect(try scalar(store.database, "SELECT count(*) FROM environments") == "0")
+        let job = try store.insert(Self.spec(environment), submitterUid: 0, at: Date())
+        let next = try store.insert(Self.spec(environment), submitterUid: 0, at: Date())
+        #expect(try scalar(store.database, "SELECT count(*) FROM environments") == "1")
+        let reopened = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+        #expect(try reopened.job(job.id)?.spec.environment == environment)
+        #expect(try reopened.job(next.id)?.spec.environment == environment)
+    }
+
     @Test("a hash collision keeps both environments apart")
     func collision() throws {
         let directory = try TemporaryDirectory()
