@@ -63,6 +63,8 @@ public actor Scheduler {
     nonisolated let executor: DispatchQueueExecutor
     /// The serial queue the actor runs on; its dispatch sources fire here.
     nonisolated var controlQueue: DispatchQueue { executor.queue }
+    /// Runs the tasks of requests, outside the actor, on the control queue too.
+    nonisolated let requestExecutor: QueueTaskExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Lifecycle observers, told of each event once it is durable.
     public nonisolated let observers = ObserverSet<any JobObserver>()
@@ -150,6 +152,7 @@ public actor Scheduler {
         self.containment = containment ?? .processGroupOnly(stateDirectory: configuration.stateDirectory)
         let executor = DispatchQueueExecutor(label: "orchd.control")
         self.executor = executor
+        requestExecutor = QueueTaskExecutor(queue: executor.queue)
         self.localExecutor = LocalExecutor(containment: self.containment, callbackQueue: executor.queue)
         let groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
         self.groupCommit = groupCommit

@@ -39,3 +39,25 @@ final class DispatchQueueExecutor: SerialExecutor {
         dispatchPrecondition(condition: .onQueue(queue))
     }
 }
+
+/// A task executor over a serial queue: a task that prefers it (`Task(executorPreference:)`)
+/// runs its code outside any actor on that queue. Given the queue of an actor's
+/// ``DispatchQueueExecutor``, a request's task then reaches the actor, and comes back from
+/// it, by a turn of the same queue instead of two thread hops through the global pool.
+final class QueueTaskExecutor: TaskExecutor {
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+}
