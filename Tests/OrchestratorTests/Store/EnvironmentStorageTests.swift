@@ -67,6 +67,24 @@ struct EnvironmentStorageTests {
         #expect(try reopened.job(next.id)?.spec.environment == environment)
     }
 
+    @Test("environments equal as Swift strings but not byte for byte keep their own bytes, in a batch and across submits")
+    func canonicallyEquivalentValues() throws {
+        let directory = try TemporaryDirectory()
+        let store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+        let composed = ["NAME": "caf\u{E9}"]
+        let decomposed = ["NAME": "cafe\u{301}"]
+        #expect(composed == decomposed, "the premise: String's == is canonical equivalence")
+        let batch = try store.insert([Self.spec(composed), Self.spec(decomposed)], submitterUid: 0, at: Date())
+        let first = try store.insert(Self.spec(composed), submitterUid: 0, at: Date())
+        let second = try store.insert(Self.spec(decomposed), submitterUid: 0, at: Date())
+        let reopened = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+        for (job, expected) in zip(batch + [first, second], [composed, decomposed, composed, decomposed]) {
+            let stored = try #require(try reopened.job(job.id)?.spec.environment["NAME"])
+            #expect(Array(stored.utf8) == Array(expected["NAME"]!.utf8), "job \(job.id.rawValue)")
+        }
+        #expect(try scalar(store.database, "SELECT count(*) FROM environments") == "2")
+    }
+
     @Test("a hash collision keeps both environments apart")
     func collision() throws {
         let directory = try TemporaryDirectory()
