@@ -31,7 +31,8 @@ struct SystemdIntegrationTests {
 
     @Test("a service manager that stops reading the notification socket does not keep orchd from stopping")
     func stopsWhenNotificationsAreNotRead() throws {
-        // Pings every 50 ms fill the socket's queue of 10 datagrams within a second.
+        // Pings every 50 ms fill the socket's queue (net.unix.max_dgram_qlen datagrams, and at
+        // most its receive buffer) soon; the test waits until a sender is blocked.
         let daemon = try TestDaemon(environment: ["WATCHDOG_USEC": "100000"])
         let process = try #require(daemon.process)
         daemon.notify.stopReading()

@@ -1,4 +1,3 @@
-import Glibc
 import OrchestratorAPI
 
 // MARK: - Environments, stored once
@@ -24,24 +23,6 @@ extension JobStore {
         try add.bind([.integer(hash), .text(text)])
         try add.step()
         return db.lastInsertRowID
-    }
-
-    /// Whether two environments hold the same names and values byte for byte. Not `==`:
-    /// `String` compares by canonical equivalence, so "é" as one code point equals "e" with a
-    /// combining accent, and a job must get the bytes it was submitted with.
-    static func sameBytes(_ a: [String: String], _ b: [String: String]) -> Bool {
-        guard a.count == b.count else { return false }
-        for (name, value) in a {
-            guard let index = b.index(forKey: name) else { return false }
-            let (otherName, otherValue) = b[index]
-            guard sameBytes(name, otherName), sameBytes(value, otherValue) else { return false }
-        }
-        return true
-    }
-
-    private static func sameBytes(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
     }
 
     /// The environment stored in row `id` of `environments`, decoded once per row and

@@ -148,7 +148,7 @@ public final class JobStore {
                 // The jobs of a batch usually share one environment, and so do the submits
                 // of one shell: encode and store it once.
                 func environmentID() throws -> Int64 {
-                    if let lastEnvironment, Self.sameBytes(lastEnvironment.environment, spec.environment) { return lastEnvironment.id }
+                    if let lastEnvironment, JobSpec.environmentsHaveSameBytes(lastEnvironment.environment, spec.environment) { return lastEnvironment.id }
                     let id = try storeEnvironment(spec.environment, in: db)
                     lastEnvironment = (spec.environment, id)
                     return id

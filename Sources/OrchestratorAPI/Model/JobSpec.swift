@@ -88,6 +88,24 @@ public struct JobSpec: Hashable, Sendable, Codable {
     /// seconds since the Unix epoch.
     public static let latestStartSeconds: Double = 253_402_300_800
 
+    /// Whether two environments hold the same names and values byte for byte. Not `==`:
+    /// `String` compares by canonical equivalence, so "é" as one code point equals "e" with a
+    /// combining accent, and a job must get the bytes it was submitted with.
+    public static func environmentsHaveSameBytes(_ a: [String: String], _ b: [String: String]) -> Bool {
+        guard a.count == b.count else { return false }
+        for (name, value) in a {
+            guard let index = b.index(forKey: name) else { return false }
+            let (otherName, otherValue) = b[index]
+            guard sameBytes(name, otherName), sameBytes(value, otherValue) else { return false }
+        }
+        return true
+    }
+
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
+    }
+
     /// Returns `environment` without ``supervisorVariables``.
     public static func removingSupervisorVariables(_ environment: [String: String]) -> [String: String] {
         environment.filter { !supervisorVariables.contains($0.key) }

@@ -185,11 +185,15 @@ enum SubmitCommand: OrchctlCommand {
 
     /// The environment the batch's specs share, sent once per SubmitBatch call, and the specs
     /// without it (decoding thousands of copies was most of a batch's cost in orchd).
+    /// Nothing is shared when a line asks for an empty environment: SubmitBatch gives the
+    /// shared one to every spec whose own is empty. Specs share it only when their
+    /// environment is the same byte for byte.
     static func sharingEnvironment(_ specs: [JobSpec]) -> (shared: [String: String]?, specs: [JobSpec]) {
-        guard let shared = specs.first(where: { !$0.environment.isEmpty })?.environment else { return (nil, specs) }
+        guard let shared = specs.first?.environment, !shared.isEmpty,
+              !specs.contains(where: { $0.environment.isEmpty }) else { return (nil, specs) }
         let trimmed = specs.map { spec -> JobSpec in
             var spec = spec
-            if spec.environment == shared { spec.environment = [:] }
+            if JobSpec.environmentsHaveSameBytes(spec.environment, shared) { spec.environment = [:] }
             return spec
         }
         return (shared, trimmed)

@@ -112,4 +112,18 @@ struct BatchEnvironmentTests {
         #expect(JobsInterface.SubmitBatchParameters(specs: trimmed, environment: shared).resolvedSpecs.map(\.environment)
             == specs.map(\.environment))
     }
+
+    @Test("a line with an empty environment, or one equal to the shared one only as Swift strings, keeps its own", arguments: [
+        [["X": "caf\u{E9}"], ["Y": "1"], [:]],
+        [["X": "caf\u{E9}"], ["X": "cafe\u{301}"]],
+        [[:], ["X": "1"]],
+    ])
+    func ownEnvironmentKept(environments: [[String: String]]) {
+        let specs = environments.map { JobSpec(command: .shell("env"), cwd: "/", environment: $0) }
+        let (shared, trimmed) = SubmitCommand.sharingEnvironment(specs)
+        let resolved = JobsInterface.SubmitBatchParameters(specs: trimmed, environment: shared).resolvedSpecs
+        for (sent, wanted) in zip(resolved, specs) {
+            #expect(JobSpec.environmentsHaveSameBytes(sent.environment, wanted.environment), "\(sent.environment) for \(wanted.environment)")
+        }
+    }
 }
