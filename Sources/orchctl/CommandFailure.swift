@@ -29,7 +29,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Maps a Varlink client error to a message and an exit code scripts can tell apart:
-    /// daemon unreachable 69, permission denied 77, everything else the daemon says 1.
+    /// daemon unreachable or stopping 69, permission denied 77, everything else the daemon says 1.
     /// - Parameters:
     ///   - error: what the client threw.
     ///   - socket: the socket path, for messages.
@@ -86,6 +86,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
         case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.permissionDenied: .permissionDenied
+        case JobsInterface.Errors.stopping: .unavailable
         default: .failure
         }
     }

@@ -32,6 +32,30 @@ struct ShutdownTests {
         #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
     }
 
+    @Test("while orchd stops, a submit is refused with a clear error (exit 69) and nothing is stored")
+    func submitWhileStopping() throws {
+        let daemon = try TestDaemon(concurrency: 1, arguments: ["--drain-timeout", "120s"])
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        _ = try #require(marker.read())
+        try daemon.send(SIGTERM)
+        #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
+
+        for arguments in [["submit", "--", "true"], ["submit", "--wait", "--", "true"]] {
+            let refused = try daemon.orchctl(arguments)
+            #expect(refused.status == 69, "\(refused)")
+            #expect(refused.standardError.contains("orchd is stopping and takes no new jobs, so nothing was stored"), "\(refused)")
+        }
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: "true\ntrue\n")
+        #expect(batch.status == 69, "\(batch)")
+
+        daemon.crash()
+        try daemon.start()
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        let jobs = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]] ?? []
+        #expect(jobs.compactMap { $0["id"] as? Int }.map(String.init) == [running], "only the job from before the stop: \(listed)")
+    }
+
     @Test("a clean stop leaves the jobs in orchd.db and an empty WAL; the next start has them all")
     func cleanStopTruncatesWAL() throws {
         let daemon = try TestDaemon()

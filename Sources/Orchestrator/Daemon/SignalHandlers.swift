@@ -54,6 +54,7 @@ final class SignalHandlers {
                     await scheduler.shutdown(drainTimeout: drain)
                     // Durable before the server stops: held replies go out first.
                     await scheduler.flush()
+                    await scheduler.requestRepliesHandedOver()
                     extender.stop()
                     stopped()
                 }

@@ -28,6 +28,8 @@ extension Scheduler {
     public func submit(
         _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false
     ) async throws(SchedulerError) -> Submission {
+        // A job stored now could not get its reply before the connections close.
+        guard !isStopping else { throw .stopping }
         for spec in specs {
             do { try spec.validate() } catch {
                 throw .invalidSpec(error)

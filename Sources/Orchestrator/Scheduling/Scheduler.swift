@@ -259,6 +259,18 @@ public actor Scheduler {
         groupCommit.flush()
     }
 
+    /// Returns once the request tasks that the last ``flush()`` resumed have handed their
+    /// replies to their connections, so that closing the connections after it loses none.
+    ///
+    /// Such a task resumes in the actor, then runs its reply on ``requestExecutor``, the same
+    /// queue, one turn later: this call's own turn comes after the first, and the turn that
+    /// resumes its caller after the second.
+    public func requestRepliesHandedOver() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            controlQueue.async { done.resume() }
+        }
+    }
+
     /// At a clean stop, after the last change: moves the WAL into the database file and
     /// truncates it, so a stopped daemon leaves no WAL of up to 4 MiB behind. Durability does
     /// not depend on it; a failure only leaves the WAL for the next start to replay.

@@ -44,6 +44,8 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case notRunning(JobID, operation: String)
     /// The job's processes could not be stopped or continued; the text says why.
     case suspendFailed(JobID, String)
+    /// The daemon is stopping and takes no new jobs; nothing was stored.
+    case stopping
 
     /// Whether the store refused the write (its error, a full disk, a locked database):
     /// worth trying again once it takes writes, unlike a refusal of the request itself.
@@ -76,6 +78,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .alreadyStarted(let id, let operation): "job \(id) has already started, so it cannot be \(operation)"
         case .notRunning(let id, let operation): "job \(id) is not running, so it cannot be \(operation)"
         case .suspendFailed(let id, let reason): "cannot stop or continue the processes of job \(id): \(reason)"
+        case .stopping: "orchd is stopping and takes no new jobs, so nothing was stored; submit again once it runs"
         case .databaseLocked(let path):
             "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
         }

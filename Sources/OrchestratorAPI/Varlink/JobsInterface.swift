@@ -9,11 +9,11 @@ public enum JobsInterface {
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
-        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage,
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage,
         writeParameters: { $0.writeJSON(to: &$1) })
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
-        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue] + storage)
+        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage)
     /// `Get(id) -> (job, attempts)`.
     public static let get = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
@@ -84,6 +84,7 @@ public enum JobsInterface {
         public static let storageFailure = "io.orchd.Jobs.StorageFailure"
         public static let storageFull = "io.orchd.Jobs.StorageFull"
         public static let databaseLocked = "io.orchd.Jobs.DatabaseLocked"
+        public static let stopping = "io.orchd.Jobs.Stopping"
         public static let subscriberTooSlow = "io.orchd.Jobs.SubscriberTooSlow"
         public static let noSuchAttempt = "io.orchd.Jobs.NoSuchAttempt"
         public static let unknownQueue = "io.orchd.Jobs.UnknownQueue"
@@ -648,6 +649,11 @@ public enum JobsInterface {
     /// busy timeout; nothing was changed.
     public static func databaseLocked(path: String, message: String) -> VarlinkError {
         VarlinkError(Errors.databaseLocked, ["path": .string(path), "message": .string(message)])
+    }
+
+    /// `Stopping(message)`: orchd is stopping and takes no new jobs; nothing was stored.
+    public static func stopping(message: String) -> VarlinkError {
+        VarlinkError(Errors.stopping, ["message": .string(message)])
     }
 
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.

@@ -67,7 +67,7 @@ struct ManPage: Sendable {
             The command line is wrong.
             .TP
             .B 69
-            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR).
+            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR), or it is stopping and took no new job.
             .TP
             .B 77
             Permission denied.

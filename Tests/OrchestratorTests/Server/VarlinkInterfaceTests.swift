@@ -75,7 +75,7 @@ struct VarlinkInterfaceTests {
             JobsInterface.noSuchJob(id), JobsInterface.invalidJobSpec("x"), JobsInterface.alreadyFinished(id), JobsInterface.permissionDenied(id),
             JobsInterface.storageFailure("x"), JobsInterface.logMissing(path: "/x"), JobsInterface.storageFull(stateDirectory: "/", freeBytes: 0, message: "x"),
             JobsInterface.databaseLocked(path: "/x", message: "x"), JobsInterface.duplicateJob(id, uniqueKey: "k"), JobsInterface.notFinished(id),
-            JobsInterface.dependencyNotSucceeded(id, dependency: id, result: nil), JobsInterface.subscriberTooSlow(lastSeen: nil),
+            JobsInterface.dependencyNotSucceeded(id, dependency: id, result: nil), JobsInterface.subscriberTooSlow(lastSeen: nil), JobsInterface.stopping(message: "x"),
             QueuesInterface.noSuchQueue(.default), QueuesInterface.invalidSetting("x"),
             .interfaceNotFound("x"), .methodNotFound("x"), .invalidParameter("x"), .permissionDenied(), .expectedMore(),
         ]

@@ -19,6 +19,7 @@ extension SchedulerError {
         case .storageFull(let directory, let free):
             JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
         case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
+        case .stopping: JobsInterface.stopping(message: description)
         case .unknownQueue(let name, let known): JobsInterface.unknownQueue(name, known: known)
         case .queueExists(let name): QueuesInterface.queueExists(name, message: description)
         case .queueNotRemovable(let name, _): QueuesInterface.queueNotRemovable(name, message: description)
