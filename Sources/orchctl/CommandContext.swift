@@ -17,6 +17,9 @@ struct CommandContext: Sendable {
 
     /// The process environment (captured by `submit`, read for the socket path).
     var environment: [String: String] { readEnvironment() }
+    private let readEnvironmentChanges: @Sendable () -> [String]
+    /// What reading the environment changed, a line per variable (`submit` warns of them).
+    var environmentChanges: [String] { readEnvironmentChanges() }
 
     /// Creates a context with a fixed environment.
     init(console: Console, environment: [String: String], uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter()) {
@@ -26,13 +29,15 @@ struct CommandContext: Sendable {
     /// Creates a context whose environment `readEnvironment` reads on each use.
     init(
         console: Console, uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter(),
-        readEnvironment: @escaping @Sendable () -> [String: String]
+        readEnvironment: @escaping @Sendable () -> [String: String],
+        readEnvironmentChanges: @escaping @Sendable () -> [String] = { [] }
     ) {
         self.console = console
         self.uid = uid
         self.currentDirectory = currentDirectory
         self.time = time
         self.readEnvironment = readEnvironment
+        self.readEnvironmentChanges = readEnvironmentChanges
     }
 
     /// The width tables fit, in columns, when standard output is a terminal: `$COLUMNS` when

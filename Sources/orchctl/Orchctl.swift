@@ -72,36 +72,60 @@ enum Orchctl {
         let cwd = getcwd(&buffer, buffer.count) != nil
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             : nil
-        return CommandContext(console: .standard, uid: getuid(), currentDirectory: cwd, readEnvironment: processEnvironment)
+        return CommandContext(
+            console: .standard, uid: getuid(), currentDirectory: cwd, readEnvironment: processEnvironment,
+            readEnvironmentChanges: processEnvironmentChanges)
     }
 
     /// The process environment, read from `environ` once, at the first use (orchctl never
     /// changes it; the socket's path and a submit's spec both read it).
-    @Sendable static func processEnvironment() -> [String: String] { environmentAtFirstUse }
+    @Sendable static func processEnvironment() -> [String: String] { environmentAtFirstUse.environment }
 
-    private static let environmentAtFirstUse = readEnvironment()
+    /// What reading the environment had to change, one line each (``EnvironmentRead/changes``).
+    @Sendable static func processEnvironmentChanges() -> [String] { environmentAtFirstUse.changes }
 
-    /// Reads `environ` (the first of duplicate names, as getenv(3) finds it). Not through
-    /// `ProcessInfo`, whose set-up costs more than the read. Sized before the first insertion:
-    /// growing the table rehashed every name at each doubling, a sixth of a submit.
-    private static func readEnvironment() -> [String: String] {
-        var count = 0
-        while environ[count] != nil { count += 1 }
-        var result: [String: String] = [:]
-        result.reserveCapacity(count)
-        var entry = environ
-        while let pointer = entry.pointee {
-            // Split at the first '=' byte: walking the string by Characters (grapheme
-            // breaking) was a third of a submit's instructions.
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-            if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
-                let name = String(decoding: bytes[..<equals], as: UTF8.self)
-                if result[name] == nil {
-                    result[name] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+    private static let environmentAtFirstUse = EnvironmentRead(environ)
+
+    /// The environment as orchd can store it (UTF-8 text, names distinct as Swift strings),
+    /// and what that changed.
+    struct EnvironmentRead {
+        var environment: [String: String] = [:]
+        /// A line per variable the job will not get exactly: bytes that are not UTF-8 (sent
+        /// with U+FFFD in their place), or a name equal to an earlier one as a Swift string but
+        /// not byte for byte (left out).
+        var changes: [String] = []
+
+        /// Reads `entries`, a NULL-terminated `environ` array (the first of duplicate names,
+        /// as getenv(3) finds it). Not through `ProcessInfo`, whose set-up costs more than the
+        /// read. Sized before the first insertion: growing the table rehashed every name at
+        /// each doubling, a sixth of a submit.
+        init(_ entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
+            var count = 0
+            while entries[count] != nil { count += 1 }
+            environment.reserveCapacity(count)
+            var entry = entries
+            while let pointer = entry.pointee {
+                // Split at the first '=' byte: walking the string by Characters (grapheme
+                // breaking) was a third of a submit's instructions.
+                let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+                entry += 1
+                guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let nameBytes = UnsafeBufferPointer(rebasing: bytes[..<equals])
+                let valueBytes = UnsafeBufferPointer(rebasing: bytes[(equals + 1)...])
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if let index = environment.index(forKey: name) {
+                    var earlier = environment[index].key
+                    if !earlier.withUTF8({ $0.elementsEqual(nameBytes) }) {
+                        changes.append("'\(name)' is the same name as '\(earlier)' to orchd (Unicode canonical equivalence): the job gets only the first")
+                    }
+                    continue
                 }
+                let value = String(decoding: valueBytes, as: UTF8.self)
+                if String(validating: nameBytes, as: UTF8.self) == nil || String(validating: valueBytes, as: UTF8.self) == nil {
+                    changes.append("'\(name)' is not valid UTF-8: the job gets it with U+FFFD in place of the bytes that are not")
+                }
+                environment[name] = value
             }
-            entry += 1
         }
-        return result
     }
 }

@@ -14,7 +14,7 @@ import Glibc
 /// ```
 ///
 /// Every job starts from the defaults the other submit options give; a JSON line's fields
-/// replace them (a missing `cwd` or `environment` stays the caller's).
+/// replace them (a missing `cwd` or `environment`, or an empty `environment`, stays the caller's).
 enum BatchFile {
     /// The JSON fields a line may carry: those of a ``JobSpec``.
     static let fields: Set<String> = [
@@ -95,7 +95,10 @@ enum BatchFile {
                 throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), not \(value)")
             }
         }
-        let merged = defaults.merging(given) { _, new in new }
+        var merged = defaults.merging(given) { _, new in new }
+        // An empty environment is the caller's too, as README says: orchd cannot tell it from
+        // none in a batch (SubmitBatch fills every empty one with the shared environment).
+        if case .object(let environment)? = given["environment"], environment.isEmpty { merged["environment"] = defaults["environment"] }
         do {
             return try decoder.decode(JobSpec.self, from: try encoder.encode(merged))
         } catch let error as DecodingError {

@@ -275,6 +275,7 @@ enum SubmitCommand: OrchctlCommand {
 
         let cwd = try workingDirectory(options.cwd, current: context.currentDirectory)
         var environment = context.environment
+        for change in context.environmentChanges { context.console.printError("Warning: environment variable \(change)") }
         environment.merge(options.environment) { _, new in new }
         return JobSpec(
             command: command,

@@ -46,6 +46,19 @@ struct BatchFileTests {
         #expect(specs[3].maxAttempts == 3)
     }
 
+    @Test("a JSON line without an environment, or with an empty one, gets the caller's; another is its own, byte for byte")
+    func environments() throws {
+        let text = #"""
+            {"shell": "env"}
+            {"shell": "env", "environment": {}}
+            {"shell": "env", "environment": {"X": "cafe\u0301"}}
+            """#
+        let specs = try BatchFile.parse(text, defaults: defaults)
+        #expect(specs[0].environment == defaults.environment)
+        #expect(specs[1].environment == defaults.environment)
+        #expect(Array(try #require(specs[2].environment["X"]).utf8) == Array("cafe\u{301}".utf8))
+    }
+
     @Test("JSON lines carry every spec field")
     func jsonFields() throws {
         let line = #"{"argv": ["x"], "after": [4, 5], "notBefore": "2026-12-01T08:00:00Z", "maxAttempts": 1, "uniqueKey": "k", "name": "n", "labels": {}}"#

@@ -127,3 +127,36 @@ struct BatchEnvironmentTests {
         }
     }
 }
+
+@Suite("Reading the environment")
+struct EnvironmentReadTests {
+    /// Reads `entries` (raw bytes, as the kernel hands them over) as orchctl reads `environ`.
+    static func read(_ entries: [[UInt8]]) -> Orchctl.EnvironmentRead {
+        let pointers = entries.map { bytes -> UnsafeMutablePointer<CChar> in
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
+            pointer[bytes.count] = 0
+            return pointer
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        var array: [UnsafeMutablePointer<CChar>?] = pointers + [nil]
+        return array.withUnsafeMutableBufferPointer { Orchctl.EnvironmentRead($0.baseAddress!) }
+    }
+
+    @Test("plain variables are read as they are, the first of a repeated name wins, and nothing is reported")
+    func plain() {
+        let read = Self.read([Array("A=1".utf8), Array("B=x=y".utf8), Array("A=2".utf8), Array("NOEQUALS".utf8), Array("E=".utf8)])
+        #expect(read.environment == ["A": "1", "B": "x=y", "E": ""])
+        #expect(read.changes.isEmpty)
+    }
+
+    @Test("bytes that are not UTF-8, and a name equal to an earlier one only as a Swift string, are reported by name")
+    func reported() {
+        let read = Self.read([Array("V=".utf8) + [0xFF, 0xFE], Array("caf\u{E9}=1".utf8), Array("cafe\u{301}=2".utf8)])
+        #expect(read.environment["V"] == "\u{FFFD}\u{FFFD}")
+        #expect(read.environment.count == 2)
+        #expect(read.changes.count == 2, "\(read.changes)")
+        #expect(read.changes.contains { $0.hasPrefix("'V' is not valid UTF-8") })
+        #expect(read.changes.contains { $0.contains("the job gets only the first") })
+    }
+}
