@@ -120,8 +120,11 @@ enum Orchctl {
                     }
                     continue
                 }
-                let value = String(decoding: valueBytes, as: UTF8.self)
-                if String(validating: nameBytes, as: UTF8.self) == nil || String(validating: valueBytes, as: UTF8.self) == nil {
+                var value = String(decoding: valueBytes, as: UTF8.self)
+                // Decoding replaced bytes that are not UTF-8 when the text differs from them
+                // (cheaper than validating the bytes a second time).
+                var decodedName = name
+                if !decodedName.withUTF8({ $0.elementsEqual(nameBytes) }) || !value.withUTF8({ $0.elementsEqual(valueBytes) }) {
                     changes.append("'\(name)' is not valid UTF-8: the job gets it with U+FFFD in place of the bytes that are not")
                 }
                 environment[name] = value
