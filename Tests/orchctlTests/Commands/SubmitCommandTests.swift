@@ -152,10 +152,16 @@ struct EnvironmentReadTests {
 
     @Test("bytes that are not UTF-8, and a name equal to an earlier one only as a Swift string, are reported by name")
     func reported() {
-        let read = Self.read([Array("V=".utf8) + [0xFF, 0xFE], Array("caf\u{E9}=1".utf8), Array("cafe\u{301}=2".utf8)])
+        // A cut four-byte sequence is three bytes, as its U+FFFD is: same length, other bytes.
+        let read = Self.read([
+            Array("V=".utf8) + [0xFF, 0xFE], Array("caf\u{E9}=1".utf8), Array("cafe\u{301}=2".utf8),
+            Array("W=a".utf8) + [0xF0, 0x9F, 0x98] + Array("b".utf8),
+        ])
         #expect(read.environment["V"] == "\u{FFFD}\u{FFFD}")
-        #expect(read.environment.count == 2)
-        #expect(read.changes.count == 2, "\(read.changes)")
+        #expect(read.environment["W"] == "a\u{FFFD}b")
+        #expect(read.environment.count == 3)
+        #expect(read.changes.count == 3, "\(read.changes)")
+        #expect(read.changes.contains { $0.hasPrefix("'W' is not valid UTF-8") })
         #expect(read.changes.contains { $0.hasPrefix("'V' is not valid UTF-8") })
         #expect(read.changes.contains { $0.contains("the job gets only the first") })
     }
