@@ -113,8 +113,11 @@ struct JobTable: Sendable {
         case .submitted: return timeText(job.submittedAt, now: now)
         case .started:
             if let started = job.startedAt, job.state != .waiting && job.state != .queued { return timeText(started, now: now) }
-            // Not started (or waiting to retry): when it may start, if that is still ahead.
-            if let start = job.spec.notBefore, start > now { return timeText(start, now: now) }
+            // Not started (or waiting to retry): when it may start, if that is still ahead and
+            // it still can (a cancelled job never will).
+            if job.state == .waiting || job.state == .queued, let start = job.spec.notBefore, start > now {
+                return timeText(start, now: now)
+            }
             return job.startedAt.map { timeText($0, now: now) } ?? "-"
         case .duration: return JobText.duration(job, now: now).map(TimeSpan.format) ?? "-"
         case .command: return JobText.command(job)

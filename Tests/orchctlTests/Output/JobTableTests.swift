@@ -44,6 +44,17 @@ struct JobTableTests {
         #expect(!table.render([rootJob], now: referenceDate).contains("OWNER"))
     }
 
+    @Test("a delayed job shows when it starts while it still can; cancelled before it started, it shows none")
+    func delayedThenCancelled() {
+        var job = makeJob(5, .argv(["later"]), state: .waiting, submitted: -10)
+        job.spec.notBefore = referenceDate.addingTimeInterval(3_600)
+        #expect(table.render([job], now: referenceDate).contains("13:00:00"), "\(table.render([job], now: referenceDate))")
+        job.state = .finished(.cancelled)
+        let cancelled = table.render([job], now: referenceDate)
+        #expect(!cancelled.contains("13:00:00"), "\(cancelled)")
+        #expect(cancelled.contains("cancelled  default  0    11:59:50   -"), "\(cancelled)")
+    }
+
     @Test("a job waiting for its next attempt shows retrying(attempt/max)")
     func retrying() {
         var job = makeJob(4, .argv(["flaky"]), state: .waiting)
