@@ -17,6 +17,8 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     var remoteErrorName: String?
     /// The `id` parameter of the daemon's error (`NoSuchJob(id)`), when it has one.
     var remoteJobID: JobID?
+    /// The `name` parameter of the daemon's error (`UnknownQueue(name, known)`), when it has one.
+    var remoteName: String?
     /// Whether orchd went away or is not there (nothing listens, or the connection closed),
     /// as opposed to refusing the request: a command that follows orchd can reconnect.
     var isConnectionLoss = false
@@ -65,6 +67,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case .remote(let remote):
             self.init(remote.description, exitCode: Self.exitCode(for: remote), remoteErrorName: remote.name)
             if case .number(let id)? = remote.parameters["id"], let raw = Int64(exactly: id) { remoteJobID = JobID(rawValue: raw) }
+            if case .string(let name)? = remote.parameters["name"] { remoteName = name }
         }
     }
 

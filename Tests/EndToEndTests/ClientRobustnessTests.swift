@@ -97,6 +97,18 @@ struct ClientRobustnessTests {
         let refused = try daemon.orchctl(["submit", "--batch", batch])
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.standardError.contains("Error: line 3: invalid job: no job with ID 999999 to depend on"), "\(refused)")
+        #expect(refused.standardError.contains("Nothing was submitted."), "\(refused)")
+    }
+
+    @Test("a batch line naming a queue orchd does not know is named by its line, and nothing is submitted")
+    func unknownQueueNamesLine() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "queue.batch", "true\n{\"argv\":[\"true\"],\"queue\":\"wrok\"}\n")
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.contains("Error: line 2: no queue named 'wrok'"), "\(refused)")
+        #expect(refused.standardError.contains("Nothing was submitted."), "\(refused)")
+        #expect(try daemon.orchctl(["status", "--all"]).standardOutput == "No jobs.\n")
     }
 
     @Test("an out-of-range or fractional number in a batch line names its field")

@@ -162,6 +162,10 @@ enum SubmitCommand: OrchctlCommand {
             if json, !submitted.isEmpty { context.console.write(try JSONOutput.text(submitted)) }
             if submittedCount > 0 {
                 context.console.printError("Note: \(submittedCount) of \(specs.count) jobs were submitted before the error.")
+            } else if (error as? CommandFailure)?.remoteErrorName != nil {
+                // orchd refused the first call, whose jobs are all stored or none. A lost
+                // connection says nothing: the call may have been stored before it broke.
+                context.console.printError("Nothing was submitted.")
             }
             throw error
         }
@@ -172,12 +176,18 @@ enum SubmitCommand: OrchctlCommand {
     /// `failure` with the batch line it is about when orchd refused a spec for depending on a
     /// job that does not exist: orchd's error names the ID, not the spec, so the first line of
     /// the chunk that depends on that ID is the one it met first.
+    /// So is a queue orchd does not know: the first line naming it.
     static func namingLine(_ failure: CommandFailure, specs: ArraySlice<(line: Int, spec: JobSpec)>) -> CommandFailure {
-        guard failure.remoteErrorName == JobsInterface.Errors.invalidJobSpec,
-              failure.message.hasSuffix(" to depend on"),
-              let word = failure.message.split(separator: " ").dropLast(3).last, let id = Int64(word),
-              let line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
-        else { return failure }
+        let line: Int?
+        if failure.remoteErrorName == JobsInterface.Errors.unknownQueue, let name = failure.remoteName {
+            line = specs.first(where: { $0.spec.queue.rawValue == name })?.line
+        } else if failure.remoteErrorName == JobsInterface.Errors.invalidJobSpec, failure.message.hasSuffix(" to depend on"),
+                  let word = failure.message.split(separator: " ").dropLast(3).last, let id = Int64(word) {
+            line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
+        } else {
+            line = nil
+        }
+        guard let line else { return failure }
         var named = failure
         named.message = "line \(line): \(failure.message)"
         return named
