@@ -13,31 +13,28 @@ struct CommandContext: Sendable {
     var time = TimeFormatter()
     /// Reads the environment when a command asks for it, not before: building it was a tenth
     /// of `orchctl --version`'s run.
-    private let readEnvironment: @Sendable () -> [String: String]
+    private let readEnvironment: @Sendable () -> ProcessEnvironment
 
     /// The process environment (captured by `submit`, read for the socket path).
-    var environment: [String: String] { readEnvironment() }
-    private let readEnvironmentChanges: @Sendable () -> [String]
+    var environment: [String: String] { readEnvironment().variables }
     /// What reading the environment changed, a line per variable (`submit` warns of them).
-    var environmentChanges: [String] { readEnvironmentChanges() }
+    var environmentChanges: [String] { readEnvironment().changes }
 
     /// Creates a context with a fixed environment.
     init(console: Console, environment: [String: String], uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter()) {
-        self.init(console: console, uid: uid, currentDirectory: currentDirectory, time: time, readEnvironment: { environment })
+        self.init(console: console, uid: uid, currentDirectory: currentDirectory, time: time, readEnvironment: { ProcessEnvironment(variables: environment) })
     }
 
     /// Creates a context whose environment `readEnvironment` reads on each use.
     init(
         console: Console, uid: UInt32, currentDirectory: String?, time: TimeFormatter = TimeFormatter(),
-        readEnvironment: @escaping @Sendable () -> [String: String],
-        readEnvironmentChanges: @escaping @Sendable () -> [String] = { [] }
+        readEnvironment: @escaping @Sendable () -> ProcessEnvironment
     ) {
         self.console = console
         self.uid = uid
         self.currentDirectory = currentDirectory
         self.time = time
         self.readEnvironment = readEnvironment
-        self.readEnvironmentChanges = readEnvironmentChanges
     }
 
     /// The width tables fit, in columns, when standard output is a terminal: `$COLUMNS` when

@@ -72,63 +72,6 @@ enum Orchctl {
         let cwd = getcwd(&buffer, buffer.count) != nil
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             : nil
-        return CommandContext(
-            console: .standard, uid: getuid(), currentDirectory: cwd, readEnvironment: processEnvironment,
-            readEnvironmentChanges: processEnvironmentChanges)
-    }
-
-    /// The process environment, read from `environ` once, at the first use (orchctl never
-    /// changes it; the socket's path and a submit's spec both read it).
-    @Sendable static func processEnvironment() -> [String: String] { environmentAtFirstUse.environment }
-
-    /// What reading the environment had to change, one line each (``EnvironmentRead/changes``).
-    @Sendable static func processEnvironmentChanges() -> [String] { environmentAtFirstUse.changes }
-
-    private static let environmentAtFirstUse = EnvironmentRead(environ)
-
-    /// The environment as orchd can store it (UTF-8 text, names distinct as Swift strings),
-    /// and what that changed.
-    struct EnvironmentRead {
-        var environment: [String: String] = [:]
-        /// A line per variable the job will not get exactly: bytes that are not UTF-8 (sent
-        /// with U+FFFD in their place), or a name equal to an earlier one as a Swift string but
-        /// not byte for byte (left out).
-        var changes: [String] = []
-
-        /// Reads `entries`, a NULL-terminated `environ` array (the first of duplicate names,
-        /// as getenv(3) finds it). Not through `ProcessInfo`, whose set-up costs more than the
-        /// read. Sized before the first insertion: growing the table rehashed every name at
-        /// each doubling, a sixth of a submit.
-        init(_ entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
-            var count = 0
-            while entries[count] != nil { count += 1 }
-            environment.reserveCapacity(count)
-            var entry = entries
-            while let pointer = entry.pointee {
-                // Split at the first '=' byte: walking the string by Characters (grapheme
-                // breaking) was a third of a submit's instructions.
-                let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-                entry += 1
-                guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { continue }
-                let nameBytes = UnsafeBufferPointer(rebasing: bytes[..<equals])
-                let valueBytes = UnsafeBufferPointer(rebasing: bytes[(equals + 1)...])
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                if let index = environment.index(forKey: name) {
-                    var earlier = environment[index].key
-                    if !earlier.withUTF8({ $0.elementsEqual(nameBytes) }) {
-                        changes.append("'\(name)' is the same name as '\(earlier)' to orchd (Unicode canonical equivalence): the job gets only the first")
-                    }
-                    continue
-                }
-                var value = String(decoding: valueBytes, as: UTF8.self)
-                // Decoding replaced bytes that are not UTF-8 when the text differs from them
-                // (cheaper than validating the bytes a second time).
-                var decodedName = name
-                if !decodedName.withUTF8({ $0.elementsEqual(nameBytes) }) || !value.withUTF8({ $0.elementsEqual(valueBytes) }) {
-                    changes.append("'\(name)' is not valid UTF-8: the job gets it with U+FFFD in place of the bytes that are not")
-                }
-                environment[name] = value
-            }
-        }
+        return CommandContext(console: .standard, uid: getuid(), currentDirectory: cwd) { ProcessEnvironment.current }
     }
 }

@@ -59,8 +59,9 @@ public struct SystemdNotifier: Sendable {
     /// (before the process exits).
     ///
     /// sd_notify's `sendmsg` waits for as long as the receiver's queue is full, and a Unix
-    /// datagram socket holds only `net.unix.max_dgram_qlen` messages (10 by default): a
-    /// receiver that stopped reading must not keep the daemon from exiting.
+    /// datagram socket queues only a limited number of messages (`net.unix.max_dgram_qlen`
+    /// and the receive buffer bound it): a receiver that stopped reading must not keep the
+    /// daemon from exiting.
     /// - Parameter timeout: the longest wait, in seconds.
     /// - Returns: `false` when messages were still unsent at the timeout.
     @discardableResult

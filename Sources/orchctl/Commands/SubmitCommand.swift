@@ -66,6 +66,8 @@ enum SubmitCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let options = Options(decoding: invocation)
+        // Every job of the call gets the caller's environment as read: say what that changed.
+        for change in context.environmentChanges { context.console.printError("Warning: environment variable \(change)") }
         if let batch = options.batch {
             return try runBatch(batch, options, invocation, context: context)
         }
@@ -285,7 +287,6 @@ enum SubmitCommand: OrchctlCommand {
 
         let cwd = try workingDirectory(options.cwd, current: context.currentDirectory)
         var environment = context.environment
-        for change in context.environmentChanges { context.console.printError("Warning: environment variable \(change)") }
         environment.merge(options.environment) { _, new in new }
         return JobSpec(
             command: command,

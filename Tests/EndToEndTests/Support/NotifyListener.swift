@@ -5,8 +5,8 @@ import Glibc
 /// gets its path as `$NOTIFY_SOCKET` and sends its sd_notify(3) messages here.
 ///
 /// Like systemd, it reads all the time (on its own thread), not only while a test waits: a
-/// Unix datagram socket queues only `net.unix.max_dgram_qlen` messages (10 by default), and a
-/// full queue would hold the daemon's sender.
+/// Unix datagram socket queues only a limited number of messages (`net.unix.max_dgram_qlen`
+/// and the receive buffer bound it), and a full queue would hold the daemon's sender.
 final class NotifyListener {
     let path: String
     private let inbox: Inbox

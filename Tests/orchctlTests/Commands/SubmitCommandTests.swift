@@ -129,9 +129,9 @@ struct BatchEnvironmentTests {
 }
 
 @Suite("Reading the environment")
-struct EnvironmentReadTests {
+struct ProcessEnvironmentTests {
     /// Reads `entries` (raw bytes, as the kernel hands them over) as orchctl reads `environ`.
-    static func read(_ entries: [[UInt8]]) -> Orchctl.EnvironmentRead {
+    static func read(_ entries: [[UInt8]]) -> ProcessEnvironment {
         let pointers = entries.map { bytes -> UnsafeMutablePointer<CChar> in
             let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
             for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
@@ -140,13 +140,13 @@ struct EnvironmentReadTests {
         }
         defer { pointers.forEach { $0.deallocate() } }
         var array: [UnsafeMutablePointer<CChar>?] = pointers + [nil]
-        return array.withUnsafeMutableBufferPointer { Orchctl.EnvironmentRead($0.baseAddress!) }
+        return array.withUnsafeMutableBufferPointer { ProcessEnvironment(reading: $0.baseAddress!) }
     }
 
     @Test("plain variables are read as they are, the first of a repeated name wins, and nothing is reported")
     func plain() {
         let read = Self.read([Array("A=1".utf8), Array("B=x=y".utf8), Array("A=2".utf8), Array("NOEQUALS".utf8), Array("E=".utf8)])
-        #expect(read.environment == ["A": "1", "B": "x=y", "E": ""])
+        #expect(read.variables == ["A": "1", "B": "x=y", "E": ""])
         #expect(read.changes.isEmpty)
     }
 
@@ -157,9 +157,9 @@ struct EnvironmentReadTests {
             Array("V=".utf8) + [0xFF, 0xFE], Array("caf\u{E9}=1".utf8), Array("cafe\u{301}=2".utf8),
             Array("W=a".utf8) + [0xF0, 0x9F, 0x98] + Array("b".utf8),
         ])
-        #expect(read.environment["V"] == "\u{FFFD}\u{FFFD}")
-        #expect(read.environment["W"] == "a\u{FFFD}b")
-        #expect(read.environment.count == 3)
+        #expect(read.variables["V"] == "\u{FFFD}\u{FFFD}")
+        #expect(read.variables["W"] == "a\u{FFFD}b")
+        #expect(read.variables.count == 3)
         #expect(read.changes.count == 3, "\(read.changes)")
         #expect(read.changes.contains { $0.hasPrefix("'W' is not valid UTF-8") })
         #expect(read.changes.contains { $0.hasPrefix("'V' is not valid UTF-8") })
