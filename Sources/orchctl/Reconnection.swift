@@ -77,6 +77,54 @@ struct Reconnection: Sendable {
         }
     }
 
+    /// Runs `call`, a submit, until an orchd takes it: while orchd stops (a restart) it refuses
+    /// submits with `Stopping` and stores nothing, so the call is made again, for up to
+    /// ``timeout``, after a back-off (0.1 s doubling to 2 s, cut short when the socket's
+    /// directory changes). It says so once on standard error.
+    ///
+    /// Only a call that cannot have been stored is made again: one refused with `Stopping`,
+    /// or one whose connection is lost after its orchd said `Stopping` (that orchd refuses
+    /// every submit until it exits); then a new connection is made. A connection lost in any
+    /// other call is thrown as it is, since orchd may have stored that call.
+    /// - Parameters:
+    ///   - connection: the connection to call on; replaced by the new one after a restart.
+    ///   - call: the request.
+    /// - Returns: what `call` returned.
+    /// - Throws: what `call` throws for other reasons, or a ``CommandFailure`` (exit 69) when
+    ///   no orchd took the call within ``timeout`` (at once for a ``timeout`` of zero).
+    func runRefusedWhileStopping<Value>(
+        on connection: inout OrchdConnection, _ call: (OrchdConnection) throws(CommandFailure) -> Value
+    ) throws(CommandFailure) -> Value {
+        var deadline: ContinuousClock.Instant?
+        var backoff = Duration.milliseconds(100)
+        var saidStopping = false
+        var watch: DirectoryWatch?
+        while true {
+            do throws(CommandFailure) {
+                return try call(connection)
+            } catch where error.remoteErrorName == JobsInterface.Errors.stopping && timeout > .zero {
+                saidStopping = true
+                let now = ContinuousClock.now
+                if deadline == nil {
+                    console.printError("orchctl: orchd at \(socket) is stopping and took nothing; submitting again for up to \(TimeSpan.format(timeout))...")
+                    deadline = now + timeout
+                    watch = DirectoryWatch(directory: Self.directory(of: socket))
+                }
+                guard let deadline, now < deadline else {
+                    throw CommandFailure(
+                        "orchd is stopping and takes no new jobs, so nothing was stored, and no orchd took the job within \(TimeSpan.format(timeout)) (see --reconnect-timeout)",
+                        exitCode: .unavailable, remoteErrorName: JobsInterface.Errors.stopping)
+                }
+                watch?.waitForChange(timeout: min(backoff, deadline - now))
+                backoff = min(backoff * 2, .seconds(2))
+            } catch where error.isConnectionLoss && saidStopping {
+                // The stopping orchd exited: its successor gets the call on a new connection.
+                saidStopping = false
+                connection = try reconnect(until: deadline ?? .now + timeout)
+            }
+        }
+    }
+
     /// Connects again, retrying until `deadline`.
     /// - Throws: ``CommandFailure``: 69 naming the timeout when orchd did not come back, or a
     ///   failure that is not about orchd being gone (permission denied).

@@ -41,12 +41,12 @@ struct ShutdownTests {
         try daemon.send(SIGTERM)
         #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
 
-        for arguments in [["submit", "--", "true"], ["submit", "--wait", "--", "true"]] {
-            let refused = try daemon.orchctl(arguments)
+        for arguments in [["--", "true"], ["--wait", "--", "true"]] {
+            let refused = try daemon.orchctl(["submit", "--reconnect-timeout", "0"] + arguments)
             #expect(refused.status == 69, "\(refused)")
             #expect(refused.standardError.contains("orchd is stopping and takes no new jobs, so nothing was stored"), "\(refused)")
         }
-        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: "true\ntrue\n")
+        let batch = try daemon.orchctl(["submit", "--batch", "-", "--reconnect-timeout", "0"], input: "true\ntrue\n")
         #expect(batch.status == 69, "\(batch)")
 
         daemon.crash()
@@ -54,6 +54,45 @@ struct ShutdownTests {
         let listed = try daemon.orchctl(["status", "--all", "--json"])
         let jobs = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]] ?? []
         #expect(jobs.compactMap { $0["id"] as? Int }.map(String.init) == [running], "only the job from before the stop: \(listed)")
+    }
+
+    @Test("submits refused while orchd stops are sent again and stored once by the next orchd")
+    func submitThroughRestart() throws {
+        let daemon = try TestDaemon(concurrency: 1, arguments: ["--drain-timeout", "120s"])
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        _ = try #require(marker.read())
+        try daemon.send(SIGTERM)
+        #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
+
+        let batchFile = daemon.directory + "/batch"
+        try "true\ntrue\n".write(toFile: batchFile, atomically: true, encoding: .utf8)
+        let submits = try [["submit", "--", "true"], ["submit", "--wait", "--", "true"], ["submit", "--batch", batchFile]].map {
+            try OrchctlStream(daemon, $0, captureErrors: true)
+        }
+        defer { for submit in submits { submit.stop() } }
+        for submit in submits {
+            let message = try #require(submit.nextErrorLine(), "each submit says once that it waits")
+            #expect(message.contains("is stopping and took nothing; submitting again for up to 1min"), "\(message)")
+        }
+
+        // The drain ends with the running job; the stopping orchd exits, a new one starts.
+        #expect(try daemon.orchctl(["cancel", running]).status == 0)
+        let stopping = try #require(daemon.process)
+        stopping.waitUntilExit()
+        #expect(stopping.terminationStatus == 0, "\(daemon.daemonLog)")
+        try daemon.start()
+
+        var submitted: [String] = []
+        for (submit, count) in zip(submits, [1, 1, 2]) {
+            for _ in 0..<count { submitted.append(try #require(submit.nextLine(), "an ID once the next orchd took the job")) }
+            #expect(submit.exitStatus() == 0)
+            #expect(submit.nextErrorLine(timeout: 1) == nil, "the message comes once")
+        }
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        let jobs = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]] ?? []
+        let stored = jobs.compactMap { $0["id"] as? Int }.map(String.init)
+        #expect(stored.sorted() == ([running] + submitted).sorted(), "each submit stored once: \(listed)")
     }
 
     @Test("a clean stop leaves the jobs in orchd.db and an empty WAL; the next start has them all")

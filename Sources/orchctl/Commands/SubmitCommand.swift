@@ -15,6 +15,8 @@ enum SubmitCommand: OrchctlCommand {
             The words after '--' are the job's argument vector, run exactly as given without a shell; --shell runs a string with /bin/sh -c instead. The job gets your environment and working directory. Prints the new job's ID alone, so 'id=$(orchctl submit -- make)' works.
 
             With --batch, every non-empty line of the file that does not start with '#' is one job: a line starting with '{' is a JSON job spec (fields argv or shell, cwd, environment, queue, priority, name, labels, after, notBefore, timeoutUSec, maxAttempts, uniqueKey), any other line a shell command line as with --shell. The other options are defaults for every line; a JSON line's fields replace them. Prints the new IDs one per line, in file order. Nothing is submitted when a line is bad. Up to 2,000 jobs (or 512 KiB) are stored in one transaction; a bigger file is sent in several, and if one fails, the jobs of the earlier ones stay queued and their IDs are printed.
+
+            While orchd stops (a restart), it refuses new jobs and stores none of them; submit says so once on standard error and sends them again until an orchd takes them, for up to --reconnect-timeout (then exit 69), so a job is stored once.
             """,
         usage: "submit [<options>] (--shell <string> | -- <argv> ... | --batch <file>)",
         arguments: [ArgumentSpec(name: "argv", kind: .text, arity: .zeroOrMore,
@@ -60,7 +62,7 @@ enum SubmitCommand: OrchctlCommand {
             .keyValues(\.environment, "env", "key=value", help: "Set a variable in the job's environment, over your own."),
             .flag(\.wait, "wait", help: "Print the ID, wait for the job to finish and exit with its status (128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled)."),
             .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan,
-                   help: "With --wait: when orchd goes away (a restart), keep trying to reconnect this long and wait on; 0 gives up at once.", default: "1min"),
+                   help: "While orchd stops (a restart) and refuses new jobs, keep submitting again this long; with --wait, also reconnect this long when orchd goes away and wait on. 0 gives up at once.", default: "1min"),
         ]
     }
 
@@ -72,11 +74,15 @@ enum SubmitCommand: OrchctlCommand {
             return try runBatch(batch, options, invocation, context: context)
         }
         let jobSpec = try makeSpec(options, trailing: invocation.trailing, context: context)
-        let connection = try context.connect(invocation)
+        var connection = try context.connect(invocation)
         let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: options.reuse ? true : nil)
+        // A restart of orchd: through a stop that refuses the job, then (with --wait) the wait.
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let id: JobID
         if invocation.global.json {
-            let submitted = try connection.call(JobsInterface.submit, parameters).job
+            let submitted = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
+                try connection.call(JobsInterface.submit, parameters).job
+            }
             guard options.wait else {
                 context.console.write(try JSONOutput.text(submitted))
                 return .success
@@ -84,13 +90,14 @@ enum SubmitCommand: OrchctlCommand {
             id = submitted.id
         } else {
             let submitForID = JobsInterface.submit.decodingReply(as: JobsInterface.JobIDReply.self, reading: JobsInterface.JobIDReply.read)
-            id = try connection.call(submitForID, parameters).job.id
+            id = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
+                try connection.call(submitForID, parameters).job.id
+            }
             // The ID goes out first, so a caller sees which job it is waiting for.
             context.console.print(id.description)
             guard options.wait else { return .success }
         }
         // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let state: JobState
         if invocation.global.json {
             let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
@@ -135,7 +142,8 @@ enum SubmitCommand: OrchctlCommand {
         }
         let specs = numbered.map(\.spec)
         guard !specs.isEmpty else { return .success }
-        let connection = try context.connect(invocation)
+        var connection = try context.connect(invocation)
+        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let json = invocation.global.json
         var submitted: [Job] = []
         var submittedCount = 0
@@ -145,11 +153,14 @@ enum SubmitCommand: OrchctlCommand {
             for chunk in BatchSplitter.chunks(trimmed) {
                 // The job objects only when they are printed: IDs are much cheaper to send.
                 let reply: JobsInterface.SubmitBatchReply
+                let parameters = JobsInterface.SubmitBatchParameters(
+                    specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil)
                 do {
-                    reply = try connection.call(
-                        JobsInterface.submitBatch,
-                        JobsInterface.SubmitBatchParameters(
-                            specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil))
+                    // Each call stores all of its chunk or none: one refused while orchd
+                    // stops is sent again to the next orchd.
+                    reply = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
+                        try connection.call(JobsInterface.submitBatch, parameters)
+                    }
                 } catch {
                     throw Self.namingLine(error, specs: numbered[chunk])
                 }
