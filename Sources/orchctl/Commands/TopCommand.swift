@@ -85,7 +85,7 @@ enum TopCommand: OrchctlCommand {
             let text = String(decoding: bytes, as: UTF8.self)
             lastOutput[job.id] = String(text.split(separator: "\n", omittingEmptySubsequences: true).last ?? "")
         }
-        return TopFrame.Snapshot(version: info.version, queues: queues, running: running, lastOutput: lastOutput, recent: recent)
+        return TopFrame.Snapshot(version: info.version, totals: info.jobs, queues: queues, running: running, lastOutput: lastOutput, recent: recent)
     }
 
     /// The full-screen view: the terminal in raw mode on the alternate screen, a frame drawn

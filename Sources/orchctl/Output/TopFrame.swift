@@ -20,6 +20,9 @@ struct TopFrame: Sendable {
     struct Snapshot: Sendable {
         /// orchd's version.
         var version: String
+        /// How many jobs orchd holds in each state (GetInfo): the header's totals, which count
+        /// the jobs of a removed queue too, as `info` does.
+        var totals: JobCounts
         /// Every queue.
         var queues: [QueueInfo]
         /// The running jobs, in ID order.
@@ -49,14 +52,7 @@ struct TopFrame: Sendable {
     ///   - snapshot: what orchd reported.
     ///   - now: the current time, for elapsed times and throughput.
     func lines(_ snapshot: Snapshot, now: Date) -> [String] {
-        var totals = JobCounts()
-        for queue in snapshot.queues {
-            totals.waiting += queue.jobs.waiting
-            totals.queued += queue.jobs.queued
-            totals.running += queue.jobs.running
-            totals.finished += queue.jobs.finished
-        }
-        var lines = ["orchd \(snapshot.version) at \(time.compact(now, now: now)): " + JobTable.summary(totals), ""]
+        var lines = ["orchd \(snapshot.version) at \(time.compact(now, now: now)): " + JobTable.summary(snapshot.totals), ""]
 
         // Queues, with how many of their jobs ended in the last minute.
         let window = now.addingTimeInterval(-Self.throughputWindow)

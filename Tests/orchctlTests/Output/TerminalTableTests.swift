@@ -156,14 +156,15 @@ struct TopFrameTests {
         let queue = QueueInfo(
             name: .default, concurrency: 4, paused: false, retryBaseUSec: 1, retryCapUSec: 1,
             jobs: JobCounts(waiting: 0, queued: 1_200, running: count, finished: 1))
+        // Orchd's totals also count a removed queue's jobs (here 5 finished), which no queue lists.
         return TopFrame.Snapshot(
-            version: "1.0", queues: [queue], running: running, lastOutput: [JobID(rawValue: 1): "compiling\tfoo.c"], recent: [ended])
+            version: "1.0", totals: JobCounts(waiting: 0, queued: 1_200, running: count, finished: 6), queues: [queue], running: running, lastOutput: [JobID(rawValue: 1): "compiling\tfoo.c"], recent: [ended])
     }
 
-    @Test("a frame shows the queue's counts and throughput, the running jobs' elapsed time and last line, and recent ends")
+    @Test("a frame shows orchd's totals (a removed queue's jobs included), each queue's counts and throughput, the running jobs' elapsed time and last line, and recent ends")
     func content() {
         let lines = TopFrame(time: TimeFormatter(utc: true)).lines(Self.snapshot(running: 2), now: referenceDate)
-        #expect(lines[0] == "orchd 1.0 at 12:00:00: 2 running, 1,200 queued, 1 finished")
+        #expect(lines[0] == "orchd 1.0 at 12:00:00: 2 running, 1,200 queued, 6 finished")
         #expect(lines.contains("default  2/4      1,200   0        1          -"), "\(lines)")
         #expect(lines.contains { $0.contains("1   default  1min 5s  build target-1 日本語の引数  compiling\\tfoo.c") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("30s ago") && $0.contains("failed(1)") }, "\(lines)")
