@@ -120,7 +120,13 @@ struct Reconnection: Sendable {
             } catch where error.isConnectionLoss && saidStopping {
                 // The stopping orchd exited: its successor gets the call on a new connection.
                 saidStopping = false
-                connection = try reconnect(until: deadline ?? .now + timeout)
+                do throws(CommandFailure) {
+                    connection = try reconnect(until: deadline ?? .now + timeout)
+                } catch where error.exitCode == .unavailable {
+                    throw CommandFailure(
+                        "orchd stopped without taking the job, so nothing was stored, and no orchd came back within \(TimeSpan.format(timeout)) (see --reconnect-timeout)",
+                        exitCode: .unavailable)
+                }
             }
         }
     }

@@ -111,6 +111,26 @@ struct ClientRobustnessTests {
         #expect(try daemon.orchctl(["status", "--all"]).standardOutput == "No jobs.\n")
     }
 
+    @Test("a batch refused in a later chunk says up to which line its jobs were stored, and the IDs printed are exactly those")
+    func laterChunkRefusedNamesLastStoredLine() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        // 2,000 jobs go in one call: line 2,050 is in the second, which orchd refuses whole.
+        var lines = Array(repeating: "true", count: 2_100)
+        lines[2_049] = "{\"argv\":[\"true\"],\"queue\":\"wrok\"}"
+        let batch = try file(daemon, "long.batch", lines.joined(separator: "\n") + "\n")
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(refused.status == 1, "\(refused.standardError)")
+        let printed = refused.standardOutput.split(separator: "\n")
+        #expect(refused.standardError.contains(
+            "Note: \(printed.count) of 2100 jobs were submitted before the error, up to line \(printed.count); none after it was."),
+            "\(refused.standardError)")
+        #expect(refused.standardError.contains("Error: line 2050: no queue named 'wrok'"), "\(refused.standardError)")
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        let stored = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]] ?? []
+        #expect(stored.compactMap { $0["id"] as? Int }.map(String.init) == printed.map(String.init))
+    }
+
     @Test("an out-of-range or fractional number in a batch line names its field")
     func outOfRangeNumbersNameTheField() throws {
         let daemon = try TestDaemon()

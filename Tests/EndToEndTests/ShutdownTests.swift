@@ -77,7 +77,8 @@ struct ShutdownTests {
         }
 
         // The drain ends with the running job; the stopping orchd exits, a new one starts.
-        #expect(try daemon.orchctl(["cancel", running]).status == 0)
+        let cancelled = try daemon.orchctl(["cancel", running])
+        #expect(cancelled.status == 0, "\(cancelled)")
         let stopping = try #require(daemon.process)
         stopping.waitUntilExit()
         #expect(stopping.terminationStatus == 0, "\(daemon.daemonLog)")

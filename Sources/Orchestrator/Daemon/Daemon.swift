@@ -256,6 +256,7 @@ public enum Daemon {
                 ServiceGetInfoHandler(),
                 GetInterfaceDescriptionHandler(),
             ],
-            policy: policy ?? { [daemonUID = geteuid()] in AccessPolicy(daemonUID: daemonUID) })
+            policy: policy ?? { [daemonUID = geteuid()] in AccessPolicy(daemonUID: daemonUID) },
+            unanswered: scheduler.unansweredRequests)
     }
 }

@@ -65,6 +65,8 @@ public actor Scheduler {
     nonisolated var controlQueue: DispatchQueue { executor.queue }
     /// Runs the tasks of requests, outside the actor, on the control queue too.
     nonisolated let requestExecutor: QueueTaskExecutor
+    /// The submits whose replies have not reached their connections yet (a stop waits for them).
+    public nonisolated let unansweredRequests = UnansweredRequests()
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Lifecycle observers, told of each event once it is durable.
     public nonisolated let observers = ObserverSet<any JobObserver>()
@@ -259,15 +261,15 @@ public actor Scheduler {
         groupCommit.flush()
     }
 
-    /// Returns once the request tasks that the last ``flush()`` resumed have handed their
-    /// replies to their connections, so that closing the connections after it loses none.
+    /// Returns once every request that may have stored something (``unansweredRequests``)
+    /// has handed its reply to its connection, so that closing the connections after it loses
+    /// none; at most `timeout` later, with a warning.
     ///
-    /// Such a task resumes in the actor, then runs its reply on ``requestExecutor``, the same
-    /// queue, one turn later: this call's own turn comes after the first, and the turn that
-    /// resumes its caller after the second.
-    public func requestRepliesHandedOver() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            controlQueue.async { done.resume() }
+    /// Call it after ``shutdown(drainTimeout:)`` and ``flush()``: from then on no submit
+    /// stores anything, and every stored one is durable, so each reply is on its way.
+    public nonisolated func requestRepliesHandedOver(timeout: Duration = .seconds(5)) async {
+        if await !unansweredRequests.allAnswered(timeout: timeout) {
+            DaemonLog.warning("\(unansweredRequests.count) request(s) still unanswered \(TimeSpan.format(timeout)) after the stop began; closing their connections")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OrchestratorAPI
+import Synchronization
 
 /// Sends the replies of one method call. Any queue may call it; the connection serialises the
 /// writes. A call gets exactly one final reply (``reply(_:)`` or ``fail(_:)``), preceded by any
@@ -38,6 +39,26 @@ public struct VarlinkResponder: Sendable {
     /// (``ReplyPacer``): produce the next replies in `body`, then ask again.
     /// - Parameter body: runs on the connection's queue; it should be quick (hop to another
     ///   queue for file or database work).
+    /// The same responder, but its first final reply also tells `unanswered` that the call
+    /// was answered (``UnansweredRequests/begin()`` is called here).
+    func counted(in unanswered: UnansweredRequests) -> VarlinkResponder {
+        unanswered.begin()
+        let latch = FinalReplyLatch()
+        let send = self.send
+        return VarlinkResponder(
+            send: { encode, isFinal in
+                send(encode, isFinal)
+                if isFinal, !latch.sent.exchange(true, ordering: .relaxed) { unanswered.answered() }
+            },
+            isConnected: isConnected, isBackedUp: isBackedUp, whenReady: schedule, more: more, oneway: oneway)
+    }
+
+    /// Whether a counted call's final reply went out (a handler sends one; this keeps a second
+    /// from counting twice).
+    private final class FinalReplyLatch: Sendable {
+        let sent = Atomic<Bool>(false)
+    }
+
     public func whenReady(_ body: @escaping @Sendable () -> Void) {
         schedule(body)
     }

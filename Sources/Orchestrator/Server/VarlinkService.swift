@@ -15,9 +15,13 @@ final class VarlinkService: Sendable {
     struct Registration: Sendable {
         let handler: any VarlinkMethodHandler
         let requiresMore: Bool
+        /// Counted in ``VarlinkService/unanswered`` until its final reply.
+        let counted: Bool
     }
     /// The policy in force now (a reload may change it).
     private let policy: @Sendable () -> AccessPolicy
+    /// The calls being handled whose replies a stop waits for (all but the indefinite ones).
+    private let unanswered: UnansweredRequests?
 
     /// The interfaces this service implements, with their descriptions in the Varlink
     /// interface definition syntax, as committed in `Server/Interfaces/*.varlink`.
@@ -33,15 +37,22 @@ final class VarlinkService: Sendable {
     ///   - handlers: one handler per method (``OrchdInterfaces/methods`` in orchd; a test
     ///     checks that list against the handlers); two for one method is a programming error.
     ///   - policy: who may call what, read at each call.
-    init(handlers: [any VarlinkMethodHandler], policy: @escaping @Sendable () -> AccessPolicy) {
+    ///   - unanswered: counts each call being handled, but those that may wait
+    ///     indefinitely, until its final reply has been handed to the connection.
+    init(
+        handlers: [any VarlinkMethodHandler], policy: @escaping @Sendable () -> AccessPolicy,
+        unanswered: UnansweredRequests? = nil
+    ) {
         var table: [String: Registration] = [:]
         for handler in handlers {
             let method = type(of: handler).descriptor
             precondition(table[method.name] == nil, "two handlers for \(method.name)")
-            table[method.name] = Registration(handler: handler, requiresMore: method.requiresMore)
+            table[method.name] = Registration(
+                handler: handler, requiresMore: method.requiresMore, counted: !type(of: handler).mayWaitIndefinitely)
         }
         self.handlers = table
         self.policy = policy
+        self.unanswered = unanswered
     }
 
     /// Handles one call: checks the caller, finds the handler, and lets it reply.
@@ -70,6 +81,9 @@ final class VarlinkService: Sendable {
             responder.fail(.expectedMore())
             return
         }
-        registration.handler.handle(call, responder: responder)
+        guard registration.counted, let unanswered else {
+            return registration.handler.handle(call, responder: responder)
+        }
+        registration.handler.handle(call, responder: responder.counted(in: unanswered))
     }
 }

@@ -35,7 +35,7 @@ final class GroupCommit {
 
     private let database: Database
     private let queue: DispatchQueue
-    private let syncQueue = DispatchQueue(label: "orchd.group-commit")
+    private let syncQueue: DispatchQueue
     /// When acknowledgements may go out: after a barrier, or once committed.
     let policy: SyncPolicy
     /// Under ``SyncPolicy/interval(_:)``: a barrier timer is armed.
@@ -48,6 +48,9 @@ final class GroupCommit {
     /// Changes committed since the last barrier started.
     private var dirty = false
     private var waiting: [@Sendable () -> Void] = []
+    /// The acknowledgements of the barrier in flight, run when it finishes, or by ``flush()``
+    /// if that comes first (at shutdown: the connections close right after it).
+    private var inFlight: [@Sendable () -> Void] = []
     /// The state directory was synced once, so the WAL file's own name is durable.
     private var directorySynced = false
     /// Barriers finished so far (the tests watch it).
@@ -61,10 +64,15 @@ final class GroupCommit {
 
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
     /// fail, every commit stays `FULL`: slower, never less durable.
-    init(database: Database, queue: DispatchQueue, policy: SyncPolicy = .always) {
+    /// - Parameter syncQueue: where barriers run (tests pass one they can hold up).
+    init(
+        database: Database, queue: DispatchQueue, policy: SyncPolicy = .always,
+        syncQueue: DispatchQueue = DispatchQueue(label: "orchd.group-commit")
+    ) {
         self.database = database
         self.queue = queue
         self.policy = policy
+        self.syncQueue = syncQueue
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -119,12 +127,16 @@ final class GroupCommit {
         }
     }
 
-    /// Makes every commit so far durable now (at shutdown), on the calling (owning) queue.
+    /// Makes every commit so far durable now (at shutdown), on the calling (owning) queue,
+    /// and runs every acknowledgement waiting for it, those of a barrier still in flight too:
+    /// this sync covers their commits as well, and once it returns the connections close, so
+    /// an acknowledgement left to that barrier could be a stored job whose reply is lost.
     func flush() {
-        let batch = committed
+        let batch = inFlight + committed
+        inFlight.removeAll()
         committed.removeAll()
         syncHere()
-        finish(takeWaiting() + batch)
+        finish(batch + takeWaiting())
     }
 
     private func scheduleBarrier() {
@@ -151,7 +163,7 @@ final class GroupCommit {
 
     /// Starts a barrier covering every commit made so far.
     private func startBarrier() {
-        let batch = takeWaiting()
+        inFlight = takeWaiting()
         let path = database.path
         let withDirectory = !directorySynced
         directorySynced = true
@@ -161,6 +173,9 @@ final class GroupCommit {
                 reenter? { commit in
                     commit.barrierScheduled = false
                     commit.barriersFinished += 1
+                    // Empty when a flush ran them first.
+                    let batch = commit.inFlight
+                    commit.inFlight.removeAll()
                     commit.finish(batch)
                     if commit.dirty { commit.barrierNeeded() }
                 }

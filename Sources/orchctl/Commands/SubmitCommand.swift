@@ -174,7 +174,12 @@ enum SubmitCommand: OrchctlCommand {
             // Earlier chunks are stored: say which jobs exist before reporting the failure.
             if json, !submitted.isEmpty { context.console.write(try JSONOutput.text(submitted)) }
             if submittedCount > 0 {
-                context.console.printError("Note: \(submittedCount) of \(specs.count) jobs were submitted before the error.")
+                // Chunks follow the file's order: the stored jobs are its first lines.
+                let lastLine = numbered[submittedCount - 1].line
+                let rest = (error as? CommandFailure)?.remoteErrorName != nil
+                    ? "none after it was" : "whether those after it were is unknown (the connection broke before orchd answered)"
+                context.console.printError(
+                    "Note: \(submittedCount) of \(specs.count) jobs were submitted before the error, up to line \(lastLine); \(rest).")
             } else if (error as? CommandFailure)?.remoteErrorName != nil {
                 // orchd refused the first call, whose jobs are all stored or none. A lost
                 // connection says nothing: the call may have been stored before it broke.

@@ -13,10 +13,10 @@ struct GroupCommitTests {
         let database: Database
         let commit: GroupCommit
 
-        init(path: String, policy: SyncPolicy) throws {
+        init(path: String, policy: SyncPolicy, syncQueue: DispatchQueue = DispatchQueue(label: "test.group-commit")) throws {
             let database = try JobStore(database: Database(path: path)).database
             self.database = database
-            commit = GroupCommit(database: database, queue: executor.queue, policy: policy)
+            commit = GroupCommit(database: database, queue: executor.queue, policy: policy, syncQueue: syncQueue)
         }
 
         /// Connects the group commit's later turns to this owner; first thing after init.
@@ -77,6 +77,31 @@ struct GroupCommitTests {
         #expect(seen.value == 0)
         #expect(barrier.wait(timeout: .now() + 30) == .success, "the timer started a barrier")
         #expect(await owner.barriers() == 1)
+    }
+
+    @Test("--sync always: flush at shutdown runs the acknowledgements of a barrier still in flight, once")
+    func flushWithBarrierInFlight() async throws {
+        let directory = try TemporaryDirectory()
+        // The barrier's queue is held, so the barrier the acknowledgement starts stays in flight.
+        let syncQueue = DispatchQueue(label: "test.held-group-commit")
+        let release = DispatchSemaphore(value: 0)
+        syncQueue.async { release.wait() }
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue)
+        await owner.attach()
+        let ran = LockedBox(0)
+        await owner.afterDurable { ran.value += 1 }
+        // A later turn of the owner: the barrier has started (its sync is queued) by then.
+        #expect(await owner.barriers() == 0)
+        #expect(ran.value == 0)
+
+        await owner.flush()
+        #expect(ran.value == 1, "flush ran the acknowledgement the held barrier was to run")
+
+        let finished = DispatchSemaphore(value: 0)
+        await owner.setAfterBarrier { if owner.assumeIsolated({ $0.barriers() }) == 2 { finished.signal() } }
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 30) == .success, "the held barrier finished")
+        #expect(ran.value == 1, "and did not run it a second time")
     }
 
     @Test("--sync interval: flush at shutdown runs the acknowledgements still waiting after one barrier")

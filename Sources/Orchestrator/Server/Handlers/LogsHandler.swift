@@ -9,6 +9,8 @@ import OrchestratorAPI
 /// control queue.
 struct LogsHandler: VarlinkMethodHandler {
     static let method = JobsInterface.logs
+    /// Waits, or follows, for as long as the client likes.
+    static let mayWaitIndefinitely = true
     /// Raw bytes per reply: 192 KiB, 256 KiB once base64-encoded, well under the 1 MiB cap.
     static let chunkBytes = 192 * 1024
     let scheduler: Scheduler

@@ -6,6 +6,8 @@ import OrchestratorAPI
 /// event.
 struct SubscribeHandler: VarlinkMethodHandler {
     static let method = JobsInterface.subscribe
+    /// Waits, or follows, for as long as the client likes.
+    static let mayWaitIndefinitely = true
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

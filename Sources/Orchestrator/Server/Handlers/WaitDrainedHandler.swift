@@ -3,6 +3,8 @@ import OrchestratorAPI
 /// `io.orchd.Queues.WaitDrained`: replies once a queue has no live job; event-driven.
 struct WaitDrainedHandler: VarlinkMethodHandler {
     static let method = QueuesInterface.waitDrained
+    /// Waits, or follows, for as long as the client likes.
+    static let mayWaitIndefinitely = true
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {

@@ -7,6 +7,8 @@ import Synchronization
 /// were waited for.
 struct WaitHandler: VarlinkMethodHandler {
     static let method = JobsInterface.wait
+    /// Waits, or follows, for as long as the client likes.
+    static let mayWaitIndefinitely = true
     let scheduler: Scheduler
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
