@@ -261,14 +261,14 @@ public actor Scheduler {
         groupCommit.flush()
     }
 
-    /// Returns once every request that may have stored something (``unansweredRequests``)
-    /// has handed its reply to its connection, so that closing the connections after it loses
-    /// none; at most `timeout` later, with a warning.
+    /// Returns once every call being handled (``unansweredRequests``) has handed its reply to
+    /// its connection, so that closing the connections after it loses none; at most `timeout`
+    /// later, with a warning. Calls that arrive from now on are refused (`Stopping`) unchanged.
     ///
     /// Call it after ``shutdown(drainTimeout:)`` and ``flush()``: from then on no submit
     /// stores anything, and every stored one is durable, so each reply is on its way.
     public nonisolated func requestRepliesHandedOver(timeout: Duration = .seconds(5)) async {
-        if await !unansweredRequests.allAnswered(timeout: timeout) {
+        if await !unansweredRequests.closeAndWait(timeout: timeout) {
             DaemonLog.warning("\(unansweredRequests.count) request(s) still unanswered \(TimeSpan.format(timeout)) after the stop began; closing their connections")
         }
     }

@@ -14,6 +14,7 @@ import Synchronization
 public final class UnansweredRequests: Sendable {
     private struct State {
         var count = 0
+        var closed = false
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
     }
@@ -26,9 +27,15 @@ public final class UnansweredRequests: Sendable {
     /// The number of requests not yet answered.
     public var count: Int { state.withLock { $0.count } }
 
-    /// Notes a request handed to the scheduler; ``answered()`` must follow exactly once.
-    public func begin() {
-        state.withLock { $0.count += 1 }
+    /// Notes a call about to be handled; ``answered()`` must follow exactly once.
+    /// - Returns: `false`, counting nothing, once ``closeAndWait(timeout:)`` was called: the
+    ///   call must then be refused without changing anything, as its reply may not get out.
+    public func begin() -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.count += 1
+            return true
+        }
     }
 
     /// Notes that a request's reply (or error) was handed to its connection.
@@ -42,14 +49,16 @@ public final class UnansweredRequests: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once no request is outstanding, or after `timeout`, whichever comes first.
-    /// - Parameter timeout: the longest wait (a request stuck for longer must not keep
-    ///   orchd from stopping).
-    /// - Returns: whether every request was answered.
+    /// Takes no more calls (``begin()`` refuses from now on) and returns once none is
+    /// outstanding, or after `timeout`, whichever comes first.
+    /// - Parameter timeout: the longest wait (a call stuck for longer must not keep orchd
+    ///   from stopping).
+    /// - Returns: whether every call was answered.
     @discardableResult
-    public func allAnswered(timeout: Duration) async -> Bool {
+    public func closeAndWait(timeout: Duration) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiter = state.withLock { state -> Int? in
+                state.closed = true
                 guard state.count > 0 else { return nil }
                 state.nextWaiter += 1
                 state.waiters[state.nextWaiter] = continuation

@@ -41,8 +41,9 @@ public struct VarlinkResponder: Sendable {
     ///   queue for file or database work).
     /// The same responder, but its first final reply also tells `unanswered` that the call
     /// was answered (``UnansweredRequests/begin()`` is called here).
-    func counted(in unanswered: UnansweredRequests) -> VarlinkResponder {
-        unanswered.begin()
+    /// - Returns: `nil` when `unanswered` takes no more calls (orchd is closing its connections).
+    func counted(in unanswered: UnansweredRequests) -> VarlinkResponder? {
+        guard unanswered.begin() else { return nil }
         let latch = FinalReplyLatch()
         let send = self.send
         return VarlinkResponder(

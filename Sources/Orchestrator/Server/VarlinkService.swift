@@ -84,6 +84,11 @@ final class VarlinkService: Sendable {
         guard registration.counted, let unanswered else {
             return registration.handler.handle(call, responder: responder)
         }
-        registration.handler.handle(call, responder: responder.counted(in: unanswered))
+        guard let counted = responder.counted(in: unanswered) else {
+            // The stop is about to close the connections: a change made now might never be
+            // acknowledged, so none is made.
+            return responder.fail(SchedulerError.stopping.varlinkError)
+        }
+        registration.handler.handle(call, responder: counted)
     }
 }

@@ -22,19 +22,19 @@ struct UnansweredRequestsTests {
     @Test("with nothing outstanding, the wait returns at once")
     func nothingOutstanding() async {
         let unanswered = UnansweredRequests()
-        #expect(await unanswered.allAnswered(timeout: .seconds(30)))
+        #expect(await unanswered.closeAndWait(timeout: .seconds(30)))
     }
 
     @Test("a counted call is outstanding until its final reply, not its continued ones, and counts once")
-    func countedUntilFinalReply() async {
+    func countedUntilFinalReply() async throws {
         let unanswered = UnansweredRequests()
         let sends = Sends()
-        let responder = Self.responder(sends: sends).counted(in: unanswered)
+        let responder = try #require(Self.responder(sends: sends).counted(in: unanswered))
         #expect(unanswered.count == 1)
         responder.reply(VarlinkNoParameters(), continues: true)
         #expect(unanswered.count == 1, "a continued reply does not end the call")
 
-        let waited = Task { await unanswered.allAnswered(timeout: .seconds(30)) }
+        let waited = Task { await unanswered.closeAndWait(timeout: .seconds(30)) }
         responder.reply(VarlinkNoParameters())
         #expect(await waited.value, "the final reply ended the wait")
         // A second final reply (a handler's mistake) must not count again.
@@ -43,12 +43,25 @@ struct UnansweredRequestsTests {
         #expect(sends.count.withLock { $0 } == 3, "every reply still went to the connection")
     }
 
+    @Test("once closed, a new call is not taken, while one taken before is still waited for")
+    func closedRefusesNewCalls() async throws {
+        let unanswered = UnansweredRequests()
+        let before = try #require(Self.responder(sends: Sends()).counted(in: unanswered))
+        let waited = Task { await unanswered.closeAndWait(timeout: .seconds(30)) }
+        // The close happens in the task: wait until it has, i.e. until begin() refuses.
+        while unanswered.begin() { unanswered.answered(); await Task.yield() }
+        #expect(Self.responder(sends: Sends()).counted(in: unanswered) == nil)
+        #expect(unanswered.count == 1)
+        before.reply(VarlinkNoParameters())
+        #expect(await waited.value)
+    }
+
     @Test("a wait for a call that never answers gives up after its timeout")
     func timesOut() async {
         let unanswered = UnansweredRequests()
-        unanswered.begin()
+        #expect(unanswered.begin())
         let started = ContinuousClock.now
-        #expect(await unanswered.allAnswered(timeout: .milliseconds(100)) == false)
+        #expect(await unanswered.closeAndWait(timeout: .milliseconds(100)) == false)
         #expect(ContinuousClock.now - started >= .milliseconds(100))
         // It is still counted: answering it later is harmless.
         unanswered.answered()
