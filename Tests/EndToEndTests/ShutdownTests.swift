@@ -34,12 +34,7 @@ struct ShutdownTests {
 
     @Test("while orchd stops, a submit is refused with a clear error (exit 69) and nothing is stored")
     func submitWhileStopping() throws {
-        let daemon = try TestDaemon(concurrency: 1, arguments: ["--drain-timeout", "120s"])
-        let marker = try ReadyMarker(path: daemon.directory + "/started")
-        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
-        _ = try #require(marker.read())
-        try daemon.send(SIGTERM)
-        #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
+        let (daemon, running) = try Self.drainingDaemon()
 
         for arguments in [["--", "true"], ["--wait", "--", "true"]] {
             let refused = try daemon.orchctl(["submit", "--reconnect-timeout", "0"] + arguments)
@@ -58,12 +53,7 @@ struct ShutdownTests {
 
     @Test("submits refused while orchd stops are sent again and stored once by the next orchd")
     func submitThroughRestart() throws {
-        let daemon = try TestDaemon(concurrency: 1, arguments: ["--drain-timeout", "120s"])
-        let marker = try ReadyMarker(path: daemon.directory + "/started")
-        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
-        _ = try #require(marker.read())
-        try daemon.send(SIGTERM)
-        #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
+        let (daemon, running) = try Self.drainingDaemon()
 
         let batchFile = daemon.directory + "/batch"
         try "true\ntrue\n".write(toFile: batchFile, atomically: true, encoding: .utf8)
@@ -94,6 +84,18 @@ struct ShutdownTests {
         let jobs = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]] ?? []
         let stored = jobs.compactMap { $0["id"] as? Int }.map(String.init)
         #expect(stored.sorted() == ([running] + submitted).sorted(), "each submit stored once: \(listed)")
+    }
+
+    /// A daemon stopping with SIGTERM, held in its drain (up to 120 s) by a running job.
+    /// - Returns: the daemon and the running job's ID.
+    private static func drainingDaemon() throws -> (TestDaemon, String) {
+        let daemon = try TestDaemon(concurrency: 1, arguments: ["--drain-timeout", "120s"])
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        _ = try #require(marker.read())
+        try daemon.send(SIGTERM)
+        #expect(daemon.waitForLog(containing: "draining:"), "\(daemon.daemonLog)")
+        return (daemon, running)
     }
 
     @Test("a clean stop leaves the jobs in orchd.db and an empty WAL; the next start has them all")
