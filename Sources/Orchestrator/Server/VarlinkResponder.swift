@@ -32,13 +32,6 @@ public struct VarlinkResponder: Sendable {
         self.oneway = oneway
     }
 
-    /// Calls `body` once the client has room for more replies: when the replies sent before
-    /// this call have mostly been read (the connection's outbox is below its low-water mark),
-    /// at once if they have; and at once when the client has gone, so a producer can check
-    /// ``isConnected`` and release what it holds. This is how a stream is paced by its reader
-    /// (``ReplyPacer``): produce the next replies in `body`, then ask again.
-    /// - Parameter body: runs on the connection's queue; it should be quick (hop to another
-    ///   queue for file or database work).
     /// The same responder, but its first final reply also tells `unanswered` that the call
     /// was answered (``UnansweredRequests/begin()`` is called here).
     /// - Returns: `nil` when `unanswered` takes no more calls (orchd is closing its connections).
@@ -60,6 +53,13 @@ public struct VarlinkResponder: Sendable {
         let sent = Atomic<Bool>(false)
     }
 
+    /// Calls `body` once the client has room for more replies: when the replies sent before
+    /// this call have mostly been read (the connection's outbox is below its low-water mark),
+    /// at once if they have; and at once when the client has gone, so a producer can check
+    /// ``isConnected`` and release what it holds. This is how a stream is paced by its reader
+    /// (``ReplyPacer``): produce the next replies in `body`, then ask again.
+    /// - Parameter body: runs on the connection's queue; it should be quick (hop to another
+    ///   queue for file or database work).
     public func whenReady(_ body: @escaping @Sendable () -> Void) {
         schedule(body)
     }
