@@ -65,7 +65,8 @@ public actor Scheduler {
     nonisolated var controlQueue: DispatchQueue { executor.queue }
     /// Runs the tasks of requests, outside the actor, on the control queue too.
     nonisolated let requestExecutor: QueueTaskExecutor
-    /// The submits whose replies have not reached their connections yet (a stop waits for them).
+    /// The calls being handled whose replies have not reached their connections yet (a stop
+    /// waits for them; see ``requestRepliesHandedOver(timeout:)``).
     public nonisolated let unansweredRequests = UnansweredRequests()
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Lifecycle observers, told of each event once it is durable.

@@ -18,6 +18,8 @@ final class VarlinkService: Sendable {
         /// Counted in ``VarlinkService/unanswered`` until its final reply.
         let counted: Bool
     }
+    /// Why a call that reaches orchd as its stop closes the connections is refused.
+    static let closingMessage = "orchd is stopping and took no more calls, so nothing was changed; try again once it runs"
     /// The policy in force now (a reload may change it).
     private let policy: @Sendable () -> AccessPolicy
     /// The calls being handled whose replies a stop waits for (all but the indefinite ones).
@@ -87,7 +89,7 @@ final class VarlinkService: Sendable {
         guard let counted = responder.counted(in: unanswered) else {
             // The stop is about to close the connections: a change made now might never be
             // acknowledged, so none is made.
-            return responder.fail(SchedulerError.stopping.varlinkError)
+            return responder.fail(JobsInterface.stopping(message: Self.closingMessage))
         }
         registration.handler.handle(call, responder: counted)
     }

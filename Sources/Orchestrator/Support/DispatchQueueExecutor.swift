@@ -44,6 +44,8 @@ final class DispatchQueueExecutor: SerialExecutor {
 /// runs its code outside any actor on that queue. Given the queue of an actor's
 /// ``DispatchQueueExecutor``, a request's task then reaches the actor, and comes back from
 /// it, by a turn of the same queue instead of two thread hops through the global pool.
+/// Its own object, not the actor's executor in a second role: that lost replies
+/// (docs/ARCHITECTURE.md, Concurrency).
 final class QueueTaskExecutor: TaskExecutor {
     let queue: DispatchQueue
 

@@ -173,16 +173,16 @@ enum SubmitCommand: OrchctlCommand {
         } catch {
             // Earlier chunks are stored: say which jobs exist before reporting the failure.
             if json, !submitted.isEmpty { context.console.write(try JSONOutput.text(submitted)) }
+            // orchd refused the call (all of its jobs are stored or none), or the connection
+            // broke (the call may have been stored before it did).
+            let refused = (error as? CommandFailure)?.remoteErrorName != nil
             if submittedCount > 0 {
                 // Chunks follow the file's order: the stored jobs are its first lines.
                 let lastLine = numbered[submittedCount - 1].line
-                let rest = (error as? CommandFailure)?.remoteErrorName != nil
-                    ? "none after it was" : "whether those after it were is unknown (the connection broke before orchd answered)"
+                let rest = refused ? "none after it was" : "whether those after it were is unknown (the connection broke before orchd answered)"
                 context.console.printError(
                     "Note: \(submittedCount) of \(specs.count) jobs were submitted before the error, up to line \(lastLine); \(rest).")
-            } else if (error as? CommandFailure)?.remoteErrorName != nil {
-                // orchd refused the first call, whose jobs are all stored or none. A lost
-                // connection says nothing: the call may have been stored before it broke.
+            } else if refused {
                 context.console.printError("Nothing was submitted.")
             }
             throw error

@@ -67,7 +67,7 @@ struct ManPage: Sendable {
             The command line is wrong.
             .TP
             .B 69
-            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR), or it is stopping and took no new job.
+            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR), or it was stopping and no orchd took the job within \\fB\\-\\-reconnect\\-timeout\\fR.
             .TP
             .B 77
             Permission denied.

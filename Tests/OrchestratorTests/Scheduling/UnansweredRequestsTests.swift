@@ -60,9 +60,7 @@ struct UnansweredRequestsTests {
     func timesOut() async {
         let unanswered = UnansweredRequests()
         #expect(unanswered.begin())
-        let started = ContinuousClock.now
         #expect(await unanswered.closeAndWait(timeout: .milliseconds(100)) == false)
-        #expect(ContinuousClock.now - started >= .milliseconds(100))
         // It is still counted: answering it later is harmless.
         unanswered.answered()
         #expect(unanswered.count == 0)
