@@ -42,7 +42,7 @@ struct ProcessEnvironment: Sendable {
             var name = String(decoding: nameBytes, as: UTF8.self)
             if let index = variables.index(forKey: name) {
                 var earlier = variables[index].key
-                if !earlier.withUTF8({ $0.elementsEqual(nameBytes) }) {
+                if !earlier.withUTF8({ Self.sameBytes($0, nameBytes) }) {
                     changes.append("'\(name)' is the same name as '\(earlier)' to orchd (Unicode canonical equivalence): the job gets only the first")
                 }
                 continue
@@ -50,10 +50,16 @@ struct ProcessEnvironment: Sendable {
             var value = String(decoding: valueBytes, as: UTF8.self)
             // Decoding replaced bytes that are not UTF-8 when the text differs from them
             // (cheaper than validating the bytes a second time).
-            if !name.withUTF8({ $0.elementsEqual(nameBytes) }) || !value.withUTF8({ $0.elementsEqual(valueBytes) }) {
+            if !name.withUTF8({ Self.sameBytes($0, nameBytes) }) || !value.withUTF8({ Self.sameBytes($0, valueBytes) }) {
                 changes.append("'\(name)' is not valid UTF-8: the job gets it with U+FFFD in place of the bytes that are not")
             }
             variables[name] = value
         }
+    }
+
+    /// Whether `a` and `b` hold the same bytes: `memcmp`, where the generic `elementsEqual`
+    /// stepped byte by byte through every name and value (40,000 instructions of a submit).
+    private static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 }

@@ -166,32 +166,53 @@ public struct JSONByteWriter: Sendable {
     /// `.sortedKeys` orders them.
     public mutating func object(_ dictionary: [String: String]) {
         bytes.append(UInt8(ascii: "{"))
-        if dictionary.count == 1, let (key, value) = dictionary.first {
-            string(key)
+        for (index, entry) in Self.entriesInUTF8Order(dictionary).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(entry.key)
             bytes.append(UInt8(ascii: ":"))
-            string(value)
-        } else if !dictionary.isEmpty {
-            for (index, key) in Self.keysInUTF8Order(dictionary).enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                string(key)
-                bytes.append(UInt8(ascii: ":"))
-                string(dictionary[key]!)
-            }
+            string(entry.value)
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// The keys of `dictionary` in UTF-8 byte order. For ASCII keys (an environment's, nearly
-    /// always) that is `String`'s own order, whose comparison is a third of the cost of
-    /// ``utf8Precedes(_:_:)`` as a sort's predicate.
-    static func keysInUTF8Order(_ dictionary: [String: String]) -> [String] {
-        let keys = dictionary.keys
-        let ascii = keys.allSatisfy { key in
-            key.utf8.withContiguousStorageIfAvailable { bytes in !bytes.contains { $0 >= 0x80 } } ?? false
+    /// One entry of an object being written, with the first bytes of its key for sorting.
+    struct SortedEntry {
+        var key: String
+        var value: String
+        /// The key's first eight UTF-8 bytes, big-endian, zero-padded: when two differ they
+        /// order the keys as their whole bytes do; when equal, the keys are compared whole.
+        var keyPrefix: UInt64
+
+        init(key: String, value: String) {
+            self.key = key
+            self.value = value
+            var prefix: UInt64 = 0
+            var count = 0
+            for byte in key.utf8 {
+                prefix = prefix << 8 | UInt64(byte)
+                count += 1
+                if count == 8 { break }
+            }
+            keyPrefix = count == 0 ? 0 : prefix << (8 * (8 - count))
         }
-        return ascii ? keys.sorted(by: <) : keys.sorted(by: utf8Precedes)
+    }
+
+    /// The entries of `dictionary`, their keys in UTF-8 byte order. Comparing two integers
+    /// decides nearly every step of the sort (an environment's names seldom share eight
+    /// leading bytes); comparing `String`s decided each one and was most of writing an
+    /// environment, in orchctl and in orchd alike.
+    static func entriesInUTF8Order(_ dictionary: [String: String]) -> [SortedEntry] {
+        var entries: [SortedEntry] = []
+        entries.reserveCapacity(dictionary.count)
+        for (key, value) in dictionary {
+            entries.append(SortedEntry(key: key, value: value))
+        }
+        entries.sort { a, b in
+            a.keyPrefix != b.keyPrefix ? a.keyPrefix < b.keyPrefix : utf8Precedes(a.key, b.key)
+        }
+        return entries
     }
 
     /// Whether `a`'s UTF-8 bytes order before `b`'s, compared over their contiguous storage:

@@ -22,12 +22,12 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
 
 extension VarlinkCall {
     /// The call as a message's JSON text (without the terminating NUL): its parameters
-    /// written by `writeParameters` when given, else everything by `encoder`.
+    /// written by `writeParameters` when given, else everything by `encoder` (only then made).
     /// - Throws: what `encoder` throws.
     func encoded(
-        with encoder: JSONEncoder, writingParameters writeParameters: ((Parameters, inout JSONByteWriter) -> Void)?
+        with encoder: @autoclosure () -> JSONEncoder, writingParameters writeParameters: ((Parameters, inout JSONByteWriter) -> Void)?
     ) throws -> [UInt8] {
-        guard let writeParameters, let parameters else { return Array(try encoder.encode(self)) }
+        guard let writeParameters, let parameters else { return Array(try encoder().encode(self)) }
         var writer = JSONByteWriter(capacity: 1024)
         writer.raw(#"{"method":"#)
         writer.string(method)

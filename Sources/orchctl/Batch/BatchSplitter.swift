@@ -20,7 +20,10 @@ enum BatchSplitter {
     /// The size of `spec`'s JSON when it is too large to send in any call, else `nil`.
     /// Only a spec whose estimate passes the limit is encoded, so the common case costs nothing.
     static func oversizedBytes(_ spec: JobSpec) -> Int? {
-        guard estimatedBytes(spec) > maximumSpecBytes else { return nil }
+        // Six bytes for each byte bounds every escape without reading one: nearly every spec
+        // is decided there, where counting escapes read the whole environment.
+        guard estimatedBytes(spec, stringBytes: longestString) > maximumSpecBytes,
+              estimatedBytes(spec) > maximumSpecBytes else { return nil }
         let bytes = (try? JSONEncoder().encode(spec).count) ?? estimatedBytes(spec)
         return bytes > maximumSpecBytes ? bytes : nil
     }
@@ -54,7 +57,9 @@ enum BatchSplitter {
 
     /// An upper bound of the spec's size as JSONEncoder writes it (keys, punctuation, and
     /// strings with every escape counted), without encoding it.
-    static func estimatedBytes(_ spec: JobSpec) -> Int {
+    /// - Parameter stringBytes: a JSON string's length or a bound of it; by default the
+    ///   length with every escape counted.
+    static func estimatedBytes(_ spec: JobSpec, stringBytes string: (String) -> Int = string) -> Int {
         // Keys, quotes, braces, numbers and the time of every field (about 220 bytes at most),
         // and the comma between specs.
         var total = 240
@@ -70,6 +75,12 @@ enum BatchSplitter {
         total += spec.queue.rawValue.utf8.count
         total += spec.after.count * 21
         return total
+    }
+
+    /// The longest a JSON string of `text` can be: quotes and six bytes (`\u00XX`) a byte.
+    /// Counting a native string's bytes reads none of them.
+    private static func longestString(_ text: String) -> Int {
+        2 + 6 * text.utf8.count
     }
 
     /// A JSON string's length: quotes plus each byte, escapes counted at their longest

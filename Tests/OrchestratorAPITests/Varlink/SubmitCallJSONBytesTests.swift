@@ -104,9 +104,13 @@ struct SubmitCallJSONBytesTests {
     @Test("an object's keys are written in UTF-8 byte order, ASCII or not", arguments: [
         ["PATH": "/bin", "HOME": "/root", "_": "x", "a": "1", "A": "2", "AB": "3", "A_": "4", "": "5"],
         ["é": "1", "ø": "2", "z": "3", "Z": "4", "漢": "5", "🙂": "6", "a\u{0}": "7", "a": "8"],
+        // Keys that share their first eight bytes, or are eight bytes long, or differ only by
+        // a trailing NUL: the sort's integer prefixes tie and the whole keys decide.
+        ["XDG_SESSION_ID": "1", "XDG_SESSION_TYPE": "2", "XDG_SESS": "3", "XDG_SES": "4",
+         "XDG_SESSION": "5", "XDG_SESS\u{0}": "6", "XDG_SE\u{0}\u{0}": "7", "XDG_SE": "8", "XDG_SESSIO\u{0}N": "9"],
     ])
     func objectKeyOrder(dictionary: [String: String]) throws {
-        let keys = JSONByteWriter.keysInUTF8Order(dictionary)
+        let keys = JSONByteWriter.entriesInUTF8Order(dictionary).map(\.key)
         #expect(keys == dictionary.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         var writer = JSONByteWriter()
         writer.object(dictionary)

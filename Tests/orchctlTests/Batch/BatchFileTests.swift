@@ -170,4 +170,21 @@ struct BatchSplitterTests {
         let encoded = try JSONEncoder().encode(JobsInterface.SubmitBatchParameters(specs: [full]))
         #expect(BatchSplitter.estimatedBytes(full) >= encoded.count)
     }
+
+    @Test("a spec is refused as too large only when its JSON is, whatever the quick bound says", arguments: [
+        // Under the limit even at six bytes a byte: decided without reading a byte.
+        (String(repeating: "x", count: 1_000), false),
+        // Over the limit at six bytes a byte, under it as written: the exact count decides.
+        (String(repeating: "x", count: 400_000), false),
+        // Control bytes are written as six each (`\u0001`): 200,000 of them pass 1 MiB.
+        (String(repeating: "\u{1}", count: 200_000), true),
+        (String(repeating: "x", count: 1_100_000), true),
+    ])
+    func oversizedSpec(text: String, refused: Bool) throws {
+        let oversized = BatchSplitter.oversizedBytes(spec("echo", environment: ["V": text]))
+        #expect((oversized != nil) == refused)
+        let encoded = try JSONEncoder().encode(spec("echo", environment: ["V": text])).count
+        #expect((encoded > BatchSplitter.maximumSpecBytes) == refused)
+        if let oversized { #expect(oversized == encoded) }
+    }
 }
