@@ -133,12 +133,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             return state.stopReason != nil
         }
         reaper.watch(process, on: eventQueue) { [self] status in mainProcessExited(status) }
-        if let cgroup = process.cgroup {
-            if let watcher = containment?.watcher {
-                watcher.whenEmpty(cgroup, on: eventQueue) { [self] in cgroupEmptied() }
-            } else {
-                state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
-            }
+        if process.cgroup != nil && containment?.watcher == nil {
+            state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
         }
         if pendingStop { beginTeardown(of: process) }
     }
@@ -198,6 +194,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         }
         let run = TeardownRun(teardown: plan, target: target, queue: eventQueue)
         state.withLock { $0.teardown = run }
+        watchUntilEmpty(process)
         run.start { [self] in
             let done = state.withLock { state -> Bool in
                 state.teardownDone = true
@@ -283,6 +280,21 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     private var fallbackIdentity: ProcessIdentity.Job? {
         if let hook { return containment?.identity(ofHook: hook) }
         return containment?.identity(ofJob: jobID)
+    }
+
+    /// Asks the cgroup watcher, once, to tell when the job's cgroup has no live process left.
+    /// Only a teardown waits for that; a job whose cgroup is empty when its main process is
+    /// reaped (nearly every one, ``hasLeftovers(_:cgroupEmpty:)``) never has a watch, which
+    /// cost each job an inotify watch, two more reads of `cgroup.events` and two turns of the
+    /// watcher's queue. The watcher reads the file once its watch exists, so an emptying
+    /// before then is not missed.
+    private func watchUntilEmpty(_ process: LaunchedProcess) {
+        guard let cgroup = process.cgroup, let watcher = containment?.watcher else { return }
+        let first = state.withLock { state in
+            defer { state.cgroupWatched = true }
+            return !state.cgroupWatched
+        }
+        if first { watcher.whenEmpty(cgroup, on: eventQueue) { [self] in cgroupEmptied() } }
     }
 
     /// The job's cgroup has no live process left (on eventQueue).

@@ -20,6 +20,9 @@ struct JobOperationState {
     var teardownDone = false
     /// Whether the job's cgroup was seen empty (`populated 0`); meaningless without one.
     var cgroupEmpty = false
+    /// Whether the cgroup watcher was asked to tell when the cgroup empties (once a teardown
+    /// begins).
+    var cgroupWatched = false
     /// Whether `onFinished` has been enqueued (the once-guard).
     var reported = false
 }
