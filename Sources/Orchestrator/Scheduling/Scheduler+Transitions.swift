@@ -39,8 +39,12 @@ extension Scheduler {
         case .endAttempt:
             context.attempt = job?.attempt ?? 0
             context.maxAttempts = spec.maxAttempts
-            let policy = runner(for: spec.queue).retryPolicy(default: configuration.retryPolicy)
-            context.retryAt = now.addingTimeInterval(policy.backoff(afterAttempt: context.attempt).timeInterval)
+            // Only a job with attempts left can be retried; the backoff's jitter costs a
+            // getrandom(2) that every other end (nearly all) would pay for nothing.
+            if context.attempt < context.maxAttempts {
+                let policy = runner(for: spec.queue).retryPolicy(default: configuration.retryPolicy)
+                context.retryAt = now.addingTimeInterval(policy.backoff(afterAttempt: context.attempt).timeInterval)
+            }
         case .promote, .prune:
             // Decided for many jobs at once, with the facts read together with the candidates
             // (``promoteEligible(_:now:)``, the prune walk).
