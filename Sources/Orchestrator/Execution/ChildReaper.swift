@@ -34,9 +34,9 @@ public final class ChildReaper: Sendable {
         _ = EpollLoop.shared.watch(pidfd, for: .readable, on: queue) { watch, _ in
             // Reaped and forgotten under one lock, so a new child that reuses the pid at once
             // is never dropped from the registry by mistake.
-            let reaped = SpawnedProcesses.pids.withLock { pids -> TerminationStatus? in
+            let reaped = SpawnedProcesses.registry.withLock { registry -> TerminationStatus? in
                 guard let status = Self.reap(pidfd: pidfd) else { return nil }
-                pids.remove(pid)
+                registry.pids.remove(pid)
                 return status
             }
             guard let status = reaped else { return }

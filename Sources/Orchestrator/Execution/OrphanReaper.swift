@@ -34,15 +34,20 @@ public final class OrphanReaper: Sendable {
         source.setEventHandler { [weak self] in self?.scheduleScan(on: queue) }
         source.resume()
         // Children that ended before the source existed.
-        queue.async { Self.reapOrphans() }
+        queue.async { Self.scan(on: queue) }
     }
 
     private func scheduleScan(on queue: DispatchQueue) {
         guard !scanScheduled.withLock({ scheduled in defer { scheduled = true }; return scheduled }) else { return }
         queue.asyncAfter(deadline: .now() + Self.scanDelay) { [weak self] in
             self?.scanScheduled.withLock { $0 = false }
-            Self.reapOrphans()
+            Self.scan(on: queue)
         }
+    }
+
+    /// Reaps the orphans now, or (while a spawn is under way) once the spawns have settled.
+    private static func scan(on queue: DispatchQueue) {
+        reapOrphans(deferringTo: { queue.async { scan(on: queue) } })
     }
 
     /// Stops reaping.
@@ -51,17 +56,21 @@ public final class OrphanReaper: Sendable {
     }
 
     /// Reaps every exited child that is not one of the daemon's own jobs.
-    /// - Returns: how many were reaped.
+    /// - Parameter retry: run instead, once no spawn is under way, when one is now (its
+    ///   child may not be registered yet); `nil` reaps nothing then.
+    /// - Returns: how many were reaped; `nil` when a spawn was under way.
     @discardableResult
-    static func reapOrphans() -> Int {
-        var reaped = 0
-        SpawnedProcesses.pids.withLock { ours in
-            for pid in children() where !ours.contains(pid) {
+    static func reapOrphans(deferringTo retry: (@Sendable () -> Void)? = nil) -> Int? {
+        SpawnedProcesses.registry.withLock { registry -> Int? in
+            if let retry, SpawnedProcesses.deferScan(&registry, retry) { return nil }
+            if registry.spawning > 0 { return nil }
+            var reaped = 0
+            for pid in children() where !registry.pids.contains(pid) {
                 var status: Int32 = 0
                 if waitpid(pid, &status, WNOHANG) == pid { reaped += 1 }
             }
+            return reaped
         }
-        return reaped
     }
 
     /// The daemon's children, from every thread's `children` file.

@@ -278,10 +278,9 @@ public struct ProcessLauncher: Sendable {
                                                 group_count: Int32(groupBuffer.count),
                                                 search_paths: candidateBuffer.baseAddress,
                                                 search_path_count: Int32(searchPaths.count))
-                                            return SpawnedProcesses.pids.withLock { pids in
+                                            return SpawnedProcesses.register {
                                                 let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
-                                                if result == 0 { pids.insert(pid) }
-                                                return result
+                                                return (result, pid)
                                             }
                                         }
                                     }

@@ -43,7 +43,7 @@ struct SpawnStepTests {
                                             directory_fd: -1, name: stderrPath == nil ? nil : errPath, path: errPath, mode: 0o640),
                                         cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0,
                                         search_paths: nil, search_path_count: 0)
-                                    return SpawnedProcesses.pids.withLock { _ in cposix_spawn(&request, &pid, &pidfd, &step, &code) }
+                                    return SpawnedProcesses.register { (cposix_spawn(&request, &pid, &pidfd, &step, &code), pid) }
                                 }
                             }
                         }
@@ -55,6 +55,7 @@ struct SpawnStepTests {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             close(pidfd)
+            SpawnedProcesses.reaped(pid)
             return nil
         }
         return (UInt32(bitPattern: step), code)
