@@ -34,20 +34,15 @@ public final class OrphanReaper: Sendable {
         source.setEventHandler { [weak self] in self?.scheduleScan(on: queue) }
         source.resume()
         // Children that ended before the source existed.
-        queue.async { Self.scan(on: queue) }
+        queue.async { Self.reapOrphans() }
     }
 
     private func scheduleScan(on queue: DispatchQueue) {
         guard !scanScheduled.withLock({ scheduled in defer { scheduled = true }; return scheduled }) else { return }
         queue.asyncAfter(deadline: .now() + Self.scanDelay) { [weak self] in
             self?.scanScheduled.withLock { $0 = false }
-            Self.scan(on: queue)
+            Self.reapOrphans()
         }
-    }
-
-    /// Reaps the orphans now, or (while a spawn is under way) once the spawns have settled.
-    private static func scan(on queue: DispatchQueue) {
-        reapOrphans(deferringTo: { queue.async { scan(on: queue) } })
     }
 
     /// Stops reaping.
@@ -55,22 +50,28 @@ public final class OrphanReaper: Sendable {
         source.source.cancel()
     }
 
-    /// Reaps every exited child that is not one of the daemon's own jobs.
-    /// - Parameter retry: run instead, once no spawn is under way, when one is now (its
-    ///   child may not be registered yet); `nil` reaps nothing then.
-    /// - Returns: how many were reaped; `nil` when a spawn was under way.
+    /// Reaps every exited child that is not one of the daemon's own jobs, now or, while a
+    /// spawn is under way (its child may not be registered yet), when the last spawn settles
+    /// (``SpawnedProcesses/register(_:)``).
+    /// - Returns: how many were reaped now; `nil` when the scan was left to the spawns.
     @discardableResult
-    static func reapOrphans(deferringTo retry: (@Sendable () -> Void)? = nil) -> Int? {
+    static func reapOrphans() -> Int? {
         SpawnedProcesses.registry.withLock { registry -> Int? in
-            if let retry, SpawnedProcesses.deferScan(&registry, retry) { return nil }
-            if registry.spawning > 0 { return nil }
-            var reaped = 0
-            for pid in children() where !registry.pids.contains(pid) {
-                var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { reaped += 1 }
-            }
-            return reaped
+            registry.orphanScanMayRun() ? reapUnregisteredChildren(registry) : nil
         }
+    }
+
+    /// Reaps each exited child not in `registry` (whose lock the caller holds, with no spawn
+    /// under way).
+    /// - Returns: how many were reaped.
+    @discardableResult
+    static func reapUnregisteredChildren(_ registry: SpawnedProcesses.Registry) -> Int {
+        var reaped = 0
+        for pid in children() where !registry.pids.contains(pid) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { reaped += 1 }
+        }
+        return reaped
     }
 
     /// The daemon's children, from every thread's `children` file.

@@ -1,29 +1,26 @@
-import Dispatch
 import Glibc
-import Synchronization
 import Testing
 @testable import Orchestrator
 
 @Suite("Spawned processes and the orphan scan")
 struct SpawnedProcessesTests {
-    @Test("an orphan scan while a spawn is under way reaps nothing and runs once the spawn is registered")
-    func scanWaitsForSpawn() {
-        let scans = Mutex(0)
-        let settled = DispatchSemaphore(value: 0)
-        let result = SpawnedProcesses.register {
-            // Our spawn is under way: its child could exist unregistered, so the scan waits.
-            let reaped = OrphanReaper.reapOrphans(deferringTo: {
-                scans.withLock { $0 += 1 }
-                settled.signal()
-            })
-            #expect(reaped == nil)
-            #expect(scans.withLock { $0 } == 0)
-            return (ENOENT, 0)  // as a spawn that created no child
-        }
-        #expect(result == ENOENT)
-        // Run by the last spawn to settle: ours, or one of a test running beside this one.
-        #expect(settled.wait(timeout: .now() + 30) == .success)
-        #expect(scans.withLock { $0 } == 1)
+    @Test("an orphan scan while spawns are under way waits, and is due when the last one settles")
+    func scanWaitsForSpawns() {
+        // A registry of its own: the daemon's would reap this test process's children.
+        var registry = SpawnedProcesses.Registry()
+        let idleScan = registry.orphanScanMayRun()
+        #expect(idleScan)
+        registry.spawnBegan()
+        let scanDuringSpawn = registry.orphanScanMayRun()
+        #expect(!scanDuringSpawn)
+        registry.spawnBegan()
+        let dueAfterFirst = registry.spawnSettled(child: 10)
+        #expect(!dueAfterFirst, "one spawn is still under way")
+        #expect(registry.orphanScanWaiting)
+        let dueAfterLast = registry.spawnSettled(child: nil)
+        #expect(dueAfterLast, "the last spawn settled: the scan is due")
+        #expect(!registry.orphanScanWaiting && registry.spawning == 0)
+        #expect(registry.pids == [10])
     }
 
     @Test("a spawned child is registered until it is reaped")
