@@ -50,24 +50,22 @@ public final class OrphanReaper: Sendable {
         source.source.cancel()
     }
 
-    /// Reaps every exited child that is not one of the daemon's own jobs, now or, while a
-    /// spawn is under way (its child may not be registered yet), when the last spawn settles
-    /// (``SpawnedProcesses/register(_:)``).
-    /// - Returns: how many were reaped now; `nil` when the scan was left to the spawns.
+    /// Reaps every exited child that is not one of the daemon's own jobs: now, or the part a
+    /// spawn under way could own once that spawn has settled (``SpawnedProcesses``).
+    /// - Returns: how many were reaped now.
     @discardableResult
-    static func reapOrphans() -> Int? {
-        SpawnedProcesses.registry.withLock { registry -> Int? in
-            registry.orphanScanMayRun() ? reapUnregisteredChildren(registry) : nil
+    static func reapOrphans() -> Int {
+        SpawnedProcesses.registry.withLock { registry in
+            reap(registry.orphansToReap(among: children()))
         }
     }
 
-    /// Reaps each exited child not in `registry` (whose lock the caller holds, with no spawn
-    /// under way).
+    /// Reaps each of `pids` that has exited (children none of our watchers waits for).
     /// - Returns: how many were reaped.
     @discardableResult
-    static func reapUnregisteredChildren(_ registry: SpawnedProcesses.Registry) -> Int {
+    static func reap(_ pids: [Int32]) -> Int {
         var reaped = 0
-        for pid in children() where !registry.pids.contains(pid) {
+        for pid in pids {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid { reaped += 1 }
         }
