@@ -25,6 +25,8 @@ struct DatabaseIdentityTests {
     private func foreignWAL(to destination: String, in directory: TemporaryDirectory, rowsOnly: Bool) throws {
         let path = directory.file("foreign.db")
         var handle: OpaquePointer?
+        // The library's settings must come before the first connection of the process.
+        _ = Database.libraryConfigured
         try #require(sqlite3_open(path, &handle) == SQLITE_OK)
         defer { sqlite3_close(handle) }
         try #require(sqlite3_exec(handle, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0", nil, nil, nil) == SQLITE_OK)
@@ -126,6 +128,8 @@ struct DatabaseIdentityTests {
     /// Makes an SQLite database of another program with the sqlite3 C API.
     private func foreignDatabase(_ path: String, _ sql: String) throws {
         var handle: OpaquePointer?
+        // The library's settings must come before the first connection of the process.
+        _ = Database.libraryConfigured
         try #require(sqlite3_open(path, &handle) == SQLITE_OK)
         defer { sqlite3_close(handle) }
         try #require(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK)

@@ -18,6 +18,19 @@ struct DatabaseTests {
         #expect(try scalar(db, "PRAGMA busy_timeout") == "5000")
     }
 
+    @Test("SQLite took orchd's library settings: no allocation is counted")
+    func librarySettings() throws {
+        let directory = try TemporaryDirectory()
+        let db = try Database(path: directory.file("orchd.sqlite3"))
+        #expect(Database.libraryConfigured)
+        try db.execute("CREATE TABLE t (x); INSERT INTO t VALUES (randomblob(100000))")
+        // With allocation statistics on, the connection's own memory would be counted here.
+        var current: Int64 = -1
+        var highest: Int64 = -1
+        #expect(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highest, 0) == SQLITE_OK)
+        #expect(current == 0)
+    }
+
     @Test("opening a file that is not a database throws SQLITE_NOTADB with a clear message")
     func notADatabase() throws {
         let directory = try TemporaryDirectory()
