@@ -28,6 +28,35 @@ extension Scheduler {
     public func submit(
         _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false
     ) async throws(SchedulerError) -> Submission {
+        try await withCheckedContinuation { (done: CheckedContinuation<Result<Submission, SchedulerError>, Never>) in
+            submit(specs, submitterUid: submitterUid, reuseExisting: reuseExisting) { done.resume(returning: $0) }
+        }.get()
+    }
+
+    /// ``submit(_:submitterUid:reuseExisting:)`` for the server: `reply` gets the stored jobs
+    /// once durable, called from the group commit's turn itself, so the reply is on its way
+    /// to the client while that turn delivers the events (an awaiting task would resume in a
+    /// later turn, after them); it gets a refusal at once.
+    func submit(
+        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false,
+        reply: @escaping @Sendable (Result<Submission, SchedulerError>) -> Void
+    ) {
+        let submission: Submission
+        do {
+            submission = try store(specs, submitterUid: submitterUid, reuseExisting: reuseExisting)
+        } catch {
+            return reply(.failure(error))
+        }
+        guard !submission.existing else { return reply(.success(submission)) }
+        // The reply promises durability (synchronous=FULL semantics): after the barrier.
+        groupCommit.afterDurable { reply(.success(submission)) }
+    }
+
+    /// The part of a submit before the barrier: checks, stores and starts the jobs.
+    /// - Returns: what was stored, not yet durable; or the existing job (`existing`).
+    private func store(
+        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool
+    ) throws(SchedulerError) -> Submission {
         // A job stored now could not get its reply before the connections close.
         guard !isStopping else { throw .stopping }
         for spec in specs {
@@ -71,8 +100,6 @@ extension Scheduler {
         for name in Set(jobs.filter { $0.state == .queued }.map(\.spec.queue)) {
             feed(runner(for: name))
         }
-        // The reply promises durability (synchronous=FULL semantics): after the barrier.
-        await durable()
         return Submission(jobs: jobs, existing: false)
     }
 

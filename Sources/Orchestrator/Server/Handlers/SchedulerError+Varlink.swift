@@ -39,6 +39,22 @@ extension VarlinkResponder {
         }
     }
 
+    /// Runs a scheduler request on the scheduler's actor (reached in a task of its own that
+    /// prefers ``Scheduler/requestExecutor``, so it is one turn of the control queue) that
+    /// answers through a callback, and sends the value it reports through `reply`, or its error.
+    /// The reply leaves from wherever the request calls back: no turn of the queue to resume
+    /// in.
+    func complete<T: Sendable, P: Codable & Sendable>(
+        on scheduler: Scheduler,
+        _ request: @escaping @Sendable (isolated Scheduler, _ done: @escaping @Sendable (Result<T, SchedulerError>) -> Void) -> Void,
+        reply: @escaping @Sendable (T) -> P
+    ) {
+        let responder = self
+        Task(executorPreference: scheduler.requestExecutor) {
+            await request(scheduler) { responder.complete($0, reply) }
+        }
+    }
+
     /// Runs a scheduler request in a task of its own and sends its value through `reply`, or
     /// its error.
     /// - Parameter executor: where the task runs outside the actor: the scheduler's

@@ -12,9 +12,9 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
             let returnJobs = parameters.returnJobs ?? false
             let specs = parameters.resolvedSpecs
             let uid = call.peer.uid
-            responder.complete(on: scheduler.requestExecutor, { [scheduler] () async throws(SchedulerError) in try await scheduler.submit(specs, submitterUid: uid) }) {
-                JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil)
-            }
+            responder.complete(on: scheduler) { scheduler, reply in
+                scheduler.submit(specs, submitterUid: uid, reply: reply)
+            } reply: { JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil) }
         } catch {
             responder.fail(error)
         }

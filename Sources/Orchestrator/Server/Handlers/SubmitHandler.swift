@@ -14,8 +14,8 @@ struct SubmitHandler: VarlinkMethodHandler {
             return
         }
         let uid = call.peer.uid
-        responder.complete(on: scheduler.requestExecutor, { [scheduler] () async throws(SchedulerError) in
-            try await scheduler.submit([parameters.spec], submitterUid: uid, reuseExisting: parameters.reuseExisting ?? false)
-        }) { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
+        responder.complete(on: scheduler) { scheduler, reply in
+            scheduler.submit([parameters.spec], submitterUid: uid, reuseExisting: parameters.reuseExisting ?? false, reply: reply)
+        } reply: { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
     }
 }
