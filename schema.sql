@@ -34,7 +34,7 @@ CREATE TABLE "jobs" (
     cwd TEXT NOT NULL,                     -- absolute working directory
     environment_id INTEGER NOT NULL REFERENCES environments (id),  -- the job's environment
     labels TEXT NOT NULL DEFAULT '{}',     -- JSON object of strings, keys sorted
-    state TEXT NOT NULL CHECK (state IN ('waiting', 'queued', 'running', 'finished')),
+    state TEXT NOT NULL CHECK (state = 'waiting' OR state = 'queued' OR state = 'running' OR state = 'finished'),
     result TEXT,                           -- JobResult.name, set exactly when finished
     exit_code INTEGER,                     -- exit status 0-255, for succeeded and failed
     signal INTEGER,                        -- signal number, for signaled
