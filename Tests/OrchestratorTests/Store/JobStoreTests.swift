@@ -95,6 +95,31 @@ struct JobStoreTests {
         #expect(jobs.map(\.id.rawValue) == [1, 2]) // the rolled-back rows consumed no IDs
     }
 
+    @Test("a batch of every size up to 70 stores each spec under the ID of its place, with its own fields and dependencies")
+    func batchRowsKeepTheirOrder() throws {
+        let first = try store.insert(spec(name: "first"), submitterUid: 0, at: now)
+        var expectedID = first.id.rawValue + 1
+        // 70 = 32 + 32 + 4 + 2: several statement sizes and a chunk boundary inside the batch.
+        for count in [1, 2, 3, 5, 31, 32, 33, 70] {
+            let other = QueueName(rawValue: "q\(count)")!
+            let specs = (0..<count).map { index in
+                var job = spec(["echo", "\(count)-\(index)"], queue: index % 3 == 0 ? other : .default, priority: index, name: "\(count)-\(index)")
+                job.after = index % 4 == 0 ? [first.id] : []
+                job.labels = ["index": "\(index)"]
+                return job
+            }
+            let jobs = try store.insert(specs, submitterUid: 7, at: now)
+            #expect(jobs.map(\.id.rawValue) == Array(expectedID ..< expectedID + Int64(count)))
+            expectedID += Int64(count)
+            for (job, spec) in zip(jobs, specs) {
+                let read = try #require(try store.job(job.id))
+                #expect(read.spec.name == spec.name && read.spec.command == spec.command && read.spec.priority == spec.priority)
+                #expect(read.spec.queue == spec.queue && read.spec.labels == spec.labels && read.after == spec.after)
+                #expect(read == job)
+            }
+        }
+    }
+
     @Test("markRunning then markFinished round-trips every JobResult")
     func everyResult() throws {
         let results: [JobResult] = [
