@@ -6,11 +6,13 @@ import OrchestratorAPI
 extension Scheduler {
     /// Hands every durable event not yet delivered to the observers and live subscribers, in
     /// sequence order. Runs after each group-commit barrier.
-    func deliverEvents() {
+    /// - Parameter through: the last event the barrier made durable; `nil` for every event
+    ///   committed (under `--sync interval`, or after the flush at a stop).
+    func deliverEvents(through: Int64? = nil) {
         while true {
             let events: [Event]
             do {
-                events = try eventLog.events(after: lastDeliveredSeq, limit: 1000)
+                events = try eventLog.events(after: lastDeliveredSeq, through: through ?? .max, limit: 1000)
             } catch {
                 DaemonLog.error("cannot read the event log: \(error)")
                 return

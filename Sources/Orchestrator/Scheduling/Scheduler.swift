@@ -187,8 +187,11 @@ public actor Scheduler {
     /// - Throws: the store error that stopped start-up.
     public func start() throws -> Int {
         // Weak: a barrier in flight may finish after the scheduler is gone.
-        groupCommit.afterBarrier = { [weak self] in
-            self?.assumeIsolated { $0.deliverEvents() }
+        groupCommit.barrierStarting = { [weak self] in
+            self?.assumeIsolated { try? $0.eventLog.lastSeq() } ?? nil
+        }
+        groupCommit.afterBarrier = { [weak self] durableThrough in
+            self?.assumeIsolated { $0.deliverEvents(through: durableThrough) }
             MemoryTrimmer.shared.trimSoon()
         }
         // Events written before this start are history, not news for observers.

@@ -56,8 +56,14 @@ final class GroupCommit {
     /// Barriers finished so far (the tests watch it).
     private(set) var barriersFinished = 0
     /// Runs after each barrier, after its acknowledgements (the scheduler delivers the new
-    /// events from the log here).
-    var afterBarrier: (() -> Void)?
+    /// events from the log here), with what ``barrierStarting`` returned as the barrier
+    /// started: what it made durable. `nil`: everything committed so far (under
+    /// ``SyncPolicy/interval(_:)``, whose events go out once committed, and after a flush).
+    var afterBarrier: ((_ durableThrough: Int64?) -> Void)?
+    /// Runs on the owning queue as a barrier starts (the scheduler returns the last event's
+    /// sequence number). A change committed while the `fdatasync` runs may not be on disk when
+    /// it returns, so its events wait for the next barrier.
+    var barrierStarting: (() -> Int64?)?
     /// How the group commit's later turns on the owning queue get back to it; set by the
     /// owner before the first change.
     var reenter: Reenter?
@@ -98,7 +104,7 @@ final class GroupCommit {
         later { commit in
             let batch = commit.committed
             commit.committed.removeAll()
-            commit.finish(batch)
+            commit.finish(batch, durableThrough: nil)
         }
     }
 
@@ -136,7 +142,7 @@ final class GroupCommit {
         inFlight.removeAll()
         committed.removeAll()
         syncHere()
-        finish(batch + takeWaiting())
+        finish(batch + takeWaiting(), durableThrough: nil)
     }
 
     private func scheduleBarrier() {
@@ -164,6 +170,7 @@ final class GroupCommit {
     /// Starts a barrier covering every commit made so far.
     private func startBarrier() {
         inFlight = takeWaiting()
+        let mark = barrierStarting?()
         let path = database.path
         let withDirectory = !directorySynced
         directorySynced = true
@@ -176,7 +183,7 @@ final class GroupCommit {
                     // Empty when a flush ran them first.
                     let batch = commit.inFlight
                     commit.inFlight.removeAll()
-                    commit.finish(batch)
+                    commit.finish(batch, durableThrough: mark)
                     if commit.dirty { commit.barrierNeeded() }
                 }
             }
@@ -220,8 +227,8 @@ final class GroupCommit {
     /// this queue delivers the events (for a batch of 1,000 jobs, a sixth of the daemon's
     /// work). Nothing on this queue can tell the order apart: a call that arrives after a
     /// reply runs in a later turn, when the events are delivered.
-    private func finish(_ batch: [@Sendable () -> Void]) {
+    private func finish(_ batch: [@Sendable () -> Void], durableThrough mark: Int64?) {
         for item in batch { item() }
-        afterBarrier?()
+        afterBarrier?(mark)
     }
 }

@@ -34,7 +34,12 @@ struct GroupCommitTests {
         }
 
         func setAfterBarrier(_ work: @escaping @Sendable () -> Void) {
-            commit.afterBarrier = work
+            commit.afterBarrier = { _ in work() }
+        }
+
+        func setBarrierHooks(starting: @escaping @Sendable () -> Int64?, after: @escaping @Sendable (Int64?) -> Void) {
+            commit.barrierStarting = starting
+            commit.afterBarrier = after
         }
 
         func flush() {
@@ -77,6 +82,30 @@ struct GroupCommitTests {
         #expect(seen.value == 0)
         #expect(barrier.wait(timeout: .now() + 30) == .success, "the timer started a barrier")
         #expect(await owner.barriers() == 1)
+    }
+
+    @Test("--sync always: a barrier hands over what was committed as it started, not what was committed while it ran")
+    func durableMark() async throws {
+        let directory = try TemporaryDirectory()
+        let syncQueue = DispatchQueue(label: "test.held-group-commit")
+        let release = DispatchSemaphore(value: 0)
+        syncQueue.async { release.wait() }
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue)
+        await owner.attach()
+        // Stands for the last event's sequence number: 1 as the barrier starts, 2 after.
+        let lastCommitted = LockedBox<Int64>(1)
+        let handed = LockedBox<[Int64?]>([])
+        let finished = DispatchSemaphore(value: 0)
+        await owner.setBarrierHooks(starting: { lastCommitted.value }, after: { mark in
+            handed.value.append(mark)
+            finished.signal()
+        })
+        await owner.afterDurable {}
+        #expect(await owner.barriers() == 0, "the barrier is in flight, held")
+        lastCommitted.value = 2
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        #expect(handed.value == [1])
     }
 
     @Test("--sync always: flush at shutdown runs the acknowledgements of a barrier still in flight, once")
