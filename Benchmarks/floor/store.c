@@ -7,7 +7,8 @@
  * triggers and indexes are orchd's). The program writes N jobs as orchd's scheduler does,
  * with the same statements on one connection at synchronous=NORMAL (the group commit's
  * fdatasync is left out: its CPU is the kernel's):
- *   - submit: transactions of 1,000 inserts (SubmitBatch), sharing one environment row;
+ *   - submit: transactions of 1,000 jobs (SubmitBatch) in statements of 32 rows and the
+ *     rest's binary digits, RETURNING the IDs (JobStore.insertSQL), sharing one environment row;
  *   - run: per job one transaction with the previous job's end (its attempt row, then
  *     state finished) and this job's claim (UPDATE ... RETURNING the row, as the scheduler
  *     decodes it), then one transaction recording its process (pid, start time, boot ID).
@@ -76,10 +77,20 @@ int main(int argc, char **argv) {
     sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", NULL, NULL, NULL);
     sqlite3_stmt *begin = prepare("BEGIN IMMEDIATE"), *commit = prepare("COMMIT");
     sqlite3_stmt *environment = prepare("INSERT INTO environments (hash, json) VALUES (1, '{\"PATH\":\"/usr/bin:/bin\"}')");
-    sqlite3_stmt *insert = prepare(
-        "INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, "
-        "failed_dependency, finished_at, attempt, max_attempts, submitter_uid, submitted_at, not_before, "
-        "timeout_usec, unique_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
+    /* JobStore.insertSQL: one statement per row count of JobStore.insertRowCounts. */
+    static const int row_counts[] = {32, 16, 8, 4, 2, 1};
+    sqlite3_stmt *inserts[6];
+    for (int k = 0; k < 6; k++) {
+        char sql[32768];
+        strcpy(sql,
+            "INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, "
+            "failed_dependency, finished_at, attempt, max_attempts, submitter_uid, submitted_at, not_before, "
+            "timeout_usec, unique_key) VALUES ");
+        for (int r = 0; r < row_counts[k]; r++)
+            strcat(sql, r ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
+        strcat(sql, " RETURNING id");
+        inserts[k] = prepare(sql);
+    }
     sqlite3_stmt *claim = prepare(
         "UPDATE jobs SET state = 'running', attempt = attempt + 1, started_at = ?2, finished_at = NULL, "
         "pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING " COLUMNS);
@@ -100,25 +111,34 @@ int main(int argc, char **argv) {
     run(commit);
     sqlite3_int64 first = 0;
     double started = cpu_us();
-    for (int i = 0; i < n; i++) {
-        if (i % 1000 == 0) run(begin);
-        sqlite3_bind_null(insert, 1);
-        sqlite3_bind_text(insert, 2, "default", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(insert, 3, 0);
-        sqlite3_bind_text(insert, 4, "[\"true\"]", -1, SQLITE_STATIC);
-        sqlite3_bind_null(insert, 5);
-        sqlite3_bind_text(insert, 6, "/tmp", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(insert, 7, environment_id);
-        sqlite3_bind_text(insert, 8, "{}", -1, SQLITE_STATIC);
-        sqlite3_bind_text(insert, 9, "queued", -1, SQLITE_STATIC);
-        for (int column = 10; column <= 12; column++) sqlite3_bind_null(insert, column);
-        sqlite3_bind_int64(insert, 13, 1);
-        sqlite3_bind_int64(insert, 14, 0);
-        sqlite3_bind_int64(insert, 15, 1700000000000000LL + i);
-        for (int column = 16; column <= 18; column++) sqlite3_bind_null(insert, column);
-        run(insert);
-        if (first == 0) first = sqlite3_last_insert_rowid(db);
-        if (i % 1000 == 999 || i == n - 1) run(commit);
+    for (int done = 0; done < n;) {
+        int transaction_end = done + 1000 < n ? done + 1000 : n;
+        run(begin);
+        while (done < transaction_end) {
+            int k = 0;
+            while (row_counts[k] > transaction_end - done) k++;
+            sqlite3_stmt *insert = inserts[k];
+            for (int r = 0; r < row_counts[k]; r++, done++) {
+                int b = r * 18;
+                sqlite3_bind_null(insert, b + 1);
+                sqlite3_bind_text(insert, b + 2, "default", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(insert, b + 3, 0);
+                sqlite3_bind_text(insert, b + 4, "[\"true\"]", -1, SQLITE_STATIC);
+                sqlite3_bind_null(insert, b + 5);
+                sqlite3_bind_text(insert, b + 6, "/tmp", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(insert, b + 7, environment_id);
+                sqlite3_bind_text(insert, b + 8, "{}", -1, SQLITE_STATIC);
+                sqlite3_bind_text(insert, b + 9, "queued", -1, SQLITE_STATIC);
+                for (int column = 10; column <= 12; column++) sqlite3_bind_null(insert, b + column);
+                sqlite3_bind_int64(insert, b + 13, 1);
+                sqlite3_bind_int64(insert, b + 14, 0);
+                sqlite3_bind_int64(insert, b + 15, 1700000000000000LL + done);
+                for (int column = 16; column <= 18; column++) sqlite3_bind_null(insert, b + column);
+            }
+            run(insert);
+            if (first == 0) first = sqlite3_last_insert_rowid(db) - row_counts[k] + 1;
+        }
+        run(commit);
     }
     double submitted = cpu_us();
     for (int i = 0; i < n; i++) {
