@@ -56,7 +56,8 @@ public final class JobStore {
         """
 
     /// The insert of `rows` jobs in one statement, for each `rows` of ``insertRowCounts``,
-    /// with the new IDs.
+    /// with the new IDs (one row: none, `lastInsertRowID` is its ID; `RETURNING` builds a
+    /// temporary table per statement, a cost that only several rows share).
     ///
     /// Rows share a statement because SQLite's cost per statement, beside its cost per row,
     /// is most of an insert's: starting and ending it, its statement journal, and the
@@ -68,7 +69,7 @@ public final class JobStore {
         return (rows, """
             INSERT INTO jobs (name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, \
             failed_dependency, finished_at, attempt, max_attempts, submitter_uid, submitted_at, not_before, \
-            timeout_usec, unique_key) VALUES \(repeatElement(row, count: rows).joined(separator: ", ")) RETURNING id
+            timeout_usec, unique_key) VALUES \(repeatElement(row, count: rows).joined(separator: ", "))\(rows > 1 ? " RETURNING id" : "")
             """)
     })
 
@@ -191,6 +192,7 @@ public final class JobStore {
                 var ids: [Int64] = []
                 ids.reserveCapacity(rows)
                 while try statement.step() { ids.append(statement.int64(at: 0)) }
+                if rows == 1 { ids = [db.lastInsertRowID] }
                 // RETURNING gives the rows in no promised order, but AUTOINCREMENT gives each
                 // new row an ID above every ID before it: ascending IDs are the rows' order.
                 ids.sort()
