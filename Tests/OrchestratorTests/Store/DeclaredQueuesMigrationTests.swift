@@ -10,11 +10,7 @@ struct DeclaredQueuesMigrationTests {
     func queuesWithJobsStayDeclared() throws {
         let directory = try TemporaryDirectory()
         let database = try Database(path: directory.file("orchd.sqlite3"))
-        var before = Migrator()
-        for migration in Migrations.migrator.migrations.prefix(while: { $0.name != "v7-declared-queues-held-suspended" }) {
-            before.registerMigration(migration.name, migration.body)
-        }
-        try before.migrate(database)
+        try Migrator.orchd(before: "v7-declared-queues-held-suspended").migrate(database)
         // Before v7 a queue's row was made by its first job; a database may lack them.
         try database.execute("""
             INSERT INTO environments (hash, json) VALUES (0, '{}');

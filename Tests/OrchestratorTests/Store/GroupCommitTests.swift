@@ -47,6 +47,15 @@ struct GroupCommitTests {
         }
     }
 
+    /// A queue for the barriers that runs nothing until `release` is signalled: a barrier
+    /// started meanwhile stays in flight.
+    static func heldSyncQueue() -> (queue: DispatchQueue, release: DispatchSemaphore) {
+        let queue = DispatchQueue(label: "test.held-group-commit")
+        let release = DispatchSemaphore(value: 0)
+        queue.async { release.wait() }
+        return (queue, release)
+    }
+
     @Test("--sync always: an acknowledgement runs only after a barrier that covers it")
     func always() async throws {
         let directory = try TemporaryDirectory()
@@ -87,9 +96,7 @@ struct GroupCommitTests {
     @Test("--sync always: a barrier hands over what was committed as it started, not what was committed while it ran")
     func durableMark() async throws {
         let directory = try TemporaryDirectory()
-        let syncQueue = DispatchQueue(label: "test.held-group-commit")
-        let release = DispatchSemaphore(value: 0)
-        syncQueue.async { release.wait() }
+        let (syncQueue, release) = Self.heldSyncQueue()
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue)
         await owner.attach()
         // Stands for the last event's sequence number: 1 as the barrier starts, 2 after.
@@ -112,9 +119,7 @@ struct GroupCommitTests {
     func flushWithBarrierInFlight() async throws {
         let directory = try TemporaryDirectory()
         // The barrier's queue is held, so the barrier the acknowledgement starts stays in flight.
-        let syncQueue = DispatchQueue(label: "test.held-group-commit")
-        let release = DispatchSemaphore(value: 0)
-        syncQueue.async { release.wait() }
+        let (syncQueue, release) = Self.heldSyncQueue()
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue)
         await owner.attach()
         let ran = LockedBox(0)

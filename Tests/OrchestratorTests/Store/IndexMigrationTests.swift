@@ -9,11 +9,7 @@ struct IndexMigrationTests {
     /// A database migrated up to, not including, v10.
     private static func databaseBeforeV10(_ directory: TemporaryDirectory) throws -> Database {
         let database = try Database(path: directory.file("orchd.sqlite3"))
-        var before = Migrator()
-        for migration in Migrations.migrator.migrations.prefix(while: { $0.name != "v10-indexes-end-with-rowid" }) {
-            before.registerMigration(migration.name, migration.body)
-        }
-        try before.migrate(database)
+        try Migrator.orchd(before: "v10-indexes-end-with-rowid").migrate(database)
         return database
     }
 

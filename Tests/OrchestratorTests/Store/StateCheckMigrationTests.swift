@@ -9,11 +9,7 @@ struct StateCheckMigrationTests {
     /// A database migrated up to, not including, v12, with a job in each state.
     private static func databaseBeforeV12(_ directory: TemporaryDirectory) throws -> Database {
         let database = try Database(path: directory.file("orchd.sqlite3"))
-        var before = Migrator()
-        for migration in Migrations.migrator.migrations.prefix(while: { $0.name != "v12-state-check-without-list" }) {
-            before.registerMigration(migration.name, migration.body)
-        }
-        try before.migrate(database)
+        try Migrator.orchd(before: "v12-state-check-without-list").migrate(database)
         try database.execute("""
             INSERT INTO environments (hash, json) VALUES (0, '{}');
             INSERT INTO jobs (queue, argv, cwd, environment_id, state, result, submitter_uid, submitted_at) VALUES
