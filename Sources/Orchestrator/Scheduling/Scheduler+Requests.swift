@@ -34,9 +34,9 @@ extension Scheduler {
     }
 
     /// ``submit(_:submitterUid:reuseExisting:)`` for the server: `reply` gets the stored jobs
-    /// once durable, called from the group commit's turn itself, so the reply is on its way
-    /// to the client while that turn delivers the events (an awaiting task would resume in a
-    /// later turn, after them); it gets a refusal at once.
+    /// once durable, called from the group commit's turn itself, right after the events go
+    /// out (an awaiting task would resume in a later turn of the control queue); it gets a
+    /// refusal, or the existing job of `reuseExisting`, at once.
     func submit(
         _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false,
         reply: @escaping @Sendable (Result<Submission, SchedulerError>) -> Void

@@ -57,14 +57,10 @@ extension VarlinkResponder {
 
     /// Runs a scheduler request in a task of its own and sends its value through `reply`, or
     /// its error.
-    /// - Parameter executor: where the task runs outside the actor: the scheduler's
-    ///   ``Scheduler/requestExecutor`` saves the request two thread hops (to the global pool
-    ///   and back).
     func complete<T: Sendable, P: Codable & Sendable>(
-        on executor: (any TaskExecutor)? = nil,
         _ request: @escaping @Sendable () async throws(SchedulerError) -> T, _ reply: @escaping @Sendable (T) -> P
     ) {
-        Task(executorPreference: executor) {
+        Task {
             do throws(SchedulerError) {
                 self.reply(reply(try await request()))
             } catch {
