@@ -31,6 +31,11 @@ struct JobChangesTests {
         #expect(try daemon.orchctl(["cancel"]).status == 64)
         #expect(try daemon.orchctl(["cancel", other, "--queue", "q"]).status == 64)
         #expect(try daemon.orchctl(["cancel", "--state", "finished"]).status == 64)
+        // A queue orchd does not know is an error, not "nothing matched".
+        for command in [["cancel", "--queue", "qq"], ["retry", "--failed", "--queue", "qq"]] {
+            let unknown = try daemon.orchctl(command)
+            #expect(unknown.status == 1 && unknown.standardError.contains("no queue named 'qq'"), "\(command): \(unknown)")
+        }
     }
 
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")

@@ -165,9 +165,11 @@ extension Scheduler {
     ///   - caller: who asks; only jobs they manage (``authorize(_:toManage:)``).
     ///   - signal: as for ``cancel(_:by:signal:)``.
     /// - Returns: the cancelled jobs, by ID, once all have finished.
+    /// - Throws: `unknownQueue` for a queue orchd does not know; a storage failure.
     public func cancelMatching(
         queue: QueueName?, stateName: String?, by caller: Caller, signal: Int32? = nil
     ) async throws(SchedulerError) -> [Job] {
+        try requireKnownQueue(queue)
         let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
         var cancelled: [JobID] = []
         for id in ids {
@@ -239,7 +241,9 @@ extension Scheduler {
     ///   - queue: only this queue's jobs; `nil` for any.
     ///   - caller: who asks; only the jobs they manage are retried.
     /// - Returns: the retried jobs as now stored, and the refused ones with why, once durable.
+    /// - Throws: `unknownQueue` for a queue orchd does not know; a storage failure.
     public func retryFailed(queue: QueueName?, by caller: Caller) async throws(SchedulerError) -> (jobs: [Job], refused: [(JobID, SchedulerError)]) {
+        try requireKnownQueue(queue)
         let ids = try storeCall { try store.finishedJobIDs(results: HookEvent.failed.results, queue: queue) }
         var retried: [Job] = []
         var refused: [(JobID, SchedulerError)] = []

@@ -424,9 +424,23 @@ public actor Scheduler {
     /// - Throws: ``SchedulerError/unknownQueue(_:known:)`` naming the declared queues.
     func declaredRunner(_ name: QueueName) throws(SchedulerError) -> QueueRunner {
         guard let runner = runners[name], runner.isDeclared else {
-            throw .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted())
+            throw unknownQueue(name)
         }
         return runner
+    }
+
+    /// `unknownQueue` for `name`, naming the declared queues.
+    private func unknownQueue(_ name: QueueName) -> SchedulerError {
+        .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted())
+    }
+
+    /// Refuses a filter naming a queue orchd does not know (neither declared nor holding
+    /// finished jobs), as a listing does: a typo in `cancel --queue` must not read as
+    /// "nothing matched".
+    /// - Throws: `unknownQueue` with the declared queues.
+    func requireKnownQueue(_ name: QueueName?) throws(SchedulerError) {
+        guard let name, runners[name] == nil else { return }
+        throw unknownQueue(name)
     }
 
     /// Claims the queue's next eligible jobs, up to its free slots, in one transaction, and
