@@ -46,13 +46,14 @@ public final class JobStore {
     // MARK: - SQL
 
     /// The columns every job query selects; ``decodeJob(_:environment:)`` reads them by name,
-    /// so their order does not matter.
+    /// so their order is not needed for correctness. It is the order the decoder reads them
+    /// in, which makes each name's lookup one comparison (``Statement/columnIndex(_:)``).
     static let columns = """
-        id, name, queue, priority, argv, shell, cwd, environment_id, labels, state, result, exit_code, \
-        signal, reason, failed_dependency, attempt, max_attempts, submitter_uid, submitted_at, \
-        started_at, finished_at, pid, process_start_ticks, boot_id, not_before, timeout_usec, unique_key, held, suspended, \
-        slurm_job_id, \
-        (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies
+        id, queue, argv, shell, labels, cwd, priority, name, \
+        (SELECT json_group_array(depends_on) FROM job_dependencies WHERE job_id = jobs.id) AS dependencies, \
+        not_before, timeout_usec, max_attempts, unique_key, environment_id, state, result, exit_code, signal, reason, \
+        failed_dependency, submitter_uid, attempt, submitted_at, started_at, finished_at, pid, held, suspended, \
+        slurm_job_id, process_start_ticks, boot_id
         """
 
     /// The insert of `rows` jobs in one statement, for each `rows` of ``insertRowCounts``,

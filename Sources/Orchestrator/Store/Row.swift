@@ -2,8 +2,9 @@
 /// index that must be kept in step with the SELECT list by hand.
 ///
 /// The name-to-index map is computed once per prepared statement
-/// (``Statement/columnIndexes``), so reading by name costs one dictionary lookup per column
-/// (none when the same column is read twice in a row, ``Statement/columnIndex(_:)``).
+/// (``Statement/columnIndexes``), so reading by name costs at most one dictionary lookup per
+/// column, and none when columns are read in the SELECT's order or one is read twice in a row
+/// (``Statement/columnIndex(_:)``).
 /// A name the statement does not select reads as `NULL`; ``index(_:)`` tells the two apart.
 /// ```swift
 /// while try statement.step() {

@@ -139,6 +139,7 @@ public final class Statement {
     ///   timeout, the disk is full, ... Call ``reset()`` before running the statement again.
     @discardableResult
     public func step() throws(DatabaseError) -> Bool {
+        nextColumnGuess = 0
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -174,15 +175,34 @@ public final class Statement {
         return indexes
     }()
 
+    /// Each result column's name by position, `nil` where an earlier column has the same name
+    /// (as ``columnIndexes``, the first one counts).
+    private lazy var columnNames: [String?] = {
+        var names = [String?](repeating: nil, count: columnCount)
+        for (name, index) in columnIndexes { names[index] = name }
+        return names
+    }()
+
     /// The last column looked up by name: a row is usually asked a column's storage class,
     /// then its value, and a repeated name then costs one comparison instead of a hash.
     private var lastColumnLookup: (name: String, index: Int?)?
+
+    /// The column after the furthest one found by name in this row: rows are mostly read in
+    /// the SELECT's order, so the next name is usually this column's, and a comparison
+    /// replaces a hash. A look back at an earlier column leaves it.
+    private var nextColumnGuess = 0
 
     /// The index of result column `name` (as in ``columnIndexes``), or `nil` when the
     /// statement does not select it.
     public func columnIndex(_ name: String) -> Int? {
         if let last = lastColumnLookup, last.name == name { return last.index }
-        let index = columnIndexes[name]
+        let index: Int?
+        if nextColumnGuess < columnNames.count, columnNames[nextColumnGuess] == name {
+            index = nextColumnGuess
+        } else {
+            index = columnIndexes[name]
+        }
+        if let index { nextColumnGuess = max(nextColumnGuess, index + 1) }
         lastColumnLookup = (name, index)
         return index
     }

@@ -57,4 +57,26 @@ struct StatementKeyTests {
         #expect(a.row.index("nope") == nil)
         #expect(a.row.index("y") == 1)
     }
+
+    @Test("columns read by name in the SELECT's order, out of it, twice, or under a shared name read the right values")
+    func columnOrderGuess() throws {
+        let directory = try TemporaryDirectory()
+        let db = try Database(path: directory.path + "/k.sqlite3")
+        let statement = try db.cachedStatement("SELECT 1 AS a, 2 AS b, 3 AS a, 4 AS c, 5 AS '' , 6 AS d")
+        for _ in 0..<2 {
+            #expect(try statement.step())
+            let row = statement.row
+            // In order, with the shared name reading its first column.
+            #expect([row.int64("a"), row.int64("b"), row.int64("c"), row.int64("d")] == [1, 2, 4, 6])
+            // Backwards, skipping, and again in order after a miss.
+            #expect([row.int64("d"), row.int64("c"), row.int64("a"), row.int64("d"), row.int64("b")] == [6, 4, 1, 6, 2])
+            #expect(row.index("missing") == nil)
+            #expect(row.index("a") == 0)
+            #expect(row.index("b") == 1)
+            #expect(row.index("c") == 3)
+            #expect(row.index("") == 4)
+            #expect(row.index("d") == 5)
+            statement.reset()
+        }
+    }
 }
