@@ -22,6 +22,8 @@ extension Scheduler {
                 observers.notify { $0.eventRecorded(event) }
                 subscribers.removeAll { subscriber in subscriber.wants(event) && !subscriber.deliver(event) }
             }
+            // Each page ends a delivery, so what observers gather stays bounded.
+            if !events.isEmpty { observers.notify { $0.eventsDelivered() } }
             if events.count < 1000 { break }
         }
         trimEventLog()

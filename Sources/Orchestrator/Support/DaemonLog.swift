@@ -47,13 +47,38 @@ public enum DaemonLog {
     public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
 
     private static func write(_ level: Level, _ message: () -> String) {
+        guard let line = line(level, message) else { return }
+        write(lines: Array(line.utf8))
+    }
+
+    /// The line ``info(_:)`` (and its siblings) would write for `message` at `level`, newline
+    /// included, or `nil` when `level` is below the threshold; for a caller that gathers many
+    /// lines into one ``write(lines:)``.
+    static func line(_ level: Level, _ message: () -> String) -> String? {
         // Syslog priorities grow as severity falls: write when at or below the threshold.
-        guard level.rawValue <= threshold.load(ordering: .relaxed) else { return }
+        guard level.rawValue <= threshold.load(ordering: .relaxed) else { return nil }
         // The journal stamps lines itself; a plain log file needs the time on each line.
-        let line = toJournal
+        return toJournal
             ? "<\(level.rawValue)>\(message())\n"
             : "\(Timestamp.format(Date())) orchd: \(level.name): \(message())\n"
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    /// Writes whole lines made by ``line(_:_:)`` to stderr in as few write(2) calls as the
+    /// kernel allows (one, unless it takes part of them); a failed write drops the rest, as a
+    /// log line that cannot be written has nowhere else to go.
+    static func write(lines bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 }
