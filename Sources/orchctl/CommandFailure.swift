@@ -57,8 +57,9 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             if afterReply {
                 self.init("orchd closed the connection\(why) before the request completed", exitCode: .failure)
             } else {
+                // The request may have been read: a submit may be stored although unanswered.
                 self.init(
-                    "cannot reach orchd at \(socket): it closed the connection\(why). Is it shutting down?",
+                    "orchd at \(socket) closed the connection\(why) before answering: it is stopping or it failed. What was asked may have been done; check 'orchctl status' before trying again.",
                     exitCode: .unavailable)
             }
             isConnectionLoss = true

@@ -277,4 +277,35 @@ struct StorageFaultTests {
         #expect(result.standardError.contains("orchd: error: \(path) is damaged ("), "\(result)")
         #expect(result.standardError.contains("sqlite3 \(path) .recover | sqlite3 \(path).recovered"), "\(result)")
     }
+
+    @Test("an fdatasync that fails ends orchd with status 74 before it answers: the client is told the job may be stored, and a restart recovers what is on disk")
+    func failedSync() throws {
+        let shim = try FailingSyncShim()
+        let daemon = try TestDaemon(environment: shim.environment)
+        defer { daemon.stop() }
+        // Waited for: its end's barrier has finished, so the next barrier is the next submit's.
+        let first = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        #expect(first.status == 0, "\(first)")
+
+        try shim.failFromNow()
+        let second = try daemon.orchctl(["submit", "--", "true"])
+        #expect(second.status == 69, "\(second)")
+        #expect(second.standardOutput == "", "no ID: the submit was never acknowledged")
+        #expect(second.standardError.contains("closed the connection before answering"), "\(second)")
+        #expect(second.standardError.contains("check 'orchctl status' before trying again"), "\(second)")
+        let process = try #require(daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus)
+        #expect(daemon.daemonLog.contains("error: cannot sync the job database to disk: Input/output error"), "\(daemon.daemonLog)")
+        #expect(daemon.notify.waitFor("ERRNO=5") != nil, "systemd is told why")
+
+        // Restarted, as systemd would: the acknowledged job is there; the other is there or not,
+        // as the disk kept it, and is never run twice.
+        try shim.stopFailing()
+        try daemon.start()
+        let shown = try daemon.orchctl(["show", first.line])
+        #expect(shown.status == 0, "\(shown)")
+        let status = try daemon.orchctl(["status"])
+        #expect(status.status == 0, "\(status)")
+    }
 }

@@ -69,7 +69,8 @@ extension Daemon {
     /// The scheduler, not yet started: it recovers what a previous daemon left running when
     /// the ``ServiceGroup`` starts it (``recover(_:declaring:)``).
     static func makeScheduler(
-        _ configuration: DaemonConfiguration, store: sending JobStore, logDirectory: String, containment: Containment
+        _ configuration: DaemonConfiguration, store: sending JobStore, logDirectory: String, containment: Containment,
+        notifier: SystemdNotifier
     ) -> Scheduler {
         var schedulerConfiguration = Scheduler.Configuration(
             concurrency: configuration.concurrency, stateDirectory: configuration.stateDirectory, logDirectory: logDirectory,
@@ -79,6 +80,13 @@ extension Daemon {
         // The system service runs each job as its submitter; a per-user daemon cannot.
         schedulerConfiguration.runJobsAsSubmitter = geteuid() == 0
         schedulerConfiguration.maxRunningPerUser = configuration.maxRunningPerUser
+        // No stop: a stop would sync again, and a second fdatasync may succeed without the
+        // lost writes (Linux reports a writeback error once), then acknowledge them.
+        schedulerConfiguration.durabilityLost = { message in
+            DaemonLog.error("exiting without answering the requests it covered; a restart recovers what is on disk")
+            notifier.failed(errno: EIO, status: "failed: \(message)")
+            _exit(Scheduler.durabilityLostExitStatus)
+        }
         return Scheduler(store: store, configuration: schedulerConfiguration, containment: containment)
     }
 

@@ -52,7 +52,8 @@ public enum Daemon {
             let (store, checkedAll) = try DatabaseStartup.open(path: databasePath)
             let containment = try setUpContainment(configuration)
             containmentInForce = containment
-            let scheduler = makeScheduler(configuration, store: store, logDirectory: logDirectory, containment: containment)
+            let scheduler = makeScheduler(
+                configuration, store: store, logDirectory: logDirectory, containment: containment, notifier: notifier)
             // Orphaned grandchildren of jobs are reparented to orchd and reaped here.
             let orphanReaper = OrphanReaper(queue: DispatchQueue(label: "orchd.orphans"))
             let observers = BuiltInObservers.add(to: scheduler, containment: containment, notifier: notifier)

@@ -41,6 +41,12 @@ public actor Scheduler {
         /// The most running jobs one user may have in a queue that sets no limit of its own;
         /// `nil`: no limit.
         public var maxRunningPerUser: Int? = nil
+        /// Runs on the control queue when a group-commit barrier's `fdatasync` failed, with
+        /// the error's text: what it covered may never reach the disk, so nothing is
+        /// acknowledged from then on. The default ends the process at once with status 74
+        /// (`EX_IOERR`, sysexits.h), as a crash would end it: a restart recovers what is on
+        /// disk. The daemon also tells systemd why; tests record the call instead.
+        public var durabilityLost: @Sendable (_ message: String) -> Void = { _ in _exit(Scheduler.durabilityLostExitStatus) }
 
         /// Creates a value with every field given.
         public init(
@@ -58,6 +64,10 @@ public actor Scheduler {
             self.eventRetention = eventRetention
         }
     }
+
+    /// The exit status of a daemon whose database could not be synced to disk
+    /// (``Configuration/durabilityLost``): `EX_IOERR` of sysexits.h.
+    public static let durabilityLostExitStatus: Int32 = 74
 
     /// The actor's executor, over the control queue.
     nonisolated let executor: DispatchQueueExecutor
@@ -194,6 +204,7 @@ public actor Scheduler {
             self?.assumeIsolated { $0.deliverEvents(through: durableThrough) }
             MemoryTrimmer.shared.trimSoon()
         }
+        groupCommit.syncFailed = { [durabilityLost = configuration.durabilityLost] message in durabilityLost(message) }
         // Events written before this start are history, not news for observers.
         lastDeliveredSeq = try eventLog.lastSeq()
         try eventLog.prune(keep: configuration.eventRetention)

@@ -27,6 +27,12 @@ import Foundation
 /// queue (events first, as after a barrier), and a timer starts a barrier at most the
 /// interval after the first change it covers.
 ///
+/// A barrier whose `fdatasync` fails ends the daemon (``syncFailed``): Linux may report a
+/// writeback error once and then count the pages as written, so no later barrier could tell
+/// whether the commits it covered are on disk, and their acknowledgements are never sent. A
+/// WAL file that cannot be opened (too many open files) is no such failure: the barrier is
+/// tried again, its acknowledgements still waiting.
+///
 /// Not `Sendable`: owned by an actor on the owning queue (the ``Scheduler``), which calls it
 /// there; its own later turns re-enter it through ``reenter``, i.e. through that actor.
 final class GroupCommit {
@@ -68,17 +74,44 @@ final class GroupCommit {
     /// owner before the first change.
     var reenter: Reenter?
 
+    /// Runs on the owning queue when a barrier's `fdatasync` failed, with the error's text:
+    /// the acknowledgements it held are dropped and no barrier starts again, so nothing more
+    /// is promised durable. The scheduler ends the daemon here (a restart recovers what is on
+    /// disk, as after a crash).
+    var syncFailed: ((_ message: String) -> Void)?
+    /// A barrier's `fdatasync` failed: nothing is acknowledged any more.
+    private(set) var durabilityLost = false
+    /// How a barrier syncs: ``syncWAL(_:withDirectory:)``; tests pass one that fails.
+    private let sync: @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome
+
+    /// How one barrier's sync went.
+    enum SyncOutcome: Equatable, Sendable {
+        /// The WAL (and, when asked, the directory) is on disk.
+        case durable
+        /// The WAL file could not be opened (no sync was tried); worth trying again.
+        case notOpened(String)
+        /// `fdatasync` failed: what it covered may never reach the disk.
+        case failed(String)
+    }
+
+    /// How long a barrier whose WAL file could not be opened waits before it is tried again.
+    static let reopenDelay: Duration = .milliseconds(100)
+
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
     /// fail, every commit stays `FULL`: slower, never less durable.
-    /// - Parameter syncQueue: where barriers run (tests pass one they can hold up).
+    /// - Parameters:
+    ///   - syncQueue: where barriers run (tests pass one they can hold up).
+    ///   - sync: how a barrier syncs (tests pass one that fails).
     init(
         database: Database, queue: DispatchQueue, policy: SyncPolicy = .always,
-        syncQueue: DispatchQueue = DispatchQueue(label: "orchd.group-commit")
+        syncQueue: DispatchQueue = DispatchQueue(label: "orchd.group-commit"),
+        sync: @escaping @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome = GroupCommit.syncWAL
     ) {
         self.database = database
         self.queue = queue
         self.policy = policy
         self.syncQueue = syncQueue
+        self.sync = sync
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -141,12 +174,12 @@ final class GroupCommit {
         let batch = inFlight + committed
         inFlight.removeAll()
         committed.removeAll()
-        syncHere()
+        guard !durabilityLost, syncHere() else { return }
         finish(batch + takeWaiting(), durableThrough: nil)
     }
 
     private func scheduleBarrier() {
-        guard !barrierScheduled else { return }
+        guard !barrierScheduled, !durabilityLost else { return }
         barrierScheduled = true
         later { $0.startBarrier() }
     }
@@ -173,53 +206,86 @@ final class GroupCommit {
         let mark = barrierStarting?()
         let path = database.path
         let withDirectory = !directorySynced
-        directorySynced = true
-        syncQueue.async { [reenter, queue] in
-            Self.sync(path, withDirectory: withDirectory)
+        syncQueue.async { [reenter, queue, sync] in
+            let outcome = sync(path, withDirectory)
             queue.async {
                 reenter? { commit in
                     commit.barrierScheduled = false
-                    commit.barriersFinished += 1
                     // Empty when a flush ran them first.
                     let batch = commit.inFlight
                     commit.inFlight.removeAll()
-                    commit.finish(batch, durableThrough: mark)
-                    if commit.dirty { commit.barrierNeeded() }
+                    switch outcome {
+                    case .durable:
+                        if withDirectory { commit.directorySynced = true }
+                        commit.barriersFinished += 1
+                        commit.finish(batch, durableThrough: mark)
+                        if commit.dirty { commit.barrierNeeded() }
+                    case .notOpened(let message):
+                        DaemonLog.error("\(message); trying again in \(Self.reopenDelay)")
+                        commit.waiting = batch + commit.waiting
+                        commit.dirty = true
+                        commit.later(after: Self.reopenDelay) { $0.scheduleBarrier() }
+                    case .failed(let message):
+                        commit.lose(message)
+                    }
                 }
             }
         }
     }
 
-    /// A barrier on the owning queue.
-    private func syncHere() {
-        Self.sync(database.path, withDirectory: !directorySynced)
-        directorySynced = true
-        barriersFinished += 1
+    /// A barrier on the owning queue; `false` when it failed (``lose(_:)`` has run, or for a
+    /// WAL file that could not be opened, the error is logged).
+    private func syncHere() -> Bool {
+        switch sync(database.path, !directorySynced) {
+        case .durable:
+            directorySynced = true
+            barriersFinished += 1
+            return true
+        case .notOpened(let message):
+            DaemonLog.error(message)
+            return false
+        case .failed(let message):
+            lose(message)
+            return false
+        }
+    }
+
+    /// A sync failed: drops every acknowledgement waiting, starts no barrier again, and tells
+    /// the owner.
+    private func lose(_ message: String) {
+        durabilityLost = true
+        waiting.removeAll()
+        inFlight.removeAll()
+        committed.removeAll()
+        DaemonLog.error(message)
+        syncFailed?(message)
     }
 
     /// `fdatasync(2)`s the WAL file of the database at `path`, which holds every commit not
-    /// yet checkpointed; the first time also the directory, which holds the WAL file's name
-    /// (the WAL is created when the database is opened). Without a WAL file (none was
+    /// yet checkpointed; when `withDirectory`, also the directory, which holds the WAL file's
+    /// name (the WAL is created when the database is opened). Without a WAL file (none was
     /// written since the last checkpoint removed it), the database file itself.
-    /// A failure is logged: the changes stay committed and survive a crash of the daemon.
-    private static func sync(_ path: String, withDirectory: Bool) {
+    static func syncWAL(_ path: String, withDirectory: Bool) -> SyncOutcome {
         var fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
         if fd < 0 && errno == ENOENT { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            return DaemonLog.error("cannot sync the job database to disk: cannot open \(path)-wal: \(String(cString: strerror(errno)))")
+            return .notOpened("cannot sync the job database to disk: cannot open \(path)-wal: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         guard fdatasync(fd) == 0 else {
-            return DaemonLog.error("cannot sync the job database to disk: \(String(cString: strerror(errno)))")
+            return .failed("cannot sync the job database to disk: \(String(cString: strerror(errno)))")
         }
-        guard withDirectory else { return }
+        guard withDirectory else { return .durable }
         let directory = (path as NSString).deletingLastPathComponent
         let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { return }
-        if fsync(directoryFD) != 0 {
-            DaemonLog.error("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
+        // A directory that cannot be read (mode 0300) cannot be synced at all: as before,
+        // the WAL's own sync stands; waiting would hold every acknowledgement for ever.
+        guard directoryFD >= 0 else { return .durable }
+        defer { close(directoryFD) }
+        guard fsync(directoryFD) == 0 else {
+            return .failed("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
         }
-        close(directoryFD)
+        return .durable
     }
 
     /// After a barrier: the events, then the acknowledgements it covered. Acknowledgements

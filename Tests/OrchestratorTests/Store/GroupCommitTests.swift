@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Orchestrator
@@ -13,10 +14,17 @@ struct GroupCommitTests {
         let database: Database
         let commit: GroupCommit
 
-        init(path: String, policy: SyncPolicy, syncQueue: DispatchQueue = DispatchQueue(label: "test.group-commit")) throws {
+        init(
+            path: String, policy: SyncPolicy, syncQueue: DispatchQueue = DispatchQueue(label: "test.group-commit"),
+            sync: @escaping @Sendable (String, Bool) -> GroupCommit.SyncOutcome = GroupCommit.syncWAL
+        ) throws {
             let database = try JobStore(database: Database(path: path)).database
             self.database = database
-            commit = GroupCommit(database: database, queue: executor.queue, policy: policy, syncQueue: syncQueue)
+            commit = GroupCommit(database: database, queue: executor.queue, policy: policy, syncQueue: syncQueue, sync: sync)
+        }
+
+        func setSyncFailed(_ work: @escaping @Sendable (String) -> Void) {
+            commit.syncFailed = work
         }
 
         /// Connects the group commit's later turns to this owner; first thing after init.
@@ -148,5 +156,59 @@ struct GroupCommitTests {
         await owner.flush()
         #expect(ran.value == 1)
         #expect(await owner.barriers() == 1)
+    }
+
+    /// A sync that answers from `outcomes` in turn (the last one for ever), counting calls.
+    final class ScriptedSync: Sendable {
+        private let state: Mutex<(outcomes: [GroupCommit.SyncOutcome], calls: Int)>
+        init(_ outcomes: [GroupCommit.SyncOutcome]) { state = Mutex((outcomes, 0)) }
+        var calls: Int { state.withLock { $0.calls } }
+        func callAsFunction(_ path: String, _ withDirectory: Bool) -> GroupCommit.SyncOutcome {
+            state.withLock { state in
+                state.calls += 1
+                return state.outcomes.count > 1 ? state.outcomes.removeFirst() : state.outcomes[0]
+            }
+        }
+    }
+
+    @Test("a failed fdatasync drops the acknowledgements it covered, tells the owner once, and no barrier follows")
+    func failedSync() async throws {
+        let directory = try TemporaryDirectory()
+        let sync = ScriptedSync([.failed("cannot sync the job database to disk: Input/output error")])
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0, $1) })
+        await owner.attach()
+        let failures = LockedBox<[String]>([])
+        let told = DispatchSemaphore(value: 0)
+        await owner.setSyncFailed { message in
+            failures.value.append(message)
+            told.signal()
+        }
+        let ran = LockedBox(0)
+        await owner.afterDurable { ran.value += 1 }
+        #expect(told.wait(timeout: .now() + 30) == .success)
+        // Later changes and a flush at a stop acknowledge nothing and sync no more.
+        await owner.afterDurable { ran.value += 1 }
+        await owner.flush()
+        #expect(ran.value == 0)
+        #expect(failures.value == ["cannot sync the job database to disk: Input/output error"])
+        #expect(sync.calls == 1)
+        #expect(await owner.barriers() == 0)
+    }
+
+    @Test("a WAL file that cannot be opened is tried again; the acknowledgements wait for the barrier that succeeds")
+    func walNotOpened() async throws {
+        let directory = try TemporaryDirectory()
+        let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable])
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0, $1) })
+        await owner.attach()
+        let acknowledged = DispatchSemaphore(value: 0)
+        let seen = LockedBox<(barriers: Int, syncs: Int)?>(nil)
+        await owner.afterDurable {
+            seen.value = (owner.assumeIsolated { $0.barriers() }, sync.calls)
+            acknowledged.signal()
+        }
+        #expect(acknowledged.wait(timeout: .now() + 30) == .success)
+        #expect(seen.value?.barriers == 1)
+        #expect(seen.value?.syncs == 3)
     }
 }
