@@ -44,6 +44,7 @@ public final class Statement {
         }
         self.handle = statement
         self.sql = sql
+        columnNames = Self.firstNames(of: statement)
     }
 
     deinit {
@@ -139,7 +140,7 @@ public final class Statement {
     ///   timeout, the disk is full, ... Call ``reset()`` before running the statement again.
     @discardableResult
     public func step() throws(DatabaseError) -> Bool {
-        nextColumnGuess = 0
+        lastColumn = -1
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -162,48 +163,47 @@ public final class Statement {
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
     /// Each result column's index by its name (`sqlite3_column_name`: the alias given with
-    /// `AS`, else the column's own name), computed once per prepared statement, so a row is
-    /// read by name at the cost of a reading by position. When two columns share a name, the
-    /// first one counts.
+    /// `AS`, else the column's own name), so a row is read by name at the cost of a reading by
+    /// position. When two columns share a name, the first one counts.
     public private(set) lazy var columnIndexes: [String: Int] = {
         var indexes: [String: Int] = [:]
-        for index in 0..<columnCount {
-            guard let name = sqlite3_column_name(handle, Int32(index)) else { continue }
-            let key = String(cString: name)
-            if indexes[key] == nil { indexes[key] = index }
+        for (index, name) in columnNames.enumerated() {
+            if let name { indexes[name] = index }
         }
         return indexes
     }()
 
     /// Each result column's name by position, `nil` where an earlier column has the same name
-    /// (as ``columnIndexes``, the first one counts).
-    private lazy var columnNames: [String?] = {
-        var names = [String?](repeating: nil, count: columnCount)
-        for (name, index) in columnIndexes { names[index] = name }
-        return names
-    }()
+    /// (as in ``columnIndexes``, the first one counts).
+    private let columnNames: [String?]
 
-    /// The last column looked up by name: a row is usually asked a column's storage class,
-    /// then its value, and a repeated name then costs one comparison instead of a hash.
-    private var lastColumnLookup: (name: String, index: Int?)?
+    /// The furthest column of the current row found by name, -1 before the first.
+    ///
+    /// Rows are mostly read in the SELECT's order, and a column is often read twice in a row
+    /// (its storage class, then its value): the name asked is then this column's or the next
+    /// one's, and one or two comparisons replace a hash. A look back at an earlier column
+    /// leaves it where it is.
+    private var lastColumn = -1
 
-    /// The column after the furthest one found by name in this row: rows are mostly read in
-    /// the SELECT's order, so the next name is usually this column's, and a comparison
-    /// replaces a hash. A look back at an earlier column leaves it.
-    private var nextColumnGuess = 0
+    private static func firstNames(of handle: OpaquePointer) -> [String?] {
+        var seen: Set<String> = []
+        return (0..<Int(sqlite3_column_count(handle))).map { index in
+            guard let name = sqlite3_column_name(handle, Int32(index)).map({ String(cString: $0) }) else { return nil }
+            return seen.insert(name).inserted ? name : nil
+        }
+    }
 
     /// The index of result column `name` (as in ``columnIndexes``), or `nil` when the
     /// statement does not select it.
     public func columnIndex(_ name: String) -> Int? {
-        if let last = lastColumnLookup, last.name == name { return last.index }
-        let index: Int?
-        if nextColumnGuess < columnNames.count, columnNames[nextColumnGuess] == name {
-            index = nextColumnGuess
-        } else {
-            index = columnIndexes[name]
+        let next = lastColumn + 1
+        if lastColumn >= 0, columnNames[lastColumn] == name { return lastColumn }
+        if next < columnNames.count, columnNames[next] == name {
+            lastColumn = next
+            return next
         }
-        if let index { nextColumnGuess = max(nextColumnGuess, index + 1) }
-        lastColumnLookup = (name, index)
+        guard let index = columnIndexes[name] else { return nil }
+        lastColumn = max(lastColumn, index)
         return index
     }
 
