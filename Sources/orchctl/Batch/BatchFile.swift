@@ -39,6 +39,10 @@ enum BatchFile {
         var defaultsObject: [String: JSONValue]?
         let decoder = JSONDecoder()
         let encoder = JSONEncoder()
+        // A plain line is the defaults with a command of its own: all but the command is
+        // checked once here (each line's check of the environment was most of parsing it).
+        var defaultsProblem: JobSpecError?
+        do { try defaults.validate() } catch { defaultsProblem = error }
 
         // "\r\n" is one Character in Swift, so CRLF files need it named as a separator.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
@@ -47,15 +51,21 @@ enum BatchFile {
             let number = index + 1
             do throws(BatchFileError.Problem) {
                 var spec: JobSpec
-                if line.hasPrefix("{") {
+                let isJSON = line.hasPrefix("{")
+                if isJSON {
                     if defaultsObject == nil { defaultsObject = try object(of: defaults, encoder: encoder, decoder: decoder, line: number) }
                     spec = try jsonSpec(String(line), defaults: defaultsObject ?? [:], encoder: encoder, decoder: decoder, line: number)
                 } else {
                     spec = defaults
                     spec.command = .shell(String(line))
                 }
-                do {
-                    try spec.validate()
+                do throws(JobSpecError) {
+                    if isJSON {
+                        try spec.validate()
+                    } else {
+                        try spec.validateCommand()
+                        if let defaultsProblem { throw defaultsProblem }
+                    }
                 } catch {
                     throw BatchFileError.Problem(line: number, message: error.message)
                 }

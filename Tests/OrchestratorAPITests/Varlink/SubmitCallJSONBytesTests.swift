@@ -81,6 +81,39 @@ struct SubmitCallJSONBytesTests {
         if codable == nil { #expect(fast == nil, "what JSONDecoder refuses is left to it") }
     }
 
+    @Test("a SubmitBatch call is written by hand and decodes to the same specs, environment and returnJobs")
+    func submitBatchCall() throws {
+        let write = try #require(JobsInterface.submitBatch.writeParameters)
+        for environment in [nil, [:], ["PATH": "/usr/bin", "é": "\u{0}x\"y"]] as [[String: String]?] {
+            for returnJobs in [nil, true, false] as [Bool?] {
+                for specs in [[], [Self.specs[0]], Self.specs] {
+                    let parameters = JobsInterface.SubmitBatchParameters(specs: specs, environment: environment, returnJobs: returnJobs)
+                    var writer = JSONByteWriter()
+                    write(parameters, &writer)
+                    let decoded = try JSONDecoder().decode(JobsInterface.SubmitBatchParameters.self, from: Data(writer.bytes))
+                    #expect(decoded.specs == specs)
+                    #expect(decoded.environment == environment)
+                    #expect(decoded.returnJobs == returnJobs)
+                }
+            }
+        }
+    }
+
+    @Test("environments compare by their bytes: one dictionary with itself, equal copies, and canonically equal but different bytes")
+    func environmentBytes() {
+        let shared = ["PATH": "/usr/bin", "LANG": "C.UTF-8"]
+        let copy = Dictionary(uniqueKeysWithValues: shared.map { ($0.key, $0.value) })
+        #expect(JobSpec.environmentsHaveSameBytes(shared, shared))
+        #expect(JobSpec.environmentsHaveSameBytes(shared, copy))
+        #expect(JobSpec.environmentsHaveSameBytes([:], [:]))
+        #expect(!JobSpec.environmentsHaveSameBytes(shared, [:]))
+        #expect(!JobSpec.environmentsHaveSameBytes(["A": "1"], ["A": "12"]))
+        #expect(!JobSpec.environmentsHaveSameBytes(["A": "1"], ["B": "1"]))
+        // "é" as one code point and as "e" with a combining accent: == calls them equal.
+        #expect(["X": "\u{E9}"] == ["X": "e\u{301}"])
+        #expect(!JobSpec.environmentsHaveSameBytes(["X": "\u{E9}"], ["X": "e\u{301}"]))
+    }
+
     @Test("Wait's parameters written directly decode to the same IDs", arguments: [[], [1], [3, 1, Int64.max]] as [[Int64]])
     func waitParameters(ids: [Int64]) throws {
         let parameters = JobsInterface.IDsParameters(ids: ids.map(JobID.init(rawValue:)))
