@@ -18,3 +18,33 @@ static inline int orchd_sqlite3_config_memory_status(int on) {
 static inline int orchd_sqlite3_config_statement_journal_spill(int bytes) {
     return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, bytes);
 }
+
+/* orchd's own automatic checkpoint: SQLite's default WAL hook (sqlite3_wal_autocheckpoint)
+   ignores what its checkpoint returns, so an fsync that fails there went unnoticed, and a
+   later fsync of the WAL may succeed without the lost writes (Linux reports a writeback error
+   once). This hook checkpoints as the default one does (PASSIVE, once the WAL holds
+   `threshold` pages; https://www.sqlite.org/c3ref/wal_hook.html) and keeps the code of an
+   fsync that failed in `sync_failure` for the owner to read. */
+typedef struct orchd_checkpoint_state {
+    int threshold;     /* WAL pages that start a checkpoint; 0: never */
+    int sync_failure;  /* 0, or the extended code of the first checkpoint fsync that failed */
+} orchd_checkpoint_state;
+
+static inline int orchd_is_sync_failure(int code) {
+    return code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_DIR_FSYNC;
+}
+
+static inline int orchd_checkpoint_hook(void *context, sqlite3 *db, const char *name, int pages) {
+    orchd_checkpoint_state *state = (orchd_checkpoint_state *)context;
+    if (state->threshold > 0 && pages >= state->threshold) {
+        int code = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, 0, 0);
+        if (code != SQLITE_OK && orchd_is_sync_failure(sqlite3_extended_errcode(db)) && state->sync_failure == 0) {
+            state->sync_failure = sqlite3_extended_errcode(db);
+        }
+    }
+    return SQLITE_OK;
+}
+
+static inline void orchd_sqlite3_install_checkpoint_hook(sqlite3 *db, orchd_checkpoint_state *state) {
+    sqlite3_wal_hook(db, orchd_checkpoint_hook, state);
+}

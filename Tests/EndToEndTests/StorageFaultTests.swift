@@ -308,4 +308,34 @@ struct StorageFaultTests {
         let status = try daemon.orchctl(["status"])
         #expect(status.status == 0, "\(status)")
     }
+
+    @Test("an fsync of SQLite's own checkpoint that fails ends orchd with status 74: the barrier after it acknowledges nothing")
+    func failedCheckpointSync() throws {
+        let shim = try FailingSyncShim()
+        let daemon = try TestDaemon(environment: shim.environment)
+        defer { daemon.stop() }
+        _ = try daemon.orchctl(["pause"])
+        // About 5 MB of jobs: SQLite checkpoints once the WAL holds 1,000 pages (4 MiB).
+        let lines = (1...8_000).map { "echo \($0) " + String(repeating: "x", count: 300) }
+        let file = daemon.directory + "/jobs.txt"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try shim.failWritersFromNow()
+        let batch = try daemon.orchctl(["submit", "--batch", file])
+        #expect(batch.status != 0, "\(batch.standardError)")
+        let acknowledged = batch.standardOutput.split(separator: "\n").count
+        #expect(acknowledged < 8_000, "the chunk whose commit checkpointed was not acknowledged")
+        let process = try #require(daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("a checkpoint could not sync the database to disk"), "\(daemon.daemonLog)")
+
+        // Restarted: every acknowledged job is there.
+        try shim.stopFailing()
+        try daemon.start()
+        if acknowledged > 0 {
+            let last = batch.standardOutput.split(separator: "\n")[acknowledged - 1]
+            let shown = try daemon.orchctl(["show", String(last)])
+            #expect(shown.status == 0, "\(shown)")
+        }
+    }
 }

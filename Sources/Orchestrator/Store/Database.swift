@@ -19,6 +19,10 @@ public final class Database {
     public let path: String
     let handle: OpaquePointer
     private var statements: [StatementKey: Statement] = [:]
+    /// The automatic checkpoint's threshold and the first fsync failure of a checkpoint
+    /// (``checkpointSyncFailure``); read by the WAL hook during commits, so it lives as long as
+    /// the connection.
+    private let checkpointState: UnsafeMutablePointer<orchd_checkpoint_state>
     /// The busy timeout set at open, in ms; restored after a checkpoint that waits less.
     private let busyTimeoutMilliseconds: Int32
 
@@ -52,6 +56,8 @@ public final class Database {
         }
         self.path = path
         self.handle = connection
+        checkpointState = .allocate(capacity: 1)
+        checkpointState.initialize(to: orchd_checkpoint_state(threshold: Self.checkpointPages, sync_failure: 0))
         let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         busyTimeoutMilliseconds = Int32(clamping: milliseconds)
         // From here on, a throw runs deinit, which closes the connection.
@@ -87,8 +93,24 @@ public final class Database {
 
     deinit {
         statements.removeAll() // finalizes the cached statements first
+        // The hook goes first: a close deferred past this deinit must not read freed state.
+        sqlite3_wal_hook(handle, nil, nil)
         // close_v2 defers the close until statements still held elsewhere are finalized.
         sqlite3_close_v2(handle)
+        checkpointState.deallocate()
+    }
+
+    /// WAL pages that start a checkpoint, as SQLite's own default.
+    static let checkpointPages: Int32 = 1000
+
+    /// The first fsync failure of one of this connection's checkpoints (its automatic ones and
+    /// ``checkpointTruncatingLog(waitingAtMost:)``), or `nil`. Once set it stays: what that
+    /// checkpoint wrote may be lost, and a later fsync cannot tell (Linux reports a writeback
+    /// error once), so nothing this connection committed can be promised durable again.
+    public var checkpointSyncFailure: DatabaseError? {
+        let code = checkpointState.pointee.sync_failure
+        guard code != 0 else { return nil }
+        return DatabaseError(code: code, message: "a checkpoint could not sync the database to disk (\(String(cString: sqlite3_errstr(code))))")
     }
 
     private func configure() throws(DatabaseError) {
@@ -106,6 +128,8 @@ public final class Database {
         // FULL: in WAL mode, sync the WAL at every commit, so an acknowledged write survives
         // power loss (https://www.sqlite.org/pragma.html#pragma_synchronous).
         try execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+        // Replaces the default automatic checkpoint, whose fsync failures go unseen.
+        orchd_sqlite3_install_checkpoint_hook(handle, checkpointState)
     }
 
     // MARK: - Statements
@@ -198,19 +222,19 @@ public final class Database {
     /// a WAL's space only after a checkpoint: on a file system with less room than that, the
     /// WAL fills it and the store stays full. Short of space, the WAL is checkpointed every
     /// ``shortOfSpaceCheckpointPages`` pages and cut back to ``shortOfSpaceLogBytes`` when it
-    /// restarts (`PRAGMA wal_autocheckpoint`, `PRAGMA journal_size_limit`,
+    /// restarts (the checkpoint hook's threshold, `PRAGMA journal_size_limit`,
     /// <https://www.sqlite.org/pragma.html>); more checkpoints cost more syncs of the database
     /// file, so the usual sizes return with the space.
     /// - Parameter short: whether the file system is short of space.
     /// - Throws: ``DatabaseError`` when SQLite refuses the pragmas (it does not for a full disk).
     public func setShortOfSpace(_ short: Bool) throws(DatabaseError) {
-        try execute(short
-            ? "PRAGMA wal_autocheckpoint = \(Self.shortOfSpaceCheckpointPages); PRAGMA journal_size_limit = \(Self.shortOfSpaceLogBytes)"
-            : "PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = -1")
+        // The threshold is the hook's own: `PRAGMA wal_autocheckpoint` would put SQLite's back.
+        try execute(short ? "PRAGMA journal_size_limit = \(Self.shortOfSpaceLogBytes)" : "PRAGMA journal_size_limit = -1")
+        checkpointState.pointee.threshold = short ? Self.shortOfSpaceCheckpointPages : Self.checkpointPages
     }
 
     /// WAL pages between two checkpoints while short of space (256 KiB of 4 KiB pages).
-    static let shortOfSpaceCheckpointPages = 64
+    static let shortOfSpaceCheckpointPages: Int32 = 64
     /// What the WAL file is cut back to when it restarts while short of space, in bytes.
     static let shortOfSpaceLogBytes = 256 << 10
 
@@ -229,6 +253,10 @@ public final class Database {
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         if code & 0xFF == SQLITE_BUSY { return false }
         guard code == SQLITE_OK else {
+            let extended = sqlite3_extended_errcode(handle)
+            if orchd_is_sync_failure(extended) != 0 && checkpointState.pointee.sync_failure == 0 {
+                checkpointState.pointee.sync_failure = extended
+            }
             throw DatabaseError(code: sqlite3_extended_errcode(handle), connection: handle, sql: nil)
         }
         return true

@@ -29,9 +29,11 @@ import Foundation
 ///
 /// A barrier whose `fdatasync` fails ends the daemon (``syncFailed``): Linux may report a
 /// writeback error once and then count the pages as written, so no later barrier could tell
-/// whether the commits it covered are on disk, and their acknowledgements are never sent. A
-/// WAL file that cannot be opened (too many open files) is no such failure: the barrier is
-/// tried again, its acknowledgements still waiting.
+/// whether the commits it covered are on disk, and their acknowledgements are never sent. So
+/// does an fsync of SQLite's own checkpoint that failed (``Database/checkpointSyncFailure``),
+/// or a WAL file gone or refused. One that cannot be opened for want of descriptors
+/// (`EMFILE`) is no such failure: no sync was tried, and the barrier is tried again every
+/// ``reopenDelay``, its acknowledgements and any that come meanwhile waiting.
 ///
 /// Not `Sendable`: owned by an actor on the owning queue (the ``Scheduler``), which calls it
 /// there; its own later turns re-enter it through ``reenter``, i.e. through that actor.
@@ -81,6 +83,11 @@ final class GroupCommit {
     var syncFailed: ((_ message: String) -> Void)?
     /// A barrier's `fdatasync` failed: nothing is acknowledged any more.
     private(set) var durabilityLost = false
+    /// What the barrier in flight's sync returned, once it has (a flush waits for it).
+    private var inFlightOutcome: LockedBox<SyncOutcome?>?
+    /// Barriers in a row whose WAL file could not be opened (the first of every
+    /// ``reopenFailuresLogged`` is logged).
+    private var reopenFailures = 0
     /// How a barrier syncs: ``syncWAL(_:withDirectory:)``; tests pass one that fails.
     private let sync: @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome
 
@@ -88,14 +95,18 @@ final class GroupCommit {
     enum SyncOutcome: Equatable, Sendable {
         /// The WAL (and, when asked, the directory) is on disk.
         case durable
-        /// The WAL file could not be opened (no sync was tried); worth trying again.
+        /// The WAL file could not be opened for want of descriptors or memory (no sync was
+        /// tried); worth trying again.
         case notOpened(String)
-        /// `fdatasync` failed: what it covered may never reach the disk.
+        /// `fdatasync` failed, or the file is gone or refused: what it covered may never
+        /// reach the disk.
         case failed(String)
     }
 
     /// How long a barrier whose WAL file could not be opened waits before it is tried again.
     static let reopenDelay: Duration = .milliseconds(100)
+    /// One of this many failed opens in a row is logged (once every 10 s).
+    static let reopenFailuresLogged = 100
 
     /// Switches the connection to `synchronous=NORMAL` for ordinary commits. Should that
     /// fail, every commit stays `FULL`: slower, never less durable.
@@ -170,7 +181,14 @@ final class GroupCommit {
     /// and runs every acknowledgement waiting for it, those of a barrier still in flight too:
     /// this sync covers their commits as well, and once it returns the connections close, so
     /// an acknowledgement left to that barrier could be a stored job whose reply is lost.
+    /// A barrier in flight is waited for first: when its `fdatasync` failed, this one's could
+    /// succeed without the lost writes, so its failure decides. A sync that fails here, or a
+    /// WAL file that cannot be opened at this last chance, acknowledges nothing.
     func flush() {
+        if barrierScheduled, let inFlightOutcome {
+            syncQueue.sync {}
+            if case .failed(let message)? = inFlightOutcome.value { return lose(message) }
+        }
         let batch = inFlight + committed
         inFlight.removeAll()
         committed.removeAll()
@@ -206,45 +224,68 @@ final class GroupCommit {
         let mark = barrierStarting?()
         let path = database.path
         let withDirectory = !directorySynced
+        let outcomeBox = LockedBox<SyncOutcome?>(nil)
+        inFlightOutcome = outcomeBox
         syncQueue.async { [reenter, queue, sync] in
             let outcome = sync(path, withDirectory)
+            outcomeBox.value = outcome
             queue.async {
                 reenter? { commit in
-                    commit.barrierScheduled = false
+                    commit.inFlightOutcome = nil
                     // Empty when a flush ran them first.
                     let batch = commit.inFlight
                     commit.inFlight.removeAll()
-                    switch outcome {
-                    case .durable:
-                        if withDirectory { commit.directorySynced = true }
-                        commit.barriersFinished += 1
-                        commit.finish(batch, durableThrough: mark)
-                        if commit.dirty { commit.barrierNeeded() }
-                    case .notOpened(let message):
-                        DaemonLog.error("\(message); trying again in \(Self.reopenDelay)")
-                        commit.waiting = batch + commit.waiting
-                        commit.dirty = true
-                        commit.later(after: Self.reopenDelay) { $0.scheduleBarrier() }
-                    case .failed(let message):
-                        commit.lose(message)
-                    }
+                    commit.barrierFinished(outcome, batch: batch, withDirectory: withDirectory, mark: mark)
                 }
             }
         }
     }
 
-    /// A barrier on the owning queue; `false` when it failed (``lose(_:)`` has run, or for a
-    /// WAL file that could not be opened, the error is logged).
+    /// Back on the owning queue after a barrier's sync: acknowledges what it covered, tries a
+    /// WAL file that could not be opened again, or gives up on durability.
+    private func barrierFinished(_ outcome: SyncOutcome, batch: [@Sendable () -> Void], withDirectory: Bool, mark: Int64?) {
+        switch checked(outcome) {
+        case .durable:
+            barrierScheduled = false
+            if withDirectory { directorySynced = true }
+            barriersFinished += 1
+            if reopenFailures > 0 {
+                DaemonLog.info("the job database's WAL file opens again; acknowledgements go out")
+                reopenFailures = 0
+            }
+            finish(batch, durableThrough: mark)
+            if dirty { barrierNeeded() }
+        case .notOpened(let message):
+            // One retry at a time: changes meanwhile wait with these (barrierScheduled stays).
+            if reopenFailures % Self.reopenFailuresLogged == 0 {
+                DaemonLog.error("\(message); acknowledgements wait, trying again every \(Self.reopenDelay)")
+            }
+            reopenFailures += 1
+            waiting = batch + waiting
+            dirty = true
+            later(after: Self.reopenDelay) { $0.startBarrier() }
+        case .failed(let message):
+            barrierScheduled = false
+            lose(message)
+        }
+    }
+
+    /// `outcome`, unless SQLite's own checkpoint failed to sync meanwhile: then the sync that
+    /// succeeded proves nothing (``Database/checkpointSyncFailure``).
+    private func checked(_ outcome: SyncOutcome) -> SyncOutcome {
+        guard case .durable = outcome, let failure = database.checkpointSyncFailure else { return outcome }
+        return .failed("cannot sync the job database to disk: \(failure.message)")
+    }
+
+    /// A barrier on the owning queue; `false` when it failed (``lose(_:)`` has run).
     private func syncHere() -> Bool {
-        switch sync(database.path, !directorySynced) {
+        switch checked(sync(database.path, !directorySynced)) {
         case .durable:
             directorySynced = true
             barriersFinished += 1
             return true
-        case .notOpened(let message):
-            DaemonLog.error(message)
-            return false
-        case .failed(let message):
+        case .notOpened(let message), .failed(let message):
+            // The last chance (a stop): nothing can be retried.
             lose(message)
             return false
         }
@@ -267,9 +308,16 @@ final class GroupCommit {
     /// written since the last checkpoint removed it), the database file itself.
     static func syncWAL(_ path: String, withDirectory: Bool) -> SyncOutcome {
         var fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
-        if fd < 0 && errno == ENOENT { fd = open(path, O_RDONLY | O_CLOEXEC) }
+        var opened = path + "-wal"
+        if fd < 0 && errno == ENOENT {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            opened = path
+        }
         guard fd >= 0 else {
-            return .notOpened("cannot sync the job database to disk: cannot open \(path)-wal: \(String(cString: strerror(errno)))")
+            let code = errno
+            let message = "cannot sync the job database to disk: cannot open \(opened): \(String(cString: strerror(code)))"
+            // Out of descriptors or memory passes; a file gone or refused does not.
+            return [EMFILE, ENFILE, ENOMEM, EINTR, EAGAIN].contains(code) ? .notOpened(message) : .failed(message)
         }
         defer { close(fd) }
         guard fdatasync(fd) == 0 else {

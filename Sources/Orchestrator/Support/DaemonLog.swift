@@ -63,21 +63,50 @@ public enum DaemonLog {
             : "\(Timestamp.format(Date())) orchd: \(level.name): \(message())\n"
     }
 
-    /// Writes whole lines made by ``line(_:_:)`` to stderr in as few write(2) calls as the
-    /// kernel allows (one, unless it takes part of them); a failed write drops the rest, as a
-    /// log line that cannot be written has nowhere else to go.
+    /// Writes lines made by ``line(_:_:)`` to stderr in pieces of whole lines of at most
+    /// `PIPE_BUF` bytes each (4,096 on Linux), which a pipe takes whole or not at all (pipe(7)):
+    /// a log reader that falls behind a non-blocking pipe loses whole lines, as when each line
+    /// was written alone, and never gets half of one. A piece the kernel refuses (`EAGAIN`) is
+    /// dropped, as a log line that cannot be written has nowhere else to go.
     static func write(lines bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
+        bytes.withUnsafeBufferPointer { buffer in
+            for piece in pieces(of: buffer, limit: Int(PIPE_BUF)) {
+                writeWhole(UnsafeBufferPointer(rebasing: buffer[piece]))
+            }
+        }
+    }
+
+    /// `bytes` cut after newlines into consecutive pieces of at most `limit` bytes; a line
+    /// longer than `limit` is a piece of its own, and bytes after the last newline are the
+    /// last piece.
+    static func pieces(of bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> [Range<Int>] {
+        var pieces: [Range<Int>] = []
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count {
+                let lineEnd = (bytes[end...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count - 1) + 1
+                if lineEnd - start > limit && end > start { break }
+                end = lineEnd
+            }
+            pieces.append(start..<end)
+            start = end
+        }
+        return pieces
+    }
+
+    /// Writes `piece` to stderr, resuming after a partial write; gives up at an error.
+    private static func writeWhole(_ piece: UnsafeBufferPointer<UInt8>) {
+        guard let base = piece.baseAddress else { return }
+        var offset = 0
+        while offset < piece.count {
+            let written = Glibc.write(STDERR_FILENO, base + offset, piece.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return
             }
         }
     }

@@ -123,7 +123,7 @@ struct GroupCommitTests {
         #expect(handed.value == [1])
     }
 
-    @Test("--sync always: flush at shutdown runs the acknowledgements of a barrier still in flight, once")
+    @Test("--sync always: flush at shutdown waits for the barrier in flight, then runs its acknowledgements once")
     func flushWithBarrierInFlight() async throws {
         let directory = try TemporaryDirectory()
         // The barrier's queue is held, so the barrier the acknowledgement starts stays in flight.
@@ -136,14 +136,36 @@ struct GroupCommitTests {
         #expect(await owner.barriers() == 0)
         #expect(ran.value == 0)
 
-        await owner.flush()
-        #expect(ran.value == 1, "flush ran the acknowledgement the held barrier was to run")
-
         let finished = DispatchSemaphore(value: 0)
         await owner.setAfterBarrier { if owner.assumeIsolated({ $0.barriers() }) == 2 { finished.signal() } }
+        // The flush waits for the held barrier's sync (whose failure would decide), so it is
+        // released from here while the flush runs.
+        async let flushed: Void = owner.flush()
         release.signal()
+        await flushed
+        #expect(ran.value == 1, "flush ran the acknowledgement the held barrier was to run")
         #expect(finished.wait(timeout: .now() + 30) == .success, "the held barrier finished")
         #expect(ran.value == 1, "and did not run it a second time")
+    }
+
+    @Test("a flush during a barrier whose fdatasync fails acknowledges nothing, though its own sync would succeed")
+    func flushAfterFailedBarrier() async throws {
+        let directory = try TemporaryDirectory()
+        let (syncQueue, release) = Self.heldSyncQueue()
+        let sync = ScriptedSync([.failed("cannot sync the job database to disk: Input/output error"), .durable])
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue, sync: { sync($0, $1) })
+        await owner.attach()
+        let failures = LockedBox(0)
+        await owner.setSyncFailed { _ in failures.value += 1 }
+        let ran = LockedBox(0)
+        await owner.afterDurable { ran.value += 1 }
+        #expect(await owner.barriers() == 0)
+        async let flushed: Void = owner.flush()
+        release.signal()
+        await flushed
+        #expect(ran.value == 0)
+        #expect(failures.value == 1)
+        #expect(sync.calls == 1, "the flush did not sync again after the failure")
     }
 
     @Test("--sync interval: flush at shutdown runs the acknowledgements still waiting after one barrier")
@@ -195,20 +217,37 @@ struct GroupCommitTests {
         #expect(await owner.barriers() == 0)
     }
 
-    @Test("a WAL file that cannot be opened is tried again; the acknowledgements wait for the barrier that succeeds")
+    @Test("a WAL file that cannot be opened is tried again, one try at a time; every acknowledgement waits for the barrier that succeeds")
     func walNotOpened() async throws {
         let directory = try TemporaryDirectory()
         let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable])
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0, $1) })
         await owner.attach()
         let acknowledged = DispatchSemaphore(value: 0)
-        let seen = LockedBox<(barriers: Int, syncs: Int)?>(nil)
-        await owner.afterDurable {
-            seen.value = (owner.assumeIsolated { $0.barriers() }, sync.calls)
-            acknowledged.signal()
+        let seen = LockedBox<[(barriers: Int, syncs: Int)]>([])
+        for _ in 0..<5 {
+            // Each change while a try is pending waits with it instead of starting its own.
+            await owner.afterDurable {
+                seen.value.append((owner.assumeIsolated { $0.barriers() }, sync.calls))
+                acknowledged.signal()
+            }
         }
-        #expect(acknowledged.wait(timeout: .now() + 30) == .success)
-        #expect(seen.value?.barriers == 1)
-        #expect(seen.value?.syncs == 3)
+        for _ in 0..<5 { #expect(acknowledged.wait(timeout: .now() + 30) == .success) }
+        #expect(seen.value.count == 5)
+        #expect(seen.value.allSatisfy { $0.barriers == 1 }, "\(seen.value)")
+        #expect(sync.calls == 3, "three tries in all")
+    }
+
+    @Test("a WAL file and database that are gone fail the sync: nothing waits for ever")
+    func walGone() throws {
+        let directory = try TemporaryDirectory()
+        let outcome = GroupCommit.syncWAL(directory.file("missing/orchd.sqlite3"), withDirectory: false)
+        guard case .failed(let message) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(message.contains("cannot open \(directory.file("missing/orchd.sqlite3")): No such file or directory"))
+        #expect(GroupCommit.syncWAL(directory.file("k.sqlite3"), withDirectory: true) == .failed(
+            "cannot sync the job database to disk: cannot open \(directory.file("k.sqlite3")): No such file or directory"))
     }
 }
