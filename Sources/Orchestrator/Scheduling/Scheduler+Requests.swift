@@ -59,10 +59,13 @@ extension Scheduler {
     ) throws(SchedulerError) -> Submission {
         // A job stored now could not get its reply before the connections close.
         guard !isStopping else { throw .stopping }
+        var validEnvironment: [String: String]?
         for spec in specs {
-            do { try spec.validate() } catch {
+            let known = validEnvironment.map { JobSpec.isSameDictionary($0, spec.environment) } ?? false
+            do { try spec.validate(environmentAlreadyValid: known) } catch {
                 throw .invalidSpec(error)
             }
+            validEnvironment = spec.environment
             _ = try declaredRunner(spec.queue)
         }
         let now = Date()

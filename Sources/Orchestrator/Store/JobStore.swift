@@ -158,7 +158,12 @@ public final class JobStore {
             // The jobs of a batch usually share one environment, and so do the submits of one
             // shell: encode and store it once.
             func environmentID(_ spec: JobSpec) throws -> Int64 {
-                if let lastEnvironment, JobSpec.environmentsHaveSameBytes(lastEnvironment.environment, spec.environment) { return lastEnvironment.id }
+                if let last = lastEnvironment, JobSpec.environmentsHaveSameBytes(last.environment, spec.environment) {
+                    // This dictionary from now on: the next spec of a batch shares it, and is
+                    // then known without reading a byte.
+                    lastEnvironment = (spec.environment, last.id)
+                    return last.id
+                }
                 let id = try storeEnvironment(spec.environment, in: db)
                 lastEnvironment = (spec.environment, id)
                 return id

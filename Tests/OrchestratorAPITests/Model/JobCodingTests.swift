@@ -77,6 +77,21 @@ struct JobCodingTests {
         #expect(throws: JobSpecError.invalidEnvironmentName("A=B")) { try badName.validate() }
     }
 
+    @Test("an environment validated before is skipped, and only it: the command, cwd and the rest are still checked")
+    func validationOfASharedEnvironment() throws {
+        let badName = JobSpec(command: .shell("true"), cwd: "/", environment: ["A=B": "c"])
+        #expect(throws: JobSpecError.invalidEnvironmentName("A=B")) { try badName.validate(environmentAlreadyValid: false) }
+        try badName.validate(environmentAlreadyValid: true)
+        let relative = JobSpec(command: .shell("true"), cwd: "tmp", environment: [:])
+        #expect(throws: JobSpecError.relativeWorkingDirectory("tmp")) { try relative.validate(environmentAlreadyValid: true) }
+        let empty = JobSpec(command: .argv([]), cwd: "/", environment: [:])
+        #expect(throws: JobSpecError.emptyCommand) { try empty.validate(environmentAlreadyValid: true) }
+        // One dictionary is itself; an equal copy is another dictionary.
+        let shared = ["PATH": "/bin"]
+        #expect(JobSpec.isSameDictionary(shared, shared))
+        #expect(!JobSpec.isSameDictionary(shared, Dictionary(uniqueKeysWithValues: [("PATH", "/bin")])))
+    }
+
     @Test("queue names follow the documented rule", arguments: [
         ("default", true), ("builds.nightly-2_x", true), ("", false), (".hidden", false), ("-x", false),
         ("has space", false), (String(repeating: "q", count: 65), false), (String(repeating: "q", count: 64), true),
