@@ -60,7 +60,22 @@ public enum DaemonLog {
         // The journal stamps lines itself; a plain log file needs the time on each line.
         return toJournal
             ? "<\(level.rawValue)>\(message())\n"
-            : "\(Timestamp.format(Date())) orchd: \(level.name): \(message())\n"
+            : "\(stamp(Date())) orchd: \(level.name): \(message())\n"
+    }
+
+    /// The last time stamp written, by its millisecond: the lines of one event delivery share
+    /// it, and formatting the date again was a quarter of writing a line.
+    private static let lastStamp = Mutex<(millisecond: Int64, text: String)>((.min, ""))
+
+    /// `Timestamp.format(date)`, reusing the text of the same millisecond.
+    static func stamp(_ date: Date) -> String {
+        let microseconds = Timestamp.microseconds(date)
+        // As Timestamp.format cuts it: towards the earlier millisecond.
+        let millisecond = microseconds >= 0 ? microseconds / 1000 : (microseconds - 999) / 1000
+        return lastStamp.withLock { last in
+            if last.millisecond != millisecond { last = (millisecond, Timestamp.format(date)) }
+            return last.text
+        }
     }
 
     /// Writes lines made by ``line(_:_:)`` to stderr in pieces of whole lines of at most

@@ -1,3 +1,5 @@
+import Foundation
+import OrchestratorAPI
 import Testing
 
 @testable import Orchestrator
@@ -34,5 +36,18 @@ struct DaemonLogPiecesTests {
         #expect(pieces("a\n" + long + "b\n", limit: 10) == ["a\n", long, "b\n"])
         #expect(pieces("a\nb\ntail", limit: 4) == ["a\nb\n", "tail"])
         #expect(pieces("", limit: 4) == [])
+    }
+}
+
+@Suite("Log time stamps")
+struct DaemonLogStampTests {
+    @Test("a stamp is Timestamp.format's text, also for times that share a millisecond or follow one another")
+    func sameAsFormat() {
+        let base = Date(timeIntervalSince1970: 1_796_160_000.1234)
+        let times = [0, 0.0001, 0.0004, 0.0009, 0.001, 0.0015, -0.5, 3600, 0.000999, -1_796_160_000.1234 - 0.0005]
+            .map { base.addingTimeInterval($0) }
+        for time in times + times.reversed() {
+            #expect(DaemonLog.stamp(time) == Timestamp.format(time), "\(time.timeIntervalSince1970)")
+        }
     }
 }
