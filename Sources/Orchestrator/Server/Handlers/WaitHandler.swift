@@ -17,7 +17,9 @@ struct WaitHandler: VarlinkMethodHandler {
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             let more = call.more
             let caller = call.caller
-            Task { [scheduler] in
+            // On the scheduler's request executor: reaching the actor, and resuming there when
+            // the last job ends, are turns of the control queue, not hops through the global pool.
+            Task(executorPreference: scheduler.requestExecutor) { [scheduler] in
                 let jobs: [Job]
                 do throws(SchedulerError) {
                     jobs = try await scheduler.wait(for: parameters.ids, by: caller)
