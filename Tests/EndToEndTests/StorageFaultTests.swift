@@ -338,4 +338,38 @@ struct StorageFaultTests {
             #expect(shown.status == 0, "\(shown)")
         }
     }
+
+    @Test("a checkpoint at a clean stop whose fsync fails ends orchd with status 74, its WAL kept for the next start")
+    func failedCheckpointAtStop() throws {
+        let shim = try FailingSyncShim()
+        let daemon = try TestDaemon(environment: shim.environment)
+        defer { daemon.stop() }
+        let submitted = try daemon.orchctl(["submit", "--delay", "1h", "--", "true"])
+        #expect(submitted.status == 0, "\(submitted)")
+        try shim.failWritersFromNow()
+        #expect(daemon.stop() == Scheduler.durabilityLostExitStatus, "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("a checkpoint could not sync the database to disk"), "\(daemon.daemonLog)")
+        #expect(FileManager.default.fileExists(atPath: daemon.stateDirectory + "/orchd.db-wal"), "the WAL is kept")
+
+        try shim.stopFailing()
+        try daemon.start()
+        let shown = try daemon.orchctl(["show", submitted.line])
+        #expect(shown.status == 0, "the acknowledged job is there: \(shown)")
+    }
+
+    @Test("a WAL file removed while orchd runs ends it with status 74 at the next barrier: nothing written after is acknowledged")
+    func walRemoved() throws {
+        let daemon = try TestDaemon()
+        defer { daemon.stop() }
+        let first = try daemon.orchctl(["submit", "--delay", "1h", "--", "true"])
+        #expect(first.status == 0, "\(first)")
+        try FileManager.default.removeItem(atPath: daemon.stateDirectory + "/orchd.db-wal")
+        let second = try daemon.orchctl(["submit", "--delay", "1h", "--", "true"])
+        #expect(second.status == 69, "\(second)")
+        #expect(second.standardOutput == "", "no ID")
+        let process = try #require(daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("-wal: No such file or directory"), "\(daemon.daemonLog)")
+    }
 }

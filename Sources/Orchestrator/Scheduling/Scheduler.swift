@@ -300,6 +300,13 @@ public actor Scheduler {
         } catch {
             DaemonLog.warning("cannot checkpoint the database at stop: \(error)")
         }
+        // The checkpoint's fsync failed: the WAL holds the only good copy, and closing would
+        // checkpoint again and delete it once a second fsync succeeds. Ends here, as a crash.
+        if let failure = store.database.checkpointSyncFailure {
+            let message = "cannot sync the job database to disk: \(failure.message)"
+            DaemonLog.error(message)
+            configuration.durabilityLost(message)
+        }
     }
 
     /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and

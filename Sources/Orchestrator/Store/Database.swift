@@ -95,6 +95,9 @@ public final class Database {
         statements.removeAll() // finalizes the cached statements first
         // The hook goes first: a close deferred past this deinit must not read freed state.
         sqlite3_wal_hook(handle, nil, nil)
+        // After a checkpoint's fsync failed, the WAL may hold the only good copy: a close
+        // must not checkpoint it away (and delete it) on the strength of a later fsync.
+        if checkpointState.pointee.sync_failure != 0 { orchd_sqlite3_set_no_checkpoint_on_close(handle, 1) }
         // close_v2 defers the close until statements still held elsewhere are finalized.
         sqlite3_close_v2(handle)
         checkpointState.deallocate()

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Foundation
+import Synchronization
 
 /// Group commit: many state changes, one `fsync`.
 ///
@@ -88,7 +89,7 @@ final class GroupCommit {
     /// Barriers in a row whose WAL file could not be opened (the first of every
     /// ``reopenFailuresLogged`` is logged).
     private var reopenFailures = 0
-    /// How a barrier syncs: ``syncWAL(_:withDirectory:)``; tests pass one that fails.
+    /// How a barrier syncs: ``SyncedFiles/sync(withDirectory:)``; tests pass one that fails.
     private let sync: @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome
 
     /// How one barrier's sync went.
@@ -112,17 +113,19 @@ final class GroupCommit {
     /// fail, every commit stays `FULL`: slower, never less durable.
     /// - Parameters:
     ///   - syncQueue: where barriers run (tests pass one they can hold up).
-    ///   - sync: how a barrier syncs (tests pass one that fails).
+    ///   - sync: how a barrier syncs (tests pass one that fails); `nil`:
+    ///     ``SyncedFiles/sync(withDirectory:)`` of the database's files.
     init(
         database: Database, queue: DispatchQueue, policy: SyncPolicy = .always,
         syncQueue: DispatchQueue = DispatchQueue(label: "orchd.group-commit"),
-        sync: @escaping @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome = GroupCommit.syncWAL
+        sync: (@Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome)? = nil
     ) {
         self.database = database
         self.queue = queue
         self.policy = policy
         self.syncQueue = syncQueue
-        self.sync = sync
+        let files = SyncedFiles(databasePath: database.path)
+        self.sync = sync ?? { _, withDirectory in files.sync(withDirectory: withDirectory) }
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -302,38 +305,77 @@ final class GroupCommit {
         syncFailed?(message)
     }
 
-    /// `fdatasync(2)`s the WAL file of the database at `path`, which holds every commit not
-    /// yet checkpointed; when `withDirectory`, also the directory, which holds the WAL file's
-    /// name (the WAL is created when the database is opened). Without a WAL file (none was
-    /// written since the last checkpoint removed it), the database file itself.
-    static func syncWAL(_ path: String, withDirectory: Bool) -> SyncOutcome {
-        var fd = open(path + "-wal", O_RDONLY | O_CLOEXEC)
-        var opened = path + "-wal"
-        if fd < 0 && errno == ENOENT {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
-            opened = path
+    /// The database and WAL files a barrier syncs, as they were when first seen: SQLite keeps
+    /// both open, so a name that is gone or names another file means the frames SQLite writes
+    /// are in a file no barrier reaches (someone removed or replaced it), and nothing can be
+    /// promised durable.
+    final class SyncedFiles: Sendable {
+        /// A file's device and inode.
+        struct Identity: Equatable, Sendable {
+            var device: UInt64
+            var inode: UInt64
         }
-        guard fd >= 0 else {
-            let code = errno
-            let message = "cannot sync the job database to disk: cannot open \(opened): \(String(cString: strerror(code)))"
-            // Out of descriptors or memory passes; a file gone or refused does not.
-            return [EMFILE, ENFILE, ENOMEM, EINTR, EAGAIN].contains(code) ? .notOpened(message) : .failed(message)
+
+        /// The database file's path.
+        let databasePath: String
+        private let identities = Mutex<(database: Identity?, wal: Identity?)>((nil, nil))
+
+        /// Records the database file as it is now (it is open).
+        init(databasePath: String) {
+            self.databasePath = databasePath
+            var info = stat()
+            if stat(databasePath, &info) == 0 {
+                identities.withLock { $0.database = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) }
+            }
         }
-        defer { close(fd) }
-        guard fdatasync(fd) == 0 else {
-            return .failed("cannot sync the job database to disk: \(String(cString: strerror(errno)))")
+
+        /// `fdatasync(2)`s the WAL file, which holds every commit not yet checkpointed; when
+        /// `withDirectory`, also the directory, which holds the WAL file's name. A WAL or
+        /// database file that is gone or was replaced fails, as does the sync; a WAL file
+        /// that cannot be opened for want of descriptors or memory is `notOpened`.
+        func sync(withDirectory: Bool) -> SyncOutcome {
+            let walPath = databasePath + "-wal"
+            let fd = open(walPath, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                let message = "cannot sync the job database to disk: cannot open \(walPath): \(String(cString: strerror(code)))"
+                // Out of descriptors or memory passes; a file gone or refused does not.
+                return [EMFILE, ENFILE, ENOMEM, EINTR, EAGAIN].contains(code) ? .notOpened(message) : .failed(message)
+            }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                return .failed("cannot sync the job database to disk: cannot stat \(walPath): \(String(cString: strerror(errno)))")
+            }
+            let wal = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            let expected = identities.withLock { identities in
+                if identities.wal == nil { identities.wal = wal }
+                return identities
+            }
+            guard expected.wal == wal else {
+                return .failed("cannot sync the job database to disk: \(walPath) was replaced by another file")
+            }
+            guard stat(databasePath, &info) == 0 else {
+                return .failed("cannot sync the job database to disk: \(databasePath): \(String(cString: strerror(errno)))")
+            }
+            guard expected.database == nil || expected.database == Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) else {
+                return .failed("cannot sync the job database to disk: \(databasePath) was replaced by another file")
+            }
+            guard fdatasync(fd) == 0 else {
+                return .failed("cannot sync the job database to disk: \(String(cString: strerror(errno)))")
+            }
+            guard withDirectory else { return .durable }
+            let directory = (databasePath as NSString).deletingLastPathComponent
+            let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            // A directory that cannot be read (mode 0300) cannot be synced at all: the WAL's
+            // own sync stands; waiting would hold every acknowledgement for ever.
+            guard directoryFD >= 0 else { return .durable }
+            defer { close(directoryFD) }
+            guard fsync(directoryFD) == 0 else {
+                return .failed("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
+            }
+            return .durable
         }
-        guard withDirectory else { return .durable }
-        let directory = (path as NSString).deletingLastPathComponent
-        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        // A directory that cannot be read (mode 0300) cannot be synced at all: as before,
-        // the WAL's own sync stands; waiting would hold every acknowledgement for ever.
-        guard directoryFD >= 0 else { return .durable }
-        defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else {
-            return .failed("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
-        }
-        return .durable
     }
 
     /// After a barrier: the events, then the acknowledgements it covered. Acknowledgements

@@ -16,7 +16,7 @@ struct GroupCommitTests {
 
         init(
             path: String, policy: SyncPolicy, syncQueue: DispatchQueue = DispatchQueue(label: "test.group-commit"),
-            sync: @escaping @Sendable (String, Bool) -> GroupCommit.SyncOutcome = GroupCommit.syncWAL
+            sync: (@Sendable (String, Bool) -> GroupCommit.SyncOutcome)? = nil
         ) throws {
             let database = try JobStore(database: Database(path: path)).database
             self.database = database
@@ -238,16 +238,30 @@ struct GroupCommitTests {
         #expect(sync.calls == 3, "three tries in all")
     }
 
-    @Test("a WAL file and database that are gone fail the sync: nothing waits for ever")
-    func walGone() throws {
+    @Test("a WAL or database file removed or replaced fails the sync: the frames SQLite writes would be out of reach")
+    func filesGoneOrReplaced() throws {
         let directory = try TemporaryDirectory()
-        let outcome = GroupCommit.syncWAL(directory.file("missing/orchd.sqlite3"), withDirectory: false)
-        guard case .failed(let message) = outcome else {
-            Issue.record("\(outcome)")
-            return
-        }
-        #expect(message.contains("cannot open \(directory.file("missing/orchd.sqlite3")): No such file or directory"))
-        #expect(GroupCommit.syncWAL(directory.file("k.sqlite3"), withDirectory: true) == .failed(
-            "cannot sync the job database to disk: cannot open \(directory.file("k.sqlite3")): No such file or directory"))
+        let path = directory.file("orchd.sqlite3")
+        let database = try JobStore(database: Database(path: path)).database
+        let files = GroupCommit.SyncedFiles(databasePath: path)
+        #expect(files.sync(withDirectory: true) == .durable)
+
+        // Replaced: another file under the WAL's name.
+        try FileManager.default.moveItem(atPath: path + "-wal", toPath: path + "-wal.kept")
+        _ = FileManager.default.createFile(atPath: path + "-wal", contents: Data())
+        #expect(files.sync(withDirectory: false) == .failed("cannot sync the job database to disk: \(path)-wal was replaced by another file"))
+        // Gone.
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        #expect(files.sync(withDirectory: false)
+            == .failed("cannot sync the job database to disk: cannot open \(path)-wal: No such file or directory"))
+        try FileManager.default.moveItem(atPath: path + "-wal.kept", toPath: path + "-wal")
+        #expect(files.sync(withDirectory: false) == .durable)
+
+        // The database file gone, its WAL still there.
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".kept")
+        #expect(files.sync(withDirectory: false) == .failed("cannot sync the job database to disk: \(path): No such file or directory"))
+        _ = FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(files.sync(withDirectory: false) == .failed("cannot sync the job database to disk: \(path) was replaced by another file"))
+        withExtendedLifetime(database) {}
     }
 }
