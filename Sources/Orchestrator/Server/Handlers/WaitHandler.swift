@@ -17,9 +17,7 @@ struct WaitHandler: VarlinkMethodHandler {
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             let more = call.more
             let caller = call.caller
-            // On the scheduler's request executor: reaching the actor, and resuming there when
-            // the last job ends, are turns of the control queue, not hops through the global pool.
-            Task(executorPreference: scheduler.requestExecutor) { [scheduler] in
+            Task { [scheduler] in
                 let jobs: [Job]
                 do throws(SchedulerError) {
                     jobs = try await scheduler.wait(for: parameters.ids, by: caller)
