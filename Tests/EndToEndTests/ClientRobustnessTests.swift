@@ -107,7 +107,19 @@ struct ClientRobustnessTests {
         let refused = try daemon.orchctl(["submit", "--batch", batch])
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.standardError.contains("Error: line 2: no queue named 'wrok'"), "\(refused)")
-        #expect(refused.standardError.contains("Nothing was submitted."), "\(refused)")
+        // After the error, as after a batch file's own errors.
+        #expect(refused.standardError.hasSuffix("'orchctl queue add wrok')\nNothing was submitted.\n"), "\(refused)")
+        #expect(try daemon.orchctl(["status", "--all"]).standardOutput == "No jobs.\n")
+    }
+
+    @Test("a batch given an unknown --queue blames the option, not a line, and nothing is submitted")
+    func unknownDefaultQueueBlamesNoLine() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "plain.batch", "true\ntrue\n")
+        let refused = try daemon.orchctl(["submit", "--queue", "wrok", "--batch", batch])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.standardError.hasPrefix("Error: no queue named 'wrok'"), "\(refused)")
+        #expect(refused.standardError.hasSuffix("\nNothing was submitted.\n"), "\(refused)")
         #expect(try daemon.orchctl(["status", "--all"]).standardOutput == "No jobs.\n")
     }
 

@@ -162,7 +162,7 @@ enum SubmitCommand: OrchctlCommand {
                         try connection.call(JobsInterface.submitBatch, parameters)
                     }
                 } catch {
-                    throw Self.namingLine(error, specs: numbered[chunk])
+                    throw Self.namingLine(error, specs: numbered[chunk], defaultQueue: template.queue)
                 }
                 if !json {
                     context.console.write(reply.ids.map { $0.description + "\n" }.joined())
@@ -176,16 +176,19 @@ enum SubmitCommand: OrchctlCommand {
             // orchd refused the call (all of its jobs are stored or none), or the connection
             // broke (the call may have been stored before it did).
             let refused = (error as? CommandFailure)?.remoteErrorName != nil
+            let outcome: String?
             if submittedCount > 0 {
                 // Chunks follow the file's order: the stored jobs are its first lines.
                 let lastLine = numbered[submittedCount - 1].line
                 let rest = refused ? "none after it was" : "whether those after it were is unknown (the connection broke before orchd answered)"
-                context.console.printError(
-                    "Note: \(submittedCount) of \(specs.count) jobs were submitted before the error, up to line \(lastLine); \(rest).")
-            } else if refused {
-                context.console.printError("Nothing was submitted.")
+                outcome = "Note: \(submittedCount) of \(specs.count) jobs were submitted before the error, up to line \(lastLine); \(rest)."
+            } else {
+                outcome = refused ? "Nothing was submitted." : nil
             }
-            throw error
+            // After the error, as a batch file's own errors are followed by it.
+            guard let outcome, var failure = error as? CommandFailure else { throw error }
+            failure.message += "\n" + outcome
+            throw failure
         }
         if json { context.console.write(try JSONOutput.text(submitted)) }
         return .success
@@ -194,11 +197,14 @@ enum SubmitCommand: OrchctlCommand {
     /// `failure` with the batch line it is about when orchd refused a spec for depending on a
     /// job that does not exist: orchd's error names the ID, not the spec, so the first line of
     /// the chunk that depends on that ID is the one it met first.
-    /// So is a queue orchd does not know: the first line naming it.
-    static func namingLine(_ failure: CommandFailure, specs: ArraySlice<(line: Int, spec: JobSpec)>) -> CommandFailure {
+    /// So is a queue orchd does not know: the first line naming it, unless it is the queue
+    /// every line gets by default (`--queue`), which no line is to blame for.
+    static func namingLine(
+        _ failure: CommandFailure, specs: ArraySlice<(line: Int, spec: JobSpec)>, defaultQueue: QueueName
+    ) -> CommandFailure {
         let line: Int?
         if failure.remoteErrorName == JobsInterface.Errors.unknownQueue, let name = failure.remoteName {
-            line = specs.first(where: { $0.spec.queue.rawValue == name })?.line
+            line = name == defaultQueue.rawValue ? nil : specs.first(where: { $0.spec.queue.rawValue == name })?.line
         } else if failure.remoteErrorName == JobsInterface.Errors.invalidJobSpec, failure.message.hasSuffix(" to depend on"),
                   let word = failure.message.split(separator: " ").dropLast(3).last, let id = Int64(word) {
             line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
