@@ -158,7 +158,7 @@ END;
 -- wait is 'requeued'.
 CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
-    SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+    SELECT max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), NEW.submitted_at, coalesce(NEW.started_at, 0)),
         CASE
             WHEN NEW.state = 'running' THEN 'started'
             WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'

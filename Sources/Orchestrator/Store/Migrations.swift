@@ -49,6 +49,9 @@ public enum Migrations {
         migrator.registerMigration("v12-state-check-without-list") { db in
             try rewriteStateCheck(db)
         }
+        migrator.registerMigration("v13-event-times-after-the-job") { db in
+            try db.execute(v13EventTimesSQL)
+        }
         return migrator
     }()
 
@@ -133,6 +136,32 @@ public enum Migrations {
         CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
             INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
             SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER),
+                CASE
+                    WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN OLD.state = 'finished' THEN 'requeued'
+                    WHEN NEW.state = 'waiting' AND OLD.state = 'running' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a
+                ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        """
+
+    /// v13: a job's state event is never dated before the job's own times. The trigger dated
+    /// it with `julianday('now')`, which SQLite keeps to the millisecond, while orchd stamps
+    /// `submitted_at` and `started_at` to the microsecond: a job started within the
+    /// millisecond it was submitted got a `started` event up to 1 ms before its `submitted`
+    /// event. The time is now the latest of that, `submitted_at` and `started_at`.
+    static let v13EventTimesSQL = """
+        DROP TRIGGER jobs_state_event;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), NEW.submitted_at, coalesce(NEW.started_at, 0)),
                 CASE
                     WHEN NEW.state = 'running' THEN 'started'
                     WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
