@@ -260,7 +260,7 @@ public final class Database {
             if orchd_is_sync_failure(extended) != 0 && checkpointState.pointee.sync_failure == 0 {
                 checkpointState.pointee.sync_failure = extended
             }
-            throw DatabaseError(code: sqlite3_extended_errcode(handle), connection: handle, sql: nil)
+            throw DatabaseError(code: extended, connection: handle, sql: nil)
         }
         return true
     }

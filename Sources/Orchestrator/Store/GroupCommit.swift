@@ -90,7 +90,7 @@ final class GroupCommit {
     /// ``reopenFailuresLogged`` is logged).
     private var reopenFailures = 0
     /// How a barrier syncs: ``SyncedFiles/sync(withDirectory:)``; tests pass one that fails.
-    private let sync: @Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome
+    private let sync: @Sendable (_ withDirectory: Bool) -> SyncOutcome
 
     /// How one barrier's sync went.
     enum SyncOutcome: Equatable, Sendable {
@@ -118,14 +118,13 @@ final class GroupCommit {
     init(
         database: Database, queue: DispatchQueue, policy: SyncPolicy = .always,
         syncQueue: DispatchQueue = DispatchQueue(label: "orchd.group-commit"),
-        sync: (@Sendable (_ databasePath: String, _ withDirectory: Bool) -> SyncOutcome)? = nil
+        sync: (@Sendable (_ withDirectory: Bool) -> SyncOutcome)? = nil
     ) {
         self.database = database
         self.queue = queue
         self.policy = policy
         self.syncQueue = syncQueue
-        let files = SyncedFiles(databasePath: database.path)
-        self.sync = sync ?? { _, withDirectory in files.sync(withDirectory: withDirectory) }
+        self.sync = sync ?? SyncedFiles(databasePath: database.path).sync(withDirectory:)
         try? database.execute("PRAGMA synchronous = NORMAL")
     }
 
@@ -225,12 +224,11 @@ final class GroupCommit {
     private func startBarrier() {
         inFlight = takeWaiting()
         let mark = barrierStarting?()
-        let path = database.path
         let withDirectory = !directorySynced
         let outcomeBox = LockedBox<SyncOutcome?>(nil)
         inFlightOutcome = outcomeBox
         syncQueue.async { [reenter, queue, sync] in
-            let outcome = sync(path, withDirectory)
+            let outcome = sync(withDirectory)
             outcomeBox.value = outcome
             queue.async {
                 reenter? { commit in
@@ -282,7 +280,7 @@ final class GroupCommit {
 
     /// A barrier on the owning queue; `false` when it failed (``lose(_:)`` has run).
     private func syncHere() -> Bool {
-        switch checked(sync(database.path, !directorySynced)) {
+        switch checked(sync(!directorySynced)) {
         case .durable:
             directorySynced = true
             barriersFinished += 1
@@ -314,6 +312,11 @@ final class GroupCommit {
         struct Identity: Equatable, Sendable {
             var device: UInt64
             var inode: UInt64
+
+            init(_ info: stat) {
+                device = UInt64(info.st_dev)
+                inode = UInt64(info.st_ino)
+            }
         }
 
         /// The database file's path.
@@ -325,7 +328,7 @@ final class GroupCommit {
             self.databasePath = databasePath
             var info = stat()
             if stat(databasePath, &info) == 0 {
-                identities.withLock { $0.database = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) }
+                identities.withLock { $0.database = Identity(info) }
             }
         }
 
@@ -347,7 +350,7 @@ final class GroupCommit {
             guard fstat(fd, &info) == 0 else {
                 return .failed("cannot sync the job database to disk: cannot stat \(walPath): \(String(cString: strerror(errno)))")
             }
-            let wal = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            let wal = Identity(info)
             let expected = identities.withLock { identities in
                 if identities.wal == nil { identities.wal = wal }
                 return identities
@@ -358,7 +361,7 @@ final class GroupCommit {
             guard stat(databasePath, &info) == 0 else {
                 return .failed("cannot sync the job database to disk: \(databasePath): \(String(cString: strerror(errno)))")
             }
-            guard expected.database == nil || expected.database == Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) else {
+            guard expected.database == nil || expected.database == Identity(info) else {
                 return .failed("cannot sync the job database to disk: \(databasePath) was replaced by another file")
             }
             guard fdatasync(fd) == 0 else {

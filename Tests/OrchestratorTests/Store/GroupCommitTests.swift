@@ -16,7 +16,7 @@ struct GroupCommitTests {
 
         init(
             path: String, policy: SyncPolicy, syncQueue: DispatchQueue = DispatchQueue(label: "test.group-commit"),
-            sync: (@Sendable (String, Bool) -> GroupCommit.SyncOutcome)? = nil
+            sync: (@Sendable (Bool) -> GroupCommit.SyncOutcome)? = nil
         ) throws {
             let database = try JobStore(database: Database(path: path)).database
             self.database = database
@@ -153,7 +153,7 @@ struct GroupCommitTests {
         let directory = try TemporaryDirectory()
         let (syncQueue, release) = Self.heldSyncQueue()
         let sync = ScriptedSync([.failed("cannot sync the job database to disk: Input/output error"), .durable])
-        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue, sync: { sync($0, $1) })
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue, sync: { sync($0) })
         await owner.attach()
         let failures = LockedBox(0)
         await owner.setSyncFailed { _ in failures.value += 1 }
@@ -185,7 +185,7 @@ struct GroupCommitTests {
         private let state: Mutex<(outcomes: [GroupCommit.SyncOutcome], calls: Int)>
         init(_ outcomes: [GroupCommit.SyncOutcome]) { state = Mutex((outcomes, 0)) }
         var calls: Int { state.withLock { $0.calls } }
-        func callAsFunction(_ path: String, _ withDirectory: Bool) -> GroupCommit.SyncOutcome {
+        func callAsFunction(_ withDirectory: Bool) -> GroupCommit.SyncOutcome {
             state.withLock { state in
                 state.calls += 1
                 return state.outcomes.count > 1 ? state.outcomes.removeFirst() : state.outcomes[0]
@@ -197,7 +197,7 @@ struct GroupCommitTests {
     func failedSync() async throws {
         let directory = try TemporaryDirectory()
         let sync = ScriptedSync([.failed("cannot sync the job database to disk: Input/output error")])
-        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0, $1) })
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()
         let failures = LockedBox<[String]>([])
         let told = DispatchSemaphore(value: 0)
@@ -221,7 +221,7 @@ struct GroupCommitTests {
     func walNotOpened() async throws {
         let directory = try TemporaryDirectory()
         let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable])
-        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0, $1) })
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()
         let acknowledged = DispatchSemaphore(value: 0)
         let seen = LockedBox<[(barriers: Int, syncs: Int)]>([])
