@@ -219,8 +219,8 @@ public enum JobsInterface {
         }
     }
 
-    /// `SubmitBatch(specs, returnJobs) -> (ids, jobs)`: queue many jobs in one transaction;
-    /// all or none.
+    /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`: queue many jobs in one
+    /// transaction; all or none.
     public struct SubmitBatchParameters: Codable, Sendable, JSONByteEncodable {
         /// The jobs to submit, in order.
         public var specs: [JobSpec]
@@ -236,8 +236,8 @@ public enum JobsInterface {
             self.returnJobs = returnJobs
         }
 
-        /// Writes what the synthesized `encode(to:)` encodes (JSONEncoder was three quarters
-        /// of `orchctl submit --batch`'s work for a spec).
+        /// Writes what the synthesized `encode(to:)` encodes (JSONEncoder was a quarter of
+        /// `orchctl submit --batch`'s work for a line).
         public func writeJSON(to writer: inout JSONByteWriter) {
             writer.raw(#"{"specs":"#)
             writer.array(specs)
