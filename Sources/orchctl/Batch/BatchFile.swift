@@ -89,7 +89,8 @@ enum BatchFile {
         do {
             given = try decoder.decode([String: JSONValue].self, from: Data(line.utf8))
         } catch {
-            throw .init(line: number, message: "not a JSON object")
+            // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
+            throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
         }
         if let unknown = given.keys.sorted().first(where: { !fields.contains($0) }) {
             throw .init(line: number, message: "unknown field '\(unknown)' (fields: \(fields.sorted().joined(separator: ", ")))")

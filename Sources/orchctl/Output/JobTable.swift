@@ -146,7 +146,9 @@ struct JobTable: Sendable {
     ///   - state: the `--state` filter, named before "jobs".
     static func truncation(shown: Int, total: Int?, state: String? = nil) -> String {
         let what = state.map { "\($0) jobs" } ?? "jobs"
-        guard let total else { return "Showing the newest \(grouped(shown)) matching jobs; use --all or --limit N." }
+        guard let total else {
+            return "Showing the newest \(grouped(shown)) matching \(shown == 1 ? "job" : "jobs"); use --all or --limit N."
+        }
         return "Showing the newest \(grouped(shown)) of \(grouped(total)) \(what); use --all or --limit N."
     }
 

@@ -79,18 +79,20 @@ struct BatchFileTests {
             # fine
             {not json
             {"shell": "x", "delay": "5s"}
+            {"argv": ["cut", "short"
             {"priority": 1}
             {"shell": "x", "cwd": "relative"}
             {"shell": "x", "maxAttempts": 0}
             """
         let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
-        #expect(error?.problems.map(\.line) == [2, 4, 5, 6, 7, 8])
+        #expect(error?.problems.map(\.line) == [2, 4, 5, 6, 7, 8, 9])
         #expect(error?.problems[0].message == "field 'argv' is not an array")
-        #expect(error?.problems[1].message == "not a JSON object")
+        #expect(error?.problems[1].message == "not valid JSON (a line cut short, or a stray character?)")
         #expect(error?.problems[2].message.hasPrefix("unknown field 'delay'") == true)
-        #expect(error?.problems[3].message == #"give the command as "argv" or "shell""#)
-        #expect(error?.problems[4].message == "the working directory must be an absolute path, not 'relative'")
-        #expect(error?.description.hasPrefix("line 2: field 'argv' is not an array\nError: line 4: not a JSON object\n") == true)
+        #expect(error?.problems[3].message == "not valid JSON (a line cut short, or a stray character?)")
+        #expect(error?.problems[4].message == #"give the command as "argv" or "shell""#)
+        #expect(error?.problems[5].message == "the working directory must be an absolute path, not 'relative'")
+        #expect(error?.description.hasPrefix("line 2: field 'argv' is not an array\nError: line 4: not valid JSON") == true)
         #expect(error?.description.hasSuffix("\nNothing was submitted.") == true)
     }
 

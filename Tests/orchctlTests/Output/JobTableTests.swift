@@ -76,6 +76,8 @@ struct JobTableTests {
         #expect(JobTable.summary(counts) == "2 running, 12,000 queued, 343 finished")
         #expect(JobTable.summary(JobCounts(waiting: 4, queued: 1), queue: QueueName(rawValue: "io")) == "queue io: 0 running, 1 queued, 4 waiting, 0 finished")
         #expect(JobTable.truncation(shown: 100, total: 12_345) == "Showing the newest 100 of 12,345 jobs; use --all or --limit N.")
+        #expect(JobTable.truncation(shown: 1, total: nil) == "Showing the newest 1 matching job; use --all or --limit N.")
+        #expect(JobTable.truncation(shown: 3, total: nil) == "Showing the newest 3 matching jobs; use --all or --limit N.")
         #expect(JobTable.truncation(shown: 2, total: 1_000_000, state: "finished") == "Showing the newest 2 of 1,000,000 finished jobs; use --all or --limit N.")
         let text = StatusCommand.render(jobs, counts: counts, queue: nil, note: JobTable.truncation(shown: 2, total: 12_345),
                                         table: table, now: referenceDate)
