@@ -130,7 +130,11 @@ public struct ArgumentParser: Sendable {
                 let spec = globalSpec ?? command?.option(named: name)
                 guard let spec else {
                     let display = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
-                    throw CommandLineError(.unknownOption, "unknown option '\(display)'", command: command?.name)
+                    let known = ((command?.options ?? []) + globalSpecs).filter { !$0.isHidden }.map(\.name) + ["help", "version"]
+                    throw CommandLineError(
+                        .unknownOption,
+                        "unknown option '\(display)'" + Suggestion.hint(for: name, among: known, prefix: "--"),
+                        command: command?.name)
                 }
                 if !spec.takesValue {
                     if attached != nil {
@@ -168,7 +172,8 @@ public struct ArgumentParser: Sendable {
             // A positional word: first the command, then its arguments.
             guard let current = invocation else {
                 guard let spec = commandNamed(word) else {
-                    throw CommandLineError(.unknownCommand, "unknown command '\(word)'")
+                    throw CommandLineError(
+                        .unknownCommand, "unknown command '\(word)'" + Suggestion.hint(for: word, among: commands().map(\.name)))
                 }
                 command = spec
                 invocation = Invocation(command: spec, global: global)
@@ -178,7 +183,10 @@ public struct ArgumentParser: Sendable {
                 // `queue set`: the word after a group names its subcommand.
                 guard let subcommand = current.command.subcommands.first(where: { $0.word == word }) else {
                     throw CommandLineError(
-                        .unknownCommand, "unknown subcommand '\(word)' of '\(current.command.name)'", command: current.command.name)
+                        .unknownCommand,
+                        "unknown subcommand '\(word)' of '\(current.command.name)'"
+                            + Suggestion.hint(for: word, among: current.command.subcommands.map(\.word)),
+                        command: current.command.name)
                 }
                 command = subcommand
                 invocation = Invocation(command: subcommand, global: global)
@@ -208,7 +216,9 @@ public struct ArgumentParser: Sendable {
             guard !invocation.arguments.isEmpty else { return .help(nil) }
             let topic = invocation.arguments.joined(separator: " ")
             guard let spec = commands().flatMap(\.flattened).first(where: { $0.name == topic }) else {
-                throw CommandLineError(.unknownCommand, "unknown command '\(topic)'", command: "help")
+                let topics = commands().flatMap(\.flattened).map(\.name)
+                throw CommandLineError(
+                    .unknownCommand, "unknown command '\(topic)'" + Suggestion.hint(for: topic, among: topics), command: "help")
             }
             return .help(spec)
         }

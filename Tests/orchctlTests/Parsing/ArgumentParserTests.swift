@@ -1,4 +1,4 @@
-import CommandLineParsing
+@testable import CommandLineParsing
 import OrchestratorAPI
 import Testing
 @testable import orchctl
@@ -149,6 +149,36 @@ struct ArgumentParserTests {
         #expect(error?.message == "unknown command 'frobnicate'")
         #expect(error?.command == nil)
         #expect(parseError([])?.code == .missingCommand)
+    }
+
+    @Test("a mistyped command, subcommand, option or help topic is answered with the close names")
+    func didYouMean() {
+        #expect(parseError(["stauts"])?.message == "unknown command 'stauts'; did you mean 'status'?")
+        #expect(parseError(["sumbit", "--", "true"])?.message == "unknown command 'sumbit'; did you mean 'submit'?")
+        #expect(parseError(["sub"])?.message == "unknown command 'sub'; did you mean 'submit'?")
+        #expect(parseError(["queue", "ad", "q"])?.message == "unknown subcommand 'ad' of 'queue'; did you mean 'add'?")
+        #expect(parseError(["submit", "--prioirty", "3", "--", "true"])?.message
+            == "unknown option '--prioirty'; did you mean '--priority'?")
+        #expect(parseError(["status", "--jsn"])?.message == "unknown option '--jsn'; did you mean '--json'?")
+        #expect(parseError(["help", "stats"])?.message == "unknown command 'stats'; did you mean 'status'?")
+        // Nothing close: no guess.
+        #expect(parseError(["xyz"])?.message == "unknown command 'xyz'")
+        #expect(parseError(["status", "--q"])?.message == "unknown option '--q'")
+    }
+
+    @Test("the edit distance counts insertions, deletions, substitutions and swaps, and short words get one edit")
+    func suggestionDistance() {
+        let names = ["status", "submit", "show", "stop", "events", "queue", "queues"]
+        #expect(Suggestion.names(closeTo: "statsu", among: names) == ["status"])
+        #expect(Suggestion.names(closeTo: "shw", among: names) == ["show"])
+        #expect(Suggestion.names(closeTo: "shoe", among: names) == ["show"])
+        #expect(Suggestion.names(closeTo: "qeuues", among: names) == ["queues"])
+        #expect(Suggestion.names(closeTo: "queu", among: names) == ["queue"])
+        #expect(Suggestion.names(closeTo: "stat", among: ["stats", "start", "status"]) == ["stats", "start"])
+        #expect(Suggestion.names(closeTo: "sto", among: names) == ["stop"])
+        #expect(Suggestion.names(closeTo: "zzzz", among: names).isEmpty)
+        #expect(Suggestion.names(closeTo: "", among: names).isEmpty)
+        #expect(Suggestion.names(closeTo: "status", among: names).isEmpty)
     }
 
     @Test("missing and extra arguments are usage errors")
