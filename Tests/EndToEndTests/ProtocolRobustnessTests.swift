@@ -57,6 +57,33 @@ struct ProtocolRobustnessTests {
         #expect(replies[6].contains("method Submit"))
     }
 
+    @Test("a name given twice in one object is refused naming it, for every method, and nothing is stored")
+    func repeatedNames() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = [
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","environment":{"A":"1","A":"2"}}}}"#,
+            #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","environment":{}}],"environment":{"\u00e9":"1","e\u0301":"2"}}}"#,
+            #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","environment":{},"labels":{"k":"1","k":"2"}}]}}"#,
+            #"{"method":"io.orchd.Jobs.Get","parameters":{"id":1,"id":2}}"#,
+        ]
+        var replies: [String] = []
+        for call in calls {
+            socket.send(Array(call.utf8) + [0])
+            replies += socket.readMessages(untilClosed: false).messages
+        }
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        for reply in replies { #expect(reply.contains("org.varlink.service.InvalidParameter"), "\(reply)") }
+        #expect(replies[0].contains("spec.environment.A"), "\(replies[0])")
+        #expect(replies[1].contains("environment."), "\(replies[1])")
+        #expect(replies[2].contains("specs.0.labels.k"), "\(replies[2])")
+        #expect(replies[3].contains(#""id""#), "\(replies[3])")
+        let status = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(status.status == 0)
+        #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status.standardOutput)")
+    }
+
     @Test("clients holding every file descriptor orchd may open: it pauses accepting and says so (no busy loop on the pending connection), and serves again once they close")
     func descriptorExhaustion() throws {
         let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])

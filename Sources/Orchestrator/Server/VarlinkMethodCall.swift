@@ -19,8 +19,13 @@ public struct VarlinkMethodCall: Sendable {
 
     /// Decodes the call's parameters; a call without `parameters` decodes as `{}`.
     /// - Throws: `org.varlink.service.InvalidParameter` naming the first offending field (or
-    ///   `parameters` when the object itself is wrong).
+    ///   `parameters` when the object itself is wrong), or the first member name given twice
+    ///   in one object (`spec.environment.A`), which `JSONDecoder` would read with one of
+    ///   the two values dropped.
     public func parameters<P: Codable & Sendable>(_ type: P.Type) throws(VarlinkError) -> P {
+        if let path = JSONByteReader.firstRepeatedKey(in: message) {
+            throw .invalidParameter(Self.parameterName(of: path))
+        }
         do {
             let call = try JSONDecoder().decode(VarlinkCall<P>.self, from: message)
             if let parameters = call.parameters { return parameters }
@@ -41,7 +46,12 @@ public struct VarlinkMethodCall: Sendable {
             path = context.codingPath
         @unknown default: path = []
         }
-        let names = path.map { $0.intValue.map(String.init) ?? $0.stringValue }.filter { $0 != "parameters" }
+        return parameterName(of: path.map { $0.intValue.map(String.init) ?? $0.stringValue })
+    }
+
+    /// A field's dotted name (`spec.cwd`), from its path in the message.
+    private static func parameterName(of path: [String]) -> String {
+        let names = path.first == "parameters" ? Array(path.dropFirst()) : path
         return names.isEmpty ? "parameters" : names.joined(separator: ".")
     }
 }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// A recursive-descent JSON reader (RFC 8259) over a message's bytes, for the messages read
 /// on a hot path without `JSONDecoder`: each method returns `nil` or `false` (give up) at the
 /// first thing it does not accept, and its caller then lets `JSONDecoder` judge the message,
@@ -120,6 +122,70 @@ public struct JSONByteReader {
             return true
         }
         return ok ? elements : nil
+    }
+
+    /// The path to the first member name given twice in one object, anywhere in the value at
+    /// the current position: `["parameters", "spec", "environment", "A"]` (an array element
+    /// by its index). `JSONDecoder` keeps one of the two silently, and two names that Unicode
+    /// holds equal (`é` precomposed and decomposed) are one key to a `[String: String]`; a
+    /// message with either is refused rather than read with a value dropped.
+    /// - Returns: the path, or `nil` when no object repeats a name or when the value is not
+    ///   well-formed JSON (the decoder reports that).
+    public mutating func firstRepeatedKey() -> [String]? {
+        var path: [String] = []
+        return findRepeatedKey(&path) == .found ? path : nil
+    }
+
+    /// The path to the first member name given twice in `message` (``firstRepeatedKey()``).
+    public static func firstRepeatedKey<Bytes: ContiguousBytes>(in message: Bytes) -> [String]? {
+        message.withUnsafeBytes { raw in
+            var reader = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
+            return reader.firstRepeatedKey()
+        }
+    }
+
+    /// What a search for a repeated name found in one value.
+    private enum RepeatedKeySearch { case none, found, malformed }
+
+    private mutating func findRepeatedKey(_ path: inout [String]) -> RepeatedKeySearch {
+        skipSpace()
+        guard index < bytes.count, depth < Self.maximumDepth else { return .malformed }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            index += 1
+            depth += 1
+            defer { depth -= 1 }
+            if take(UInt8(ascii: "}")) { return .none }
+            var names: Set<String> = []
+            while true {
+                guard let name = string() else { return .malformed }
+                path.append(name)
+                guard names.insert(name).inserted else { return .found }
+                guard take(UInt8(ascii: ":")) else { return .malformed }
+                let inner = findRepeatedKey(&path)
+                guard inner == .none else { return inner }
+                path.removeLast()
+                if take(UInt8(ascii: "}")) { return .none }
+                guard take(UInt8(ascii: ",")) else { return .malformed }
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            depth += 1
+            defer { depth -= 1 }
+            if take(UInt8(ascii: "]")) { return .none }
+            var position = 0
+            while true {
+                path.append(String(position))
+                let inner = findRepeatedKey(&path)
+                guard inner == .none else { return inner }
+                path.removeLast()
+                position += 1
+                if take(UInt8(ascii: "]")) { return .none }
+                guard take(UInt8(ascii: ",")) else { return .malformed }
+            }
+        default:
+            return skipValue() ? .none : .malformed
+        }
     }
 
     /// Any value, checked for form and dropped (a field this version does not know).

@@ -96,6 +96,21 @@ struct BatchFileTests {
         #expect(error?.description.hasSuffix("\nNothing was submitted.") == true)
     }
 
+    @Test("a JSON line that gives a field or name twice is refused naming it, not read with one value dropped")
+    func repeatedNames() {
+        let text = """
+            {"argv": ["true"], "argv": ["false"]}
+            {"argv": ["true"], "environment": {"A": "1", "A": "2"}}
+            {"argv": ["true"], "labels": {"\\u00e9": "1", "e\\u0301": "2"}}
+            {"argv": ["true"], "labels": {"a": "1", "b": "1"}}
+            """
+        let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
+        #expect(error?.problems.map(\.line) == [1, 2, 3])
+        #expect(error?.problems[0].message == "'argv' is given twice (or as two names Unicode holds equal)")
+        #expect(error?.problems[1].message == "'environment.A' is given twice (or as two names Unicode holds equal)")
+        #expect(error?.problems[2].message.hasPrefix("'labels.") == true)
+    }
+
     @Test("an empty file or one of comments only has no jobs")
     func empty() throws {
         #expect(try BatchFile.parse("", defaults: defaults).isEmpty)
