@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "orchd", dependencies: ["Orchestrator", "OrchestratorAPI"]),
         .executableTarget(
             name: "orchctl",
-            dependencies: ["OrchestratorAPI", "CommandLineParsing"],
+            dependencies: ["OrchestratorAPI", "CommandLineParsing", "CPosix"],
             swiftSettings: metadataByAccessor,
             // A position-dependent executable: the loader then has no relocations to apply to
             // the Swift metadata, which was a third of orchctl's start-up (Benchmarks/README.md).

@@ -35,6 +35,9 @@ final class OrchdConnection {
         }
     }
 
+    /// The connected socket's descriptor (``VarlinkClient/socketDescriptor``).
+    var socketDescriptor: Int32 { client.socketDescriptor }
+
     /// Blocks until orchd closes this connection; see ``VarlinkClient/waitForClose()``.
     /// - Throws: ``CommandFailure`` when reading fails.
     func waitForClose() throws(CommandFailure) {

@@ -32,6 +32,26 @@ struct ShutdownTests {
         #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
     }
 
+    @Test("orchctl shutdown --wait returns once orchd has exited: its state directory's lock is free and the next orchd starts on it at once")
+    func shutdownWaitOutlastsTheProcess() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        // A WAL of thousands of jobs for the last checkpoint to write, after the connections close.
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 5_000))
+        #expect(batch.status == 0, "\(batch)")
+
+        let shutdown = try daemon.orchctl(["shutdown", "--wait"])
+        #expect(shutdown.status == 0, "\(shutdown)")
+        let lock = open(daemon.stateDirectory + "/orchd.lock", O_RDWR | O_CLOEXEC)
+        #expect(lock >= 0)
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0, "orchd still held its state directory's lock after shutdown --wait returned")
+        close(lock)
+
+        try daemon.start()
+        let status = try daemon.orchctl(["status"])
+        #expect(status.standardOutput.contains("5,000 queued"), "\(status)")
+    }
+
     @Test("while orchd stops, a submit is refused with a clear error (exit 69) and nothing is stored")
     func submitWhileStopping() throws {
         let (daemon, running) = try Self.drainingDaemon()

@@ -77,6 +77,10 @@ public final class VarlinkClient {
         }
     }
 
+    /// The connected socket's descriptor, for the caller's own `getsockopt(2)` (the peer's
+    /// credentials); the client keeps it and closes it.
+    public var socketDescriptor: Int32 { fd }
+
     /// Blocks until the server closes the connection, discarding anything it sends; for a
     /// client that asked the server to stop and waits for it to let go.
     /// - Throws: ``VarlinkClientError/connectionLost(errno:)`` when reading fails other than

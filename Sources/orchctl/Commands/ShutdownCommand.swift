@@ -11,7 +11,8 @@ enum ShutdownCommand: OrchctlCommand {
             Only root, orchd's own user and members of its admin group may call it. orchd stops as on SIGTERM: it takes no \
             new jobs, running jobs get the drain timeout to finish, then are torn down and \
             recorded interrupted, and orchd exits 0. Prints 'stopping' once orchd has accepted; with --wait, \
-            returns once orchd has removed its socket and closed its connections. Under systemd, \
+            returns once orchd has exited, so another orchd can start on its state directory at once (on a \
+            socket systemd made, once orchd has closed its connections). Under systemd, \
             'systemctl stop orchd' is the usual way (a service set to restart would come back).
             """,
         usage: "shutdown [--wait]",
@@ -23,15 +24,21 @@ enum ShutdownCommand: OrchctlCommand {
         var wait = false
 
         static let bindings: [OptionBinding<Options>] = [
-            .flag(\.wait, "wait", help: "Return once orchd has removed its socket and closed its connections."),
+            .flag(\.wait, "wait", help: "Return once orchd has exited (on a socket systemd made: once it has closed its connections)."),
         ]
     }
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let connection = try context.connect(invocation)
+        let wait = Options(decoding: invocation).wait
+        // Held before the stop can begin, while orchd is surely alive.
+        let process = wait
+            ? DaemonProcessWatch(connection: connection, reportedPID: try connection.call(ManagerInterface.getInfo, VarlinkNoParameters()).pid)
+            : nil
         let reply = try connection.call(ManagerInterface.shutdown, VarlinkNoParameters())
-        if Options(decoding: invocation).wait {
+        if wait {
             try connection.waitForClose()
+            process?.waitForExit()
         }
         if invocation.global.json {
             context.console.write(try JSONOutput.text(reply))
