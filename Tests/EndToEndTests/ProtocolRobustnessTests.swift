@@ -41,11 +41,7 @@ struct ProtocolRobustnessTests {
             #"{"method":"io.orchd.Jobs.Get","parameters":{"id":999}}"#,
             #"{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.orchd.Jobs"}}"#,
         ]
-        var replies: [String] = []
-        for call in calls {
-            socket.send(Array(call.utf8) + [0])
-            replies += socket.readMessages(untilClosed: false).messages
-        }
+        let replies = Self.replies(to: calls, on: socket)
         #expect(replies.count == calls.count, "\(replies)")
         guard replies.count == calls.count else { return }
         #expect(replies[0].contains("org.varlink.service.MethodNotFound"))
@@ -67,11 +63,7 @@ struct ProtocolRobustnessTests {
             #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","environment":{},"labels":{"k":"1","k":"2"}}]}}"#,
             #"{"method":"io.orchd.Jobs.Get","parameters":{"id":1,"id":2}}"#,
         ]
-        var replies: [String] = []
-        for call in calls {
-            socket.send(Array(call.utf8) + [0])
-            replies += socket.readMessages(untilClosed: false).messages
-        }
+        let replies = Self.replies(to: calls, on: socket)
         #expect(replies.count == calls.count, "\(replies)")
         guard replies.count == calls.count else { return }
         for reply in replies { #expect(reply.contains("org.varlink.service.InvalidParameter"), "\(reply)") }
@@ -184,5 +176,15 @@ struct ProtocolRobustnessTests {
         #expect(daemon.process?.isRunning == true, "\(daemon.daemonLog)")
         #expect(try daemon.orchctl(["wait", "--all"]).status == 0, "\(daemon.daemonLog)")
         #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
+    /// Sends each call in turn on `socket` and collects the replies, one call at a time.
+    static func replies(to calls: [String], on socket: RawSocket) -> [String] {
+        var replies: [String] = []
+        for call in calls {
+            socket.send(Array(call.utf8) + [0])
+            replies += socket.readMessages(untilClosed: false).messages
+        }
+        return replies
     }
 }
