@@ -12,8 +12,9 @@ import OrchestratorAPI
 /// (it answered on the connection), so a pid reused after its exit can never be mistaken
 /// for it. It is taken only when the socket's peer is orchd itself: the pid the kernel
 /// reports for the socket (`SO_PEERCRED`, the process that listened on it) must be the one
-/// orchd reports (`GetInfo`). A socket systemd made (socket activation) or an orchd in
-/// another pid namespace fail that test, and then there is no process to wait for.
+/// orchd reports (`GetInfo`). A socket systemd made (socket activation: the peer is systemd)
+/// or an orchd in a pid namespace this one cannot see (the kernel reports pid 0) fail that
+/// test, and then there is no process to wait for.
 struct DaemonProcessWatch: ~Copyable {
     private let pidfd: Int32
 
@@ -27,7 +28,7 @@ struct DaemonProcessWatch: ~Copyable {
         var uid: uid_t = 0
         var gid: gid_t = 0
         guard cposix_peer_credentials(connection.socketDescriptor, &pid, &uid, &gid) == 0,
-              pid == reportedPID, pid > 1 else { return nil }
+              pid > 0, pid == reportedPID else { return nil }
         let descriptor = cposix_pidfd_open(pid)
         guard descriptor >= 0 else { return nil }
         pidfd = descriptor
