@@ -76,6 +76,25 @@ struct ProtocolRobustnessTests {
         #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status.standardOutput)")
     }
 
+    @Test("a NUL byte in a job's name, label or unique key is refused naming the field, in Submit and SubmitBatch")
+    func nulInMetadata() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = [
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","name":"a\u0000b"}}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","labels":{"k":"\u0000"}}}}"#,
+            #"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","uniqueKey":"\u0000"}]}}"#,
+        ]
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        for (reply, field) in zip(replies, ["name", "labels", "uniqueKey"]) {
+            #expect(reply.contains("io.orchd.Jobs.InvalidJobSpec") && reply.contains("\(field) contains a NUL byte"), "\(reply)")
+        }
+        let status = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status)")
+    }
+
     @Test("clients holding every file descriptor orchd may open: it pauses accepting and says so (no busy loop on the pending connection), and serves again once they close")
     func descriptorExhaustion() throws {
         let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])

@@ -147,6 +147,9 @@ public struct JobSpec: Hashable, Sendable, Codable {
         try validateCommand()
         guard cwd.hasPrefix("/") else { throw .relativeWorkingDirectory(cwd) }
         if Self.containsNUL(cwd) { throw .nulByte(field: "cwd") }
+        if let name, Self.containsNUL(name) { throw .nulByte(field: "name") }
+        if let uniqueKey, Self.containsNUL(uniqueKey) { throw .nulByte(field: "uniqueKey") }
+        for (key, value) in labels where Self.containsNUL(key) || Self.containsNUL(value) { throw .nulByte(field: "labels") }
         if environmentAlreadyValid { return }
         for (key, value) in environment {
             // Bytes, not `contains("=")`: the substring search was most of validating a spec.

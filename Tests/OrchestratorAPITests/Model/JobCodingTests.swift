@@ -73,6 +73,16 @@ struct JobCodingTests {
         #expect(throws: JobSpecError.relativeWorkingDirectory("tmp")) { try relative.validate() }
         let nul = JobSpec(command: .argv(["a\u{0}b"]), cwd: "/", environment: [:])
         #expect(throws: JobSpecError.nulByte(field: "argv")) { try nul.validate() }
+        // Every string, as the error's documentation says: a name, label or unique key too
+        // (only the protocol can carry a NUL there; the command line cannot).
+        let nulName = JobSpec(command: .shell("true"), cwd: "/", environment: [:], name: "a\u{0}")
+        #expect(throws: JobSpecError.nulByte(field: "name")) { try nulName.validate(environmentAlreadyValid: true) }
+        let nulLabel = JobSpec(command: .shell("true"), cwd: "/", environment: [:], labels: ["k": "\u{0}"])
+        #expect(throws: JobSpecError.nulByte(field: "labels")) { try nulLabel.validate() }
+        let nulLabelKey = JobSpec(command: .shell("true"), cwd: "/", environment: [:], labels: ["\u{0}": "v"])
+        #expect(throws: JobSpecError.nulByte(field: "labels")) { try nulLabelKey.validate() }
+        let nulKey = JobSpec(command: .shell("true"), cwd: "/", environment: [:], uniqueKey: "x\u{0}")
+        #expect(throws: JobSpecError.nulByte(field: "uniqueKey")) { try nulKey.validate() }
         let badName = JobSpec(command: .shell("true"), cwd: "/", environment: ["A=B": "c"])
         #expect(throws: JobSpecError.invalidEnvironmentName("A=B")) { try badName.validate() }
     }
