@@ -76,6 +76,48 @@ struct ProtocolRobustnessTests {
         #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status.standardOutput)")
     }
 
+    @Test("a name given twice past what the fast decoders read (deeper than 64 levels) is refused too, and nothing is stored")
+    func repeatedNamesInDeepMessages() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        let calls = [
+            #"{"x":"# + deep + #","method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","environment":{"A":"1","A":"2"}}}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"x":"# + deep + #","spec":{"argv":["true"],"cwd":"/","labels":{"k":"1","k":"2"}}}}"#,
+        ]
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        #expect(replies[0].contains("org.varlink.service.InvalidParameter") && replies[0].contains("spec.environment.A"), "\(replies[0])")
+        #expect(replies[1].contains("org.varlink.service.InvalidParameter") && replies[1].contains("spec.labels.k"), "\(replies[1])")
+        let status = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status)")
+    }
+
+    @Test("a call that is not strict JSON, or gives 'method' twice, is a malformed message: nothing runs and the connection closes")
+    func notStrictOrTwoMethods() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["submit", "--", "true"]).status == 0)
+        let messages = [
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true",],"cwd":"/","environment":{"A":"1","A":"2"}}}}"#,
+            #"{"method":"io.orchd.Jobs.Edit","parameters":{"id":1,"x":[1,],"name":"first","name":"second"}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","labels":{"k":"\ud800"}}}}"#,
+            #"{"parameters":{"a":1,"a":2},"method":"io.orchd.Manager.Ping","method":"io.orchd.Manager.Shutdown"}"#,
+            #"{"method":"io.orchd.Jobs.Wait","more":true,"more":false,"parameters":{"ids":[1]}}"#,
+        ]
+        for message in messages {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(Array(message.utf8) + [0])
+            let (replies, closed) = socket.readMessages(untilClosed: true)
+            #expect(closed, "\(message)")
+            #expect(replies.first?.contains("io.orchd.Manager.MalformedMessage") == true, "\(message): \(replies)")
+        }
+        let jobs = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(jobs.standardOutput.components(separatedBy: "\"id\"").count == 2, "one job, unedited: \(jobs)")
+        #expect(!jobs.standardOutput.contains("first") && !jobs.standardOutput.contains("second"), "\(jobs)")
+        #expect(try daemon.orchctl(["ping"]).status == 0, "orchd is still running")
+    }
+
     @Test("a NUL byte in a job's name, label or unique key is refused naming the field, in Submit and SubmitBatch")
     func nulInMetadata() throws {
         let daemon = try TestDaemon()

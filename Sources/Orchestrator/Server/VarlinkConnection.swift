@@ -142,8 +142,23 @@ actor VarlinkConnection {
             let data = Data(message)
             // The parser reads the usual header; anything else is the Codable decoder's to judge.
             var header = SubmitDecoder.header(of: data)
-            if header == nil, let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
-                header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
+            if header == nil {
+                // What the parser gives up on, JSONDecoder may still read: JSON that is not
+                // strict, or a call with two `method`s (it would run one of them).
+                switch JSONByteReader.strictScan(of: data) {
+                case .notStrict:
+                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
+                        "message": .string("a message is not valid JSON (RFC 8259); closing the connection")
+                    ]))
+                case .repeatedName(let path) where path.count == 1:
+                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
+                        "message": .string("a call gives '\(path[0])' twice; closing the connection")
+                    ]))
+                default:
+                    if let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
+                        header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
+                    }
+                }
             }
             guard let header else {
                 reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [

@@ -19,12 +19,14 @@ public struct VarlinkMethodCall: Sendable {
 
     /// Decodes the call's parameters; a call without `parameters` decodes as `{}`.
     /// - Throws: `org.varlink.service.InvalidParameter` naming the first offending field (or
-    ///   `parameters` when the object itself is wrong), or the first member name given twice
-    ///   in one object (`spec.environment.A`), which `JSONDecoder` would read with one of
-    ///   the two values dropped.
+    ///   `parameters` when the object itself is wrong): among them the first member name given
+    ///   twice in one object (`spec.environment.A`), and where the message stops being strict
+    ///   JSON (``JSONByteReader/strictScan(of:)``), both of which `JSONDecoder` would read,
+    ///   dropping a value or guessing.
     public func parameters<P: Codable & Sendable>(_ type: P.Type) throws(VarlinkError) -> P {
-        if let path = JSONByteReader.firstRepeatedKey(in: message) {
-            throw .invalidParameter(Self.parameterName(of: path))
+        switch JSONByteReader.strictScan(of: message) {
+        case .clean: break
+        case .repeatedName(let path), .notStrict(let path): throw .invalidParameter(Self.parameterName(of: path))
         }
         do {
             let call = try JSONDecoder().decode(VarlinkCall<P>.self, from: message)

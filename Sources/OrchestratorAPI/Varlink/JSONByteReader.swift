@@ -124,67 +124,96 @@ public struct JSONByteReader {
         return ok ? elements : nil
     }
 
-    /// The path to the first member name given twice in one object, anywhere in the value at
-    /// the current position: `["parameters", "spec", "environment", "A"]` (an array element
-    /// by its index). `JSONDecoder` keeps one of the two silently, and two names that Unicode
-    /// holds equal (`é` precomposed and decomposed) are one key to a `[String: String]`; a
-    /// message with either is refused rather than read with a value dropped.
-    /// - Returns: the path, or `nil` when no object repeats a name or when the value is not
-    ///   well-formed JSON (the decoder reports that).
-    public mutating func firstRepeatedKey() -> [String]? {
-        var path: [String] = []
-        return findRepeatedKey(&path) == .found ? path : nil
+    /// What ``strictScan(of:)`` found in a message.
+    public enum StrictScan: Equatable, Sendable {
+        /// Strict JSON (RFC 8259), no object repeating a member name.
+        case clean
+        /// A member name given twice in one object, by its path: `["parameters", "spec",
+        /// "environment", "A"]` (an array element by its index). A name the top-level object
+        /// repeats (`["method"]`) is reported before any deeper one.
+        case repeatedName([String])
+        /// Not strict JSON (a trailing comma, invalid UTF-8, a lone surrogate escape, a raw
+        /// control character in a string, a malformed number, or nesting deeper than
+        /// ``strictScanMaximumDepth``), by the path where the scan stopped.
+        case notStrict([String])
     }
 
-    /// The path to the first member name given twice in `message` (``firstRepeatedKey()``).
-    public static func firstRepeatedKey<Bytes: ContiguousBytes>(in message: Bytes) -> [String]? {
+    /// Objects and arrays a strict scan follows in: `JSONDecoder`'s own limit is 512.
+    public static let strictScanMaximumDepth = 512
+
+    /// Reads a whole message as strict JSON and looks for member names given twice in one
+    /// object. `JSONDecoder` keeps one of two values silently, it also takes some JSON that is
+    /// not strict (trailing commas, lone surrogates), and two names Unicode holds equal (`é`
+    /// precomposed and decomposed) are one key to a `[String: String]`: a message that
+    /// `JSONDecoder` is to read is checked here first, and refused unless ``StrictScan/clean``,
+    /// so that no value orchd reads is ever dropped or guessed at without a word.
+    /// - Parameter message: the message's bytes.
+    /// - Returns: the first place it is not strict JSON; else a name the top-level object
+    ///   repeats; else the first repeated name deeper; else ``StrictScan/clean``.
+    public static func strictScan<Bytes: ContiguousBytes>(of message: Bytes) -> StrictScan {
         message.withUnsafeBytes { raw in
             var reader = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
-            return reader.firstRepeatedKey()
+            var scan = StrictScanState()
+            guard reader.scanValue(&scan) else { return .notStrict(scan.path) }
+            guard reader.atEnd() else { return .notStrict([]) }
+            if let repeated = scan.topLevelRepeat ?? scan.firstRepeat { return .repeatedName(repeated) }
+            return .clean
         }
     }
 
-    /// What a search for a repeated name found in one value.
-    private enum RepeatedKeySearch { case none, found, malformed }
+    /// Where a strict scan is, and the repeated names it has met.
+    private struct StrictScanState {
+        var path: [String] = []
+        var topLevelRepeat: [String]?
+        var firstRepeat: [String]?
+    }
 
-    private mutating func findRepeatedKey(_ path: inout [String]) -> RepeatedKeySearch {
+    /// One value of a strict scan: `false` where it stops being strict JSON (`scan.path` then
+    /// names the place). A repeated name is noted and the scan goes on, so that a repeat in
+    /// the top-level object is found wherever it comes.
+    private mutating func scanValue(_ scan: inout StrictScanState) -> Bool {
         skipSpace()
-        guard index < bytes.count, depth < Self.maximumDepth else { return .malformed }
+        guard index < bytes.count else { return false }
         switch bytes[index] {
         case UInt8(ascii: "{"):
+            guard depth < Self.strictScanMaximumDepth else { return false }
             index += 1
             depth += 1
             defer { depth -= 1 }
-            if take(UInt8(ascii: "}")) { return .none }
+            if take(UInt8(ascii: "}")) { return true }
             var names: Set<String> = []
             while true {
-                guard let name = string() else { return .malformed }
-                path.append(name)
-                guard names.insert(name).inserted else { return .found }
-                guard take(UInt8(ascii: ":")) else { return .malformed }
-                let inner = findRepeatedKey(&path)
-                guard inner == .none else { return inner }
-                path.removeLast()
-                if take(UInt8(ascii: "}")) { return .none }
-                guard take(UInt8(ascii: ",")) else { return .malformed }
+                guard let name = string() else { return false }
+                scan.path.append(name)
+                if !names.insert(name).inserted {
+                    if scan.path.count == 1 && scan.topLevelRepeat == nil { scan.topLevelRepeat = scan.path }
+                    if scan.firstRepeat == nil { scan.firstRepeat = scan.path }
+                }
+                guard take(UInt8(ascii: ":")), scanValue(&scan) else { return false }
+                scan.path.removeLast()
+                if take(UInt8(ascii: "}")) { return true }
+                guard take(UInt8(ascii: ",")) else { return false }
             }
         case UInt8(ascii: "["):
+            guard depth < Self.strictScanMaximumDepth else { return false }
             index += 1
             depth += 1
             defer { depth -= 1 }
-            if take(UInt8(ascii: "]")) { return .none }
+            if take(UInt8(ascii: "]")) { return true }
             var position = 0
             while true {
-                path.append(String(position))
-                let inner = findRepeatedKey(&path)
-                guard inner == .none else { return inner }
-                path.removeLast()
+                scan.path.append(String(position))
+                guard scanValue(&scan) else { return false }
+                scan.path.removeLast()
                 position += 1
-                if take(UInt8(ascii: "]")) { return .none }
-                guard take(UInt8(ascii: ",")) else { return .malformed }
+                if take(UInt8(ascii: "]")) { return true }
+                guard take(UInt8(ascii: ",")) else { return false }
             }
+        case UInt8(ascii: "\""):
+            return string() != nil
         default:
-            return skipValue() ? .none : .malformed
+            // Numbers and literals: the same strict readers a skipped field goes through.
+            return skipValue()
         }
     }
 

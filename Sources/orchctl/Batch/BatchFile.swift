@@ -92,9 +92,14 @@ enum BatchFile {
             // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
             throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
         }
-        // JSONDecoder keeps one of a name given twice and drops the other value.
-        if let path = JSONByteReader.firstRepeatedKey(in: Data(line.utf8)) {
+        // JSONDecoder keeps one of a name given twice and drops the other value, and takes some
+        // JSON that is not strict (a trailing comma) without a word.
+        switch JSONByteReader.strictScan(of: Data(line.utf8)) {
+        case .clean: break
+        case .repeatedName(let path):
             throw .init(line: number, message: "'\(path.joined(separator: "."))' is given twice (or as two names Unicode holds equal)")
+        case .notStrict:
+            throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
         }
         if let unknown = given.keys.sorted().first(where: { !fields.contains($0) }) {
             throw .init(line: number, message: "unknown field '\(unknown)' (fields: \(fields.sorted().joined(separator: ", ")))")
