@@ -157,20 +157,20 @@ public struct ArgumentParser: Sendable {
                 let parsed = try Self.parse(value, as: spec.kind, what: "option '--\(name)'", placeholder: spec.valueName ?? name, command: command?.name)
                 if globalSpec != nil && name == "socket" {
                     global.socket = value
-                } else if let current = invocation {
-                    var updated = current
+                } else if invocation != nil {
+                    // In place: a copy of the invocation per word made a long command line
+                    // quadratic (40,000 IDs took 11 s).
                     if spec.isRepeatable {
-                        updated.values[name, default: []].append(parsed)
+                        invocation!.values[name, default: []].append(parsed)
                     } else {
-                        updated.values[name] = [parsed]
+                        invocation!.values[name] = [parsed]
                     }
-                    invocation = updated
                 }
                 continue
             }
 
             // A positional word: first the command, then its arguments.
-            guard let current = invocation else {
+            guard let current = invocation?.command else {
                 guard let spec = commandNamed(word) else {
                     throw CommandLineError(
                         .unknownCommand, "unknown command '\(word)'" + Suggestion.hint(for: word, among: commands().map(\.name)))
@@ -179,29 +179,27 @@ public struct ArgumentParser: Sendable {
                 invocation = Invocation(command: spec, global: global)
                 continue
             }
-            if current.command.isGroup {
+            if current.isGroup {
                 // `queue set`: the word after a group names its subcommand.
-                guard let subcommand = current.command.subcommands.first(where: { $0.word == word }) else {
+                guard let subcommand = current.subcommands.first(where: { $0.word == word }) else {
                     throw CommandLineError(
                         .unknownCommand,
-                        "unknown subcommand '\(word)' of '\(current.command.name)'"
-                            + Suggestion.hint(for: word, among: current.command.subcommands.map(\.word)),
-                        command: current.command.name)
+                        "unknown subcommand '\(word)' of '\(current.name)'"
+                            + Suggestion.hint(for: word, among: current.subcommands.map(\.word)),
+                        command: current.name)
                 }
                 command = subcommand
                 invocation = Invocation(command: subcommand, global: global)
                 continue
             }
-            if current.command.takesTrailingArguments {
+            if current.takesTrailingArguments {
                 // The job's argv is taken only after `--`, so a mistyped option is never run.
                 throw CommandLineError(
                     .unexpectedArgument,
-                    "unexpected argument '\(word)'; put the job's command after '--' (orchctl \(current.command.name) -- \(word) ...)",
-                    command: current.command.name)
+                    "unexpected argument '\(word)'; put the job's command after '--' (orchctl \(current.name) -- \(word) ...)",
+                    command: current.name)
             }
-            var updated = current
-            updated.arguments.append(word)
-            invocation = updated
+            invocation!.arguments.append(word)
         }
 
         if wantsHelp { return .help(command) }

@@ -181,6 +181,17 @@ struct ArgumentParserTests {
         #expect(Suggestion.names(closeTo: "status", among: names).isEmpty)
     }
 
+    @Test("a command line of 100,000 job IDs and repeated options is parsed whole")
+    func longCommandLine() throws {
+        let ids = (1...100_000).map(String.init)
+        let parsed = try invocation(["cancel"] + ids)
+        #expect(parsed.arguments.count == 100_000)
+        #expect(parsed.arguments.last == "100000")
+        let environment = (1...20_000).flatMap { ["--env", "V\($0)=x"] }
+        let submit = try invocation(["submit"] + environment + ["--", "true"])
+        #expect(SubmitCommand.Options(decoding: submit).environment.count == 20_000)
+    }
+
     @Test("missing and extra arguments are usage errors")
     func arity() {
         #expect(parseError(["show"])?.code == .missingArgument)
