@@ -649,7 +649,9 @@ public actor Scheduler {
         switch outcome {
         case .retryLater(let retryAt):
             let waiting = try storeCall { try store.markRetrying(id, result: result, retryAt: retryAt, at: endedAt) }
-            DaemonLog.info("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
+            // At debug level: the `retrying` event's own line ("attempt 1 ended: failed(1); will
+            // retry") says it at info, in order with the job's other events, once durable.
+            DaemonLog.debug("job \(id) attempt \(job.attempt)/\(job.maxAttempts) ended \(result.name); retrying at \(Timestamp.format(retryAt))")
             changed(waiting, from: job.state)
             scheduleWakeUp(written: retryAt)
         case .enter(.finished(let final)):
