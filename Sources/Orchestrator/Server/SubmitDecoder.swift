@@ -87,7 +87,7 @@ extension JSONByteReader {
                 parameters = readParameters(&parser)
                 return parameters != nil
             case "more", "oneway": return parser.null() || parser.bool() != nil
-            default: return parser.skipValue()
+            default: return parser.skipValueCheckingNames()
             }
         }
         // Without a method the coder refuses the call.
@@ -111,7 +111,7 @@ extension JSONByteReader {
                 if parser.null() { return true }
                 returnJobs = parser.bool()
                 return returnJobs != nil
-            default: return parser.skipValue()
+            default: return parser.skipValueCheckingNames()
             }
         }
         guard ok, let specs else { return nil }
@@ -131,7 +131,7 @@ extension JSONByteReader {
                 if parser.null() { return true }
                 reuseExisting = parser.bool()
                 return reuseExisting != nil
-            default: return parser.skipValue()
+            default: return parser.skipValueCheckingNames()
             }
         }
         guard ok, let spec else { return nil }
@@ -177,7 +177,7 @@ extension JSONByteReader {
                 maxAttempts = narrow
                 return true
             case "uniqueKey": uniqueKey = parser.string(); return uniqueKey != nil
-            default: return parser.skipValue()
+            default: return parser.skipValueCheckingNames()
             }
         }
         guard ok, let cwd else { return nil }

@@ -217,6 +217,15 @@ public struct JSONByteReader {
         }
     }
 
+    /// Any value, checked as strict JSON in which no object repeats a name, and dropped: a
+    /// field this version does not know, in a call read on the fast path. `false` sends the
+    /// call to the Codable decoder, whose strict scan refuses it, as a repeat anywhere else
+    /// is refused, and so the answer does not depend on which decoder read the call.
+    public mutating func skipValueCheckingNames() -> Bool {
+        var scan = StrictScanState()
+        return scanValue(&scan) && scan.firstRepeat == nil
+    }
+
     /// Any value, checked for form and dropped (a field this version does not know).
     public mutating func skipValue() -> Bool {
         skipSpace()
