@@ -173,7 +173,7 @@ public struct ArgumentParser: Sendable {
             guard let current = invocation?.command else {
                 guard let spec = commandNamed(word) else {
                     throw CommandLineError(
-                        .unknownCommand, "unknown command '\(word)'" + Suggestion.hint(for: word, among: commands().map(\.name)))
+                        .unknownCommand, "unknown command '\(word)'" + Suggestion.commandHint(for: word, among: commands().map(\.name)))
                 }
                 command = spec
                 invocation = Invocation(command: spec, global: global)
@@ -182,10 +182,12 @@ public struct ArgumentParser: Sendable {
             if current.isGroup {
                 // `queue set`: the word after a group names its subcommand.
                 guard let subcommand = current.subcommands.first(where: { $0.word == word }) else {
+                    let words = current.subcommands.map(\.word)
+                    let hint = Suggestion.hint(for: word, among: words)
                     throw CommandLineError(
                         .unknownCommand,
                         "unknown subcommand '\(word)' of '\(current.name)'"
-                            + Suggestion.hint(for: word, among: current.subcommands.map(\.word)),
+                            + (hint.isEmpty ? " (its subcommands: \(words.joined(separator: ", ")))" : hint),
                         command: current.name)
                 }
                 command = subcommand

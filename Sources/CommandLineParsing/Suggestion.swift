@@ -35,6 +35,22 @@ enum Suggestion {
         return Array(best.prefix(2))
     }
 
+    /// What users of pueue, task-spooler and the shell type for orchctl's commands: a word
+    /// that is not close to the right name by spelling is still answered by meaning.
+    static let synonyms: [String: String] = [
+        "add": "submit", "enqueue": "release", "stash": "hold", "kill": "cancel", "remove": "cancel",
+        "clean": "prune", "restart": "retry", "start": "resume", "follow": "logs", "ls": "status",
+        "list": "status", "ps": "status", "group": "queue", "groups": "queues",
+    ]
+
+    /// The sentence to append to an "unknown command" message: the close names, or else the
+    /// command a pueue or shell word means (``synonyms``) when it is one of `names`.
+    static func commandHint(for word: String, among names: [String]) -> String {
+        let close = hint(for: word, among: names)
+        guard close.isEmpty, let meant = synonyms[word.lowercased()], names.contains(meant) else { return close }
+        return "; did you mean '\(meant)'?"
+    }
+
     /// The sentence to append to an "unknown ..." message: `; did you mean 'status'?`, or
     /// an empty string when nothing is close.
     /// - Parameters:

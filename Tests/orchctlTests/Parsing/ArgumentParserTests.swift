@@ -161,6 +161,12 @@ struct ArgumentParserTests {
             == "unknown option '--prioirty'; did you mean '--priority'?")
         #expect(parseError(["status", "--jsn"])?.message == "unknown option '--jsn'; did you mean '--json'?")
         #expect(parseError(["help", "stats"])?.message == "unknown command 'stats'; did you mean 'status'?")
+        // What pueue and the shell call a command is answered by meaning.
+        #expect(parseError(["add", "--", "true"])?.message == "unknown command 'add'; did you mean 'submit'?")
+        #expect(parseError(["kill", "3"])?.message == "unknown command 'kill'; did you mean 'cancel'?")
+        #expect(parseError(["ls"])?.message == "unknown command 'ls'; did you mean 'status'?")
+        #expect(parseError(["clean"])?.message == "unknown command 'clean'; did you mean 'prune'?")
+        #expect(parseError(["restart", "3"])?.message == "unknown command 'restart'; did you mean 'retry'?")
         // Nothing close: no guess.
         #expect(parseError(["xyz"])?.message == "unknown command 'xyz'")
         #expect(parseError(["status", "--q"])?.message == "unknown option '--q'")
@@ -241,7 +247,7 @@ struct ArgumentParserTests {
         #expect(alone?.code == .missingCommand)
         #expect(alone?.message == "missing subcommand of 'queue': add, set, remove")
         #expect(alone?.command == "queue")
-        #expect(parseError(["queue", "frob"])?.message == "unknown subcommand 'frob' of 'queue'")
+        #expect(parseError(["queue", "frob"])?.message == "unknown subcommand 'frob' of 'queue' (its subcommands: add, set, remove)")
         #expect(parseError(["queue", "set"])?.code == .missingArgument)
     }
 
