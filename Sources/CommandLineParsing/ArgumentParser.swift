@@ -61,6 +61,15 @@ public struct ArgumentParser: Sendable {
         try parse(value, as: kind, what: what, placeholder: placeholder, command: nil)
     }
 
+    /// `word` as a POSIX shell reads it back: as it is when it has nothing the shell would
+    /// read otherwise, else in single quotes (a quote inside as `'\''`).
+    static func shellQuoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_./=:,+@%".unicodeScalars.contains(scalar)
+        }
+        return plain ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#) + "'"
+    }
+
     /// Parses `arguments` (without the program name).
     /// - Throws: ``CommandLineError`` describing the first problem found.
     public func parse(_ arguments: [String]) throws(CommandLineError) -> ParseOutcome {
@@ -77,10 +86,15 @@ public struct ArgumentParser: Sendable {
         var wantsHelp = false
         var wantsVersion = false
         var index = 0
+        // The option whose value was the word before, given as a word of its own: a word that
+        // cannot come after it may be the rest of an unquoted value (`--delay 10 mins`).
+        var valueBefore: (option: OptionSpec, value: String)?
 
         while index < arguments.count {
             let word = arguments[index]
             index += 1
+            let previousValue = valueBefore
+            valueBefore = nil
 
             if word == "--" {
                 guard var current = invocation, let spec = command else {
@@ -151,6 +165,7 @@ public struct ArgumentParser: Sendable {
                             || (spec.takesOptionLikeValue && !Self.isKnownOption(arguments[index], of: command, global: globalSpecs)) {
                     value = arguments[index]
                     index += 1
+                    valueBefore = (spec, value)
                 } else {
                     throw CommandLineError(.missingValue, "missing value for option '--\(name) <\(spec.valueName ?? "value")>'", command: command?.name)
                 }
@@ -196,10 +211,20 @@ public struct ArgumentParser: Sendable {
             }
             if current.takesTrailingArguments {
                 // The job's argv is taken only after `--`, so a mistyped option is never run.
-                throw CommandLineError(
-                    .unexpectedArgument,
-                    "unexpected argument '\(word)'; put the job's command after '--' (orchctl \(current.name) -- \(word) ...)",
-                    command: current.name)
+                let hint: String
+                let dashesFollow = arguments[index...].contains("--")
+                if let (option, value) = previousValue,
+                   dashesFollow || (try? Self.parse(value + " " + word, as: option.kind, what: "", placeholder: "", command: nil)) != nil {
+                    hint = "quote a value that has spaces (--\(option.name) \(Self.shellQuoted(value + " " + word))), "
+                        + "and put a job's command after '--'"
+                } else if dashesFollow {
+                    hint = "only options go before '--', the job's command after it"
+                } else {
+                    let given = arguments[..<(index - 1)].map(Self.shellQuoted)
+                    let command = arguments[(index - 1)...].map(Self.shellQuoted)
+                    hint = "put the job's command after '--' (orchctl \((given + ["--"] + command).joined(separator: " ")))"
+                }
+                throw CommandLineError(.unexpectedArgument, "unexpected argument '\(word)'; \(hint)", command: current.name)
             }
             invocation!.arguments.append(word)
         }

@@ -263,11 +263,24 @@ struct ArgumentParserTests {
         #expect(parseError(["help", "queue", "frob"])?.code == .unknownCommand)
     }
 
-    @Test("a job command without '--' is refused with a hint")
+    @Test("a job command without '--' is refused with a hint that fits the mistake")
     func submitNeedsDoubleDash() {
         let error = parseError(["submit", "make", "-j4"])
         #expect(error?.code == .unexpectedArgument)
-        #expect(error?.message == "unexpected argument 'make'; put the job's command after '--' (orchctl submit -- make ...)")
+        #expect(error?.message == "unexpected argument 'make'; put the job's command after '--' (orchctl submit -- make -j4)")
+        // The options given stay in the hint, and words the shell would split are quoted.
+        #expect(parseError(["submit", "--wait", "echo", "a b", "it's"])?.message
+            == #"unexpected argument 'echo'; put the job's command after '--' (orchctl submit --wait -- echo 'a b' 'it'\''s')"#)
+        // An unquoted value with a space: the rest of it is the stray word.
+        #expect(parseError(["submit", "--shell", "echo", "hi"])?.message
+            == "unexpected argument 'hi'; quote a value that has spaces (--shell 'echo hi'), and put a job's command after '--'")
+        #expect(parseError(["submit", "--delay", "10", "mins", "--", "true"])?.message
+            == "unexpected argument 'mins'; quote a value that has spaces (--delay '10 mins'), and put a job's command after '--'")
+        // Not a value that can have a space (a queue name): the command was meant.
+        #expect(parseError(["submit", "--queue", "q", "make"])?.message
+            == "unexpected argument 'make'; put the job's command after '--' (orchctl submit --queue q -- make)")
+        #expect(parseError(["submit", "--wait", "stray", "--", "true"])?.message
+            == "unexpected argument 'stray'; only options go before '--', the job's command after it")
     }
 
     @Test("'help submit' is 'submit --help', and -h is --help")
