@@ -96,6 +96,17 @@ final class HookRunner: JobObserver {
         return environment
     }
 
+    /// A run's result for the log, with what the hook's discarded output would have said
+    /// first: its exit status (127: the shell found no such command) or signal.
+    static func describe(_ result: JobResult) -> String {
+        switch result {
+        case .failed(let code): "failed with exit status \(code)\(code == 127 ? " (command not found)" : "") (its output goes to /dev/null)"
+        case .signaled(let signal): "signaled (signal \(signal))"
+        case .spawnFailed(let reason): "spawn_failed: \(reason)"
+        default: result.name
+        }
+    }
+
     /// Starts one hook run: `/bin/sh -c command`, contained in its own cgroup (or identity),
     /// torn down after the time limit. Nothing starts after ``stop()``.
     /// - Parameters:
@@ -127,7 +138,7 @@ final class HookRunner: JobObserver {
             onStarted: { _ in },
             onFinished: { [weak self] result in
                 _ = self?.runs.withLock { $0.running.removeValue(forKey: number) }
-                if result != .succeeded { DaemonLog.warning("\(label) ended \(result.name)") }
+                if result != .succeeded { DaemonLog.warning("\(label) ended \(Self.describe(result))") }
                 onFinished?(result)
             })
         let stoppedMeanwhile = runs.withLock { runs in

@@ -37,6 +37,14 @@ struct HookRunnerTests {
         #expect(succeeded["ORCHD_EXIT_CODE"] == "0")
     }
 
+    @Test("a hook that did not succeed is logged with its exit status or signal, since its output is discarded")
+    func failedHookDescription() {
+        #expect(HookRunner.describe(.failed(exitCode: 127)) == "failed with exit status 127 (command not found) (its output goes to /dev/null)")
+        #expect(HookRunner.describe(.failed(exitCode: 2)) == "failed with exit status 2 (its output goes to /dev/null)")
+        #expect(HookRunner.describe(.signaled(signal: 9)) == "signaled (signal 9)")
+        #expect(HookRunner.describe(.timedOut) == "timed_out")
+    }
+
     @Test("the runner takes its hook events from the one table")
     func kindsFromTable() {
         #expect(HookRunner.hookKinds(of: event("finished", result: "interrupted")) == ["finished", "failed"])
