@@ -118,7 +118,7 @@ struct JobChangesTests {
         #expect(try daemon.orchctl(["queue", "add", "other"]).status == 0)
         #expect(try daemon.orchctl(["pause"]).status == 0)
         let id = try daemon.orchctl(["submit", "--name", "old", "--", "true"]).line
-        #expect(try daemon.orchctl(["edit", id, "--priority", "5", "--name", "new", "--queue", "other"]).standardOutput == "\(id)\n")
+        #expect(try daemon.orchctl(["edit", id, "--priority", "5", "--name", "new", "--queue", "other"]).standardOutput == "edited \(id)\n")
         var shown = try job(daemon, id)
         #expect(shown["priority"] as? Int == 5 && shown["name"] as? String == "new" && shown["queue"] as? String == "other", "\(shown)")
         #expect(try daemon.orchctl(["edit", id, "--delay", "1h"]).status == 0)
@@ -158,7 +158,7 @@ struct JobChangesTests {
         try #require(mkfifo(gate, 0o600) == 0)
         let id = try daemon.orchctl(["submit", "--shell", "echo go > '\(marker.path)'; cat '\(gate)' >/dev/null; echo done"]).line
         #expect(marker.read() == "go")
-        #expect(try daemon.orchctl(["suspend", id]).standardOutput == "\(id)\n")
+        #expect(try daemon.orchctl(["suspend", id]).standardOutput == "suspended \(id)\n")
         let shown = try job(daemon, id)
         #expect(shown["suspended"] as? Bool == true && shown["state"] as? String == "running", "\(shown)")
         #expect(try daemon.orchctl(["status"]).standardOutput.contains("running,suspended"))

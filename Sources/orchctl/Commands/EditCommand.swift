@@ -9,7 +9,7 @@ enum EditCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Change a job that has not started.",
-        discussion: "Changes the priority, queue, start time or name of a waiting or queued job (held or not); what is not given stays. A start time ahead makes a queued job wait for it, one that has come queues a waiting job whose dependencies succeeded. A job that has started or finished cannot be edited (exit status 1), nor moved to a queue that does not exist. Prints the job's ID.",
+        discussion: "Changes the priority, queue, start time or name of a waiting or queued job (held or not); what is not given stays. A start time ahead makes a queued job wait for it, one that has come queues a waiting job whose dependencies succeeded. A job that has started or finished cannot be edited (exit status 1), nor moved to a queue that does not exist. Prints 'edited ID'.",
         usage: "edit <id> [--priority <n>] [--queue <queue>] [--at <time> | --delay <span>] [--name <name>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job to change.")],
         options: Options.specs)
@@ -57,7 +57,7 @@ enum EditCommand: OrchctlCommand {
         if invocation.global.json {
             context.console.write(try JSONOutput.text(job))
         } else {
-            context.console.print(job.id.description)
+            context.console.print("edited \(job.id)")
         }
         return .success
     }

@@ -52,7 +52,7 @@ enum QueuePausing {
         return .success
     }
 
-    /// One line per queue of the reply: `paused build`, or `build was already paused`.
+    /// One line per queue of the reply: `paused build`, `build was already paused`, or `build was not paused`.
     static func changes(before: [QueueInfo], after: [QueueInfo], pause: Bool) -> String {
         let verb = pause ? "paused" : "resumed"
         guard !after.isEmpty else { return "No queues to \(pause ? "pause" : "resume").\n" }
@@ -60,7 +60,7 @@ enum QueuePausing {
         for queue in after {
             let was = before.first { $0.name == queue.name }?.paused
             if was == pause {
-                text += "\(queue.name) was already \(pause ? "paused" : "running")\n"
+                text += "\(queue.name) was \(pause ? "already paused" : "not paused")\n"
             } else {
                 text += "\(verb) \(queue.name)\n"
             }

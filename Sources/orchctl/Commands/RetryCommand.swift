@@ -8,7 +8,7 @@ enum RetryCommand: OrchctlCommand {
         name: name,
         abstract: "Run a finished job again.",
         discussion: """
-            The job keeps its ID and gets its next attempt (one more is allowed); 'orchctl show' lists the earlier attempts. Only a finished job can be retried, whatever its result. Prints the job's ID.
+            The job keeps its ID and gets its next attempt (one more is allowed); 'orchctl show' lists the earlier attempts. Only a finished job can be retried, whatever its result. Prints 'retried ID'.
 
             The rules of a new job apply again. The job is queued when every job it runs --after has succeeded and its start time (--delay, --at) has come; it waits while a dependency has not finished or its start time is ahead, and runs once they allow. A paused queue stays paused. The retry is refused, and nothing changes, when a dependency finished without succeeding (retry that one first; the error names it and its result), when a dependency was pruned, when another job that has not finished holds its --unique key, or when its queue was removed.
 
@@ -48,7 +48,7 @@ enum RetryCommand: OrchctlCommand {
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(job))
             } else {
-                context.console.print(job.id.description)
+                context.console.print("retried \(job.id)")
             }
             return .success
         }

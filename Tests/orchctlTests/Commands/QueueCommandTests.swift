@@ -178,7 +178,7 @@ struct QueueCommandTests {
         let after = [queue("a", paused: true), queue("b", paused: true)]
         #expect(QueuePausing.changes(before: before, after: after, pause: true) == "paused a\nb was already paused\n")
         let resumed = [queue("a"), queue("b")]
-        #expect(QueuePausing.changes(before: [queue("a", paused: true), queue("b")], after: resumed, pause: false) == "resumed a\nb was already running\n")
+        #expect(QueuePausing.changes(before: [queue("a", paused: true), queue("b")], after: resumed, pause: false) == "resumed a\nb was not paused\n")
         #expect(QueuePausing.changes(before: [], after: [queue("new", paused: true)], pause: true) == "paused new\n")
         #expect(QueuePausing.changes(before: [], after: [], pause: false) == "No queues to resume.\n")
     }
