@@ -128,7 +128,7 @@ struct LogsTests {
         }
     }
 
-    @Test("a job that never started has empty output, not an error: queued, dependency_failed, spawn_failed")
+    @Test("a job that never started has empty output, not an error, and a line on stderr says why: queued, dependency_failed, spawn_failed")
     func neverStarted() throws {
         let daemon = try TestDaemon()
         #expect(try daemon.orchctl(["queue", "add", "held", "--concurrency", "1"]).status == 0)
@@ -144,6 +144,12 @@ struct LogsTests {
                 #expect(result.standardOutput == "", "\(arguments)")
             }
         }
+        // Standard error says why, so the silence is not taken for an empty log.
+        #expect(try daemon.orchctl(["logs", queued]).standardError
+            == "orchctl: job \(queued) has not started, so it has no output yet: it is queued\n")
+        #expect(try daemon.orchctl(["logs", dependent]).standardError
+            == "orchctl: job \(dependent) has not started, so it has no output yet: it finished dependency_failed without running\n")
+        #expect(try daemon.orchctl(["logs", spawnFailed]).standardError.contains("never ran, so it has no output: it could not be started"))
         #expect(try daemon.orchctl(["logs", "--follow", dependent]).status == 0)
         // A cancelled queued job never had a log either.
         #expect(try daemon.orchctl(["cancel", queued]).status == 0)

@@ -15,7 +15,7 @@ enum LogsCommand: OrchctlCommand {
         name: name,
         abstract: "Print a job's output, or follow it as it grows.",
         discussion: """
-            The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet and prints nothing. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output. When the standard output printed is empty and the job wrote to its standard error, a one-line hint on standard error says so.
+            The bytes are written unchanged, so binary output survives a pipe. A job that has not started (waiting, queued, or ended before a process ran: dependency_failed, spawn_failed) has no output yet: nothing is printed, and a line on standard error says why. A job that started but whose log file is gone (deleted or moved) is an error naming the file, exit status 1: its output is lost, which is not the same as no output. When the standard output printed is empty and the job wrote to its standard error, a one-line hint on standard error says so.
 
             Each attempt keeps its own output: without --attempt, the latest attempt's is printed; --attempt N prints attempt N's ('orchctl show' lists the attempts). An attempt the job has not made is an error, exit status 1.
 
@@ -160,19 +160,35 @@ enum LogsCommand: OrchctlCommand {
     }
 
     /// After an empty standard output: one line on standard error when the attempt's
-    /// standard error is not empty, so a failed job's message is not missed. Quiet when
-    /// that cannot be told.
+    /// standard error is not empty, so a failed job's message is not missed, or when the job
+    /// has not started, so that its silence is not taken for an empty log. Quiet when that
+    /// cannot be told.
     private static func hintAtStandardError(
         _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
     ) {
         var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stderr, tailLines: 0, attempt: parameters.attempt)
         probe.follow = nil
         var size: Int64 = 0
+        var job: Job?
         do throws(CommandFailure) {
             let connection = try OrchdConnection(socket: socket, uid: uid)
             try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) }
+            if size == 0 && parameters.attempt == nil {
+                job = try connection.call(JobsInterface.get, JobsInterface.GetParameters(id: parameters.id)).job
+            }
         } catch {
             return
+        }
+        if let job {
+            if case .spawnFailed(let reason)? = job.state.result {
+                console.printError("orchctl: job \(parameters.id) never ran, so it has no output: it could not be started (\(reason))")
+                return
+            }
+            if job.attempt == 0 {
+                let state = job.state.result.map { "it finished \($0.name) without running" } ?? "it is \(job.state.name)"
+                console.printError("orchctl: job \(parameters.id) has not started, so it has no output yet: \(state)")
+                return
+            }
         }
         guard size > 0 else { return }
         let attempt = parameters.attempt.map { " --attempt \($0)" } ?? ""
