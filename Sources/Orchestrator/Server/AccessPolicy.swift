@@ -29,10 +29,13 @@ public struct AccessPolicy: Sendable {
     public static let defaultAdminGroup = "orchd"
 
     /// Methods only admins may call: they change the daemon or every user's jobs.
-    public static let adminMethods: Set<String> = [
-        QueuesInterface.set.name, QueuesInterface.add.name, QueuesInterface.remove.name,
-        QueuesInterface.pause.name, QueuesInterface.resume.name,
-        JobsInterface.prune.name, ManagerInterface.reload.name, ManagerInterface.shutdown.name,
+    public static var adminMethods: Set<String> { Set(adminCommands.keys) }
+
+    /// The admin-only methods, each with the orchctl command that calls it (for messages).
+    static let adminCommands: [String: String] = [
+        QueuesInterface.set.name: "queue set", QueuesInterface.add.name: "queue add", QueuesInterface.remove.name: "queue remove",
+        QueuesInterface.pause.name: "pause", QueuesInterface.resume.name: "resume",
+        JobsInterface.prune.name: "prune", ManagerInterface.reload.name: "reload", ManagerInterface.shutdown.name: "shutdown",
     ]
 
     /// Methods that start work as the caller, which `allow-users` restricts.
@@ -80,8 +83,8 @@ public struct AccessPolicy: Sendable {
     /// Whether `caller` may call `method`.
     /// - Returns: `nil` when allowed, else why not (for the error's message).
     public func refusal(of method: String, by caller: Caller) -> String? {
-        if Self.adminMethods.contains(method) && !caller.isAdmin {
-            return "\(method) needs root or membership of the group '\(adminGroup)'"
+        if let command = Self.adminCommands[method], !caller.isAdmin {
+            return "'orchctl \(command)' (\(method)) needs root or membership of the group '\(adminGroup)'"
         }
         if Self.submitMethods.contains(method) && !caller.isAdmin && !allowedUsers.admits(uid: caller.uid) {
             return "uid \(caller.uid) may not submit jobs here (allow-users)"

@@ -85,6 +85,9 @@ struct AccessPolicyTests {
         }
         #expect(policy.refusal(of: "io.orchd.Jobs.Submit", by: user) != nil)
         #expect(policy.refusal(of: "io.orchd.Jobs.List", by: user) == nil)
+        // The refusal names the command a user typed, then the method.
+        #expect(policy.refusal(of: "io.orchd.Queues.Pause", by: user)
+            == "'orchctl pause' (io.orchd.Queues.Pause) needs root or membership of the group 'orchd'")
         #expect(AccessPolicy(daemonUID: 0).refusal(of: "io.orchd.Jobs.Submit", by: user) == nil)
     }
 
