@@ -118,6 +118,31 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["ping"]).status == 0, "orchd is still running")
     }
 
+    @Test("a name or unique key with a long run of combining marks is refused at once, not normalised for seconds")
+    func combiningMarkRuns() throws {
+        let daemon = try TestDaemon()
+        let marks = "a" + String(repeating: #"\u0301\u0316"#, count: 20_000)
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = [
+            #"{"method":"io.orchd.Jobs.Get","parameters":{"id":1,"x":{""# + marks + #"":1}}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","environment":{""# + marks + #"":"1"}}}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","uniqueKey":""# + marks + #""}}}"#,
+        ]
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        #expect(replies[0].contains("org.varlink.service.InvalidParameter") && replies[0].contains(#""x""#), "\(replies[0])")
+        #expect(replies[1].contains("org.varlink.service.InvalidParameter") && replies[1].contains("spec.environment"), "\(replies[1])")
+        #expect(replies[2].contains("io.orchd.Jobs.InvalidJobSpec") && replies[2].contains("combining marks in a row"), "\(replies[2])")
+        // At the top of the call, with the header parser giving up: a malformed message.
+        let top = try RawSocket(path: daemon.socketPath)
+        top.send(Array((#"{"method":"io.orchd.Manager.Ping",""# + marks + #"":1}"#).utf8) + [0])
+        let (messages, closed) = top.readMessages(untilClosed: true)
+        #expect(closed && messages.first?.contains("io.orchd.Manager.MalformedMessage") == true, "\(messages)")
+        let status = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status)")
+    }
+
     @Test("a NUL byte in a job's name, label or unique key is refused naming the field, in Submit and SubmitBatch")
     func nulInMetadata() throws {
         let daemon = try TestDaemon()

@@ -148,7 +148,12 @@ actor VarlinkConnection {
                 switch JSONByteReader.strictScan(of: data) {
                 case .notStrict:
                     return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
-                        "message": .string("a message is not valid JSON (RFC 8259); closing the connection")
+                        "message": .string("a message is not valid JSON (RFC 8259) or nests deeper than \(JSONByteReader.strictScanMaximumDepth) levels; closing the connection")
+                    ]))
+                case .unsafeName:
+                    // Stopped there: a repeated top-level name after it would go unseen.
+                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
+                        "message": .string("a call has a member name with more than \(JSONByteReader.maximumNonStarters) combining marks in a row; closing the connection")
                     ]))
                 case .repeatedName(let path) where path.count == 1:
                     return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [

@@ -22,11 +22,12 @@ public struct VarlinkMethodCall: Sendable {
     ///   `parameters` when the object itself is wrong): among them the first member name given
     ///   twice in one object (`spec.environment.A`), and where the message stops being strict
     ///   JSON (``JSONByteReader/strictScan(of:)``), both of which `JSONDecoder` would read,
-    ///   dropping a value or guessing.
+    ///   dropping a value or guessing; or the object with a name that is not stream-safe
+    ///   (over 30 combining marks in a row: normalising it to hash it takes quadratic time).
     public func parameters<P: Codable & Sendable>(_ type: P.Type) throws(VarlinkError) -> P {
         switch JSONByteReader.strictScan(of: message) {
         case .clean: break
-        case .repeatedName(let path), .notStrict(let path): throw .invalidParameter(Self.parameterName(of: path))
+        case .repeatedName(let path), .notStrict(let path), .unsafeName(let path): throw .invalidParameter(Self.parameterName(of: path))
         }
         do {
             let call = try JSONDecoder().decode(VarlinkCall<P>.self, from: message)

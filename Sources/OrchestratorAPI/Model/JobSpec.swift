@@ -143,6 +143,7 @@ public struct JobSpec: Hashable, Sendable, Codable {
         if let notBefore, notBefore.timeIntervalSince1970 >= Self.latestStartSeconds { throw .startTooLate }
         guard (1...1000).contains(maxAttempts) else { throw .invalidAttempts(maxAttempts) }
         if let uniqueKey, uniqueKey.isEmpty { throw .emptyUniqueKey }
+        if let uniqueKey, !JSONByteReader.isStreamSafe(uniqueKey) { throw .uniqueKeyNotStreamSafe }
         if after.contains(where: { $0.rawValue <= 0 }) { throw .invalidDependency }
         try validateCommand()
         guard cwd.hasPrefix("/") else { throw .relativeWorkingDirectory(cwd) }

@@ -9,6 +9,9 @@ public enum JobSpecError: Error, Hashable, Sendable {
     case startTooLate
     case invalidAttempts(Int)
     case emptyUniqueKey
+    /// A unique key with a run of combining marks longer than stream-safe text allows: it is
+    /// hashed, and hashing normalises it in time quadratic in the run.
+    case uniqueKeyNotStreamSafe
     case invalidDependency
     /// A dependency names a job that does not exist.
     case unknownDependency(JobID)
@@ -26,6 +29,7 @@ public enum JobSpecError: Error, Hashable, Sendable {
         case .startTooLate: "the start time must be before the year 10000"
         case .invalidAttempts(let count): "attempts must be from 1 to 1000 (retries 0 to 999), not \(count)"
         case .emptyUniqueKey: "the unique key is empty"
+        case .uniqueKeyNotStreamSafe: "the unique key has more than \(JSONByteReader.maximumNonStarters) combining marks in a row"
         case .invalidDependency: "dependencies must be job IDs greater than zero"
         case .unknownDependency(let id): "no job with ID \(id) to depend on"
         case .duplicateUniqueKeyInBatch(let key): "two jobs of the batch have the unique key '\(key)'"

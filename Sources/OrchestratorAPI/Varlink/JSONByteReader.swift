@@ -29,7 +29,7 @@ public struct JSONByteReader {
         var map: [String: String] = [:]
         if take(UInt8(ascii: "}")) { return map }
         while true {
-            guard let key = string(), take(UInt8(ascii: ":")), let value = string(),
+            guard let key = name(), take(UInt8(ascii: ":")), let value = string(),
                   map.updateValue(value, forKey: key) == nil else { return nil }
             if take(UInt8(ascii: "}")) { return map }
             guard take(UInt8(ascii: ",")) else { return nil }
@@ -92,7 +92,7 @@ public struct JSONByteReader {
         // A key given twice is given up on: which one JSONDecoder would keep is its own affair.
         var keys: Set<String> = []
         while true {
-            guard let key = string(), keys.insert(key).inserted, take(UInt8(ascii: ":")), member(key, &self) else { return false }
+            guard let key = name(), keys.insert(key).inserted, take(UInt8(ascii: ":")), member(key, &self) else { return false }
             if take(UInt8(ascii: "}")) { return true }
             guard take(UInt8(ascii: ",")) else { return false }
         }
@@ -136,6 +136,9 @@ public struct JSONByteReader {
         /// control character in a string, a malformed number, or nesting deeper than
         /// ``strictScanMaximumDepth``), by the path where the scan stopped.
         case notStrict([String])
+        /// A member name that is not stream-safe text (``isStreamSafe(_:)``), by the path of
+        /// the object that has it.
+        case unsafeName([String])
     }
 
     /// Objects and arrays a strict scan follows in: `JSONDecoder`'s own limit is 512.
@@ -148,13 +151,14 @@ public struct JSONByteReader {
     /// `JSONDecoder` is to read is checked here first, and refused unless ``StrictScan/clean``,
     /// so that no value orchd reads is ever dropped or guessed at without a word.
     /// - Parameter message: the message's bytes.
-    /// - Returns: the first place it is not strict JSON; else a name the top-level object
-    ///   repeats; else the first repeated name deeper; else ``StrictScan/clean``.
+    /// - Returns: the first place it is not strict JSON, or the first name that is not
+    ///   stream-safe; else a name the top-level object repeats; else the first repeated name
+    ///   deeper; else ``StrictScan/clean``.
     public static func strictScan<Bytes: ContiguousBytes>(of message: Bytes) -> StrictScan {
         message.withUnsafeBytes { raw in
             var reader = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
             var scan = StrictScanState()
-            guard reader.scanValue(&scan) else { return .notStrict(scan.path) }
+            guard reader.scanValue(&scan) else { return scan.unsafeName ? .unsafeName(scan.path) : .notStrict(scan.path) }
             guard reader.atEnd() else { return .notStrict([]) }
             if let repeated = scan.topLevelRepeat ?? scan.firstRepeat { return .repeatedName(repeated) }
             return .clean
@@ -164,6 +168,8 @@ public struct JSONByteReader {
     /// Where a strict scan is, and the repeated names it has met.
     private struct StrictScanState {
         var path: [String] = []
+        /// The scan stopped at a name that is not stream-safe (``path`` is its object's).
+        var unsafeName = false
         var topLevelRepeat: [String]?
         var firstRepeat: [String]?
     }
@@ -183,7 +189,13 @@ public struct JSONByteReader {
             if take(UInt8(ascii: "}")) { return true }
             var names: Set<String> = []
             while true {
+                let start = index
                 guard let name = string() else { return false }
+                guard Self.isStreamSafe(name) else {
+                    index = start
+                    scan.unsafeName = true
+                    return false
+                }
                 scan.path.append(name)
                 if !names.insert(name).inserted {
                     if scan.path.count == 1 && scan.topLevelRepeat == nil { scan.topLevelRepeat = scan.path }
@@ -329,6 +341,35 @@ public struct JSONByteReader {
         }
         guard magnitude <= UInt64(Int64.max) else { return nil }
         return Int64(magnitude)
+    }
+
+    /// A JSON string read as a member name: ``string()``, refused (`nil`) when it is not
+    /// stream-safe text (``isStreamSafe(_:)``). Names are hashed and compared, and a
+    /// `String`'s hash and `==` normalise it, which takes time quadratic in a run of combining
+    /// marks: a 20,000-mark name held a core for seconds.
+    public mutating func name() -> String? {
+        guard let text = string() else { return nil }
+        return Self.isStreamSafe(text) ? text : nil
+    }
+
+    /// The most combining marks (non-starters) stream-safe text has in a row (UAX #15).
+    public static let maximumNonStarters = 30
+
+    /// Whether `text` has no run of more than ``maximumNonStarters`` combining marks, the
+    /// stream-safe text format of UAX #15, so that normalising it takes linear time. ASCII is
+    /// stream-safe and is told by its bytes alone.
+    public static func isStreamSafe(_ text: String) -> Bool {
+        guard text.utf8.contains(where: { $0 >= 0x80 }) else { return true }
+        var run = 0
+        for scalar in text.unicodeScalars {
+            if scalar.properties.canonicalCombiningClass == .notReordered {
+                run = 0
+            } else {
+                run += 1
+                if run > maximumNonStarters { return false }
+            }
+        }
+        return true
     }
 
     /// A JSON string: escapes decoded, valid UTF-8 only.

@@ -85,20 +85,22 @@ enum BatchFile {
     private static func jsonSpec(
         _ line: String, defaults: [String: JSONValue], encoder: JSONEncoder, decoder: JSONDecoder, line number: Int
     ) throws(BatchFileError.Problem) -> JobSpec {
-        let given: [String: JSONValue]
-        do {
-            given = try decoder.decode([String: JSONValue].self, from: Data(line.utf8))
-        } catch {
-            // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
-            throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
-        }
-        // JSONDecoder keeps one of a name given twice and drops the other value, and takes some
-        // JSON that is not strict (a trailing comma) without a word.
+        // First: JSONDecoder keeps one of a name given twice and drops the other value, takes
+        // some JSON that is not strict (a trailing comma) without a word, and hashes every name.
         switch JSONByteReader.strictScan(of: Data(line.utf8)) {
         case .clean: break
         case .repeatedName(let path):
             throw .init(line: number, message: "'\(path.joined(separator: "."))' is given twice (or as two names Unicode holds equal)")
         case .notStrict:
+            throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
+        case .unsafeName:
+            throw .init(line: number, message: "a name has more than \(JSONByteReader.maximumNonStarters) combining marks in a row")
+        }
+        let given: [String: JSONValue]
+        do {
+            given = try decoder.decode([String: JSONValue].self, from: Data(line.utf8))
+        } catch {
+            // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
             throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
         }
         if let unknown = given.keys.sorted().first(where: { !fields.contains($0) }) {

@@ -64,4 +64,23 @@ struct StrictScanTests {
     func notStrictBeforeRepeat() {
         #expect(Self.scan(#"{"x":[1,],"a":1,"a":2}"#) == .notStrict(["x", "1"]))
     }
+
+    @Test("a name with more than 30 combining marks in a row is not stream-safe and is refused before it is hashed")
+    func unsafeNames() {
+        let marks = { (count: Int) in "a" + String(repeating: "\u{301}\u{316}", count: count / 2) }
+        #expect(JSONByteReader.isStreamSafe(marks(30)))
+        #expect(!JSONByteReader.isStreamSafe(marks(32)))
+        #expect(JSONByteReader.isStreamSafe("plain ASCII"))
+        #expect(JSONByteReader.isStreamSafe(String(repeating: "\u{E9}", count: 1000)), "precomposed letters are starters")
+        let long = marks(40_000)
+        #expect(Self.scan(#"{"parameters":{"x":{""# + long + #"":1}}}"#) == .unsafeName(["parameters", "x"]))
+        #expect(Self.scan(#"{""# + long + #"":1}"#) == .unsafeName([]))
+        // Values are not hashed: a long run of marks in one is strict JSON.
+        #expect(Self.scan(#"{"a":""# + long + #""}"#) == .clean)
+        let map = Data(("{\"" + long + "\":\"1\"}").utf8)
+        #expect(map.withUnsafeBytes { raw in
+            var json = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
+            return json.stringMap()
+        } == nil, "the fast readers give up on it")
+    }
 }

@@ -104,14 +104,16 @@ struct BatchFileTests {
             {"argv": ["true"], "labels": {"\\u00e9": "1", "e\\u0301": "2"}}
             {"argv": ["true"], "labels": {"a": "1", "b": "1"}}
             {"argv": ["true"], "labels": {"k": "v",}, "environment": {"A": "1", "A": "2"}}
+            {"argv": ["true"], "labels": {"a\(String(repeating: "\u{301}", count: 31))": "1"}}
             """
         let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
-        #expect(error?.problems.map(\.line) == [1, 2, 3, 5])
+        #expect(error?.problems.map(\.line) == [1, 2, 3, 5, 6])
         #expect(error?.problems[0].message == "'argv' is given twice (or as two names Unicode holds equal)")
         #expect(error?.problems[1].message == "'environment.A' is given twice (or as two names Unicode holds equal)")
         #expect(error?.problems[2].message.hasPrefix("'labels.") == true)
         // A trailing comma, which JSONDecoder takes, is not JSON.
         #expect(error?.problems[3].message == "not valid JSON (a line cut short, or a stray character?)")
+        #expect(error?.problems[4].message == "a name has more than 30 combining marks in a row")
     }
 
     @Test("an empty file or one of comments only has no jobs")
