@@ -295,6 +295,9 @@ final class GroupCommit {
     /// A sync failed: drops every acknowledgement waiting, starts no barrier again, and tells
     /// the owner.
     private func lose(_ message: String) {
+        // Once: a flush that found the barrier in flight failed has lost it already when that
+        // barrier's own result comes back.
+        guard !durabilityLost else { return }
         durabilityLost = true
         waiting.removeAll()
         inFlight.removeAll()

@@ -111,11 +111,17 @@ struct GroupCommitTests {
         let lastCommitted = LockedBox<Int64>(1)
         let handed = LockedBox<[Int64?]>([])
         let finished = DispatchSemaphore(value: 0)
-        await owner.setBarrierHooks(starting: { lastCommitted.value }, after: { mark in
+        let started = DispatchSemaphore(value: 0)
+        await owner.setBarrierHooks(starting: {
+            defer { started.signal() }
+            return lastCommitted.value
+        }, after: { mark in
             handed.value.append(mark)
             finished.signal()
         })
         await owner.afterDurable {}
+        // A commit once the barrier has started (its sync is held): not covered by it.
+        #expect(started.wait(timeout: .now() + 30) == .success, "the barrier started")
         #expect(await owner.barriers() == 0, "the barrier is in flight, held")
         lastCommitted.value = 2
         release.signal()
@@ -183,13 +189,20 @@ struct GroupCommitTests {
     /// A sync that answers from `outcomes` in turn (the last one for ever), counting calls.
     final class ScriptedSync: Sendable {
         private let state: Mutex<(outcomes: [GroupCommit.SyncOutcome], calls: Int)>
-        init(_ outcomes: [GroupCommit.SyncOutcome]) { state = Mutex((outcomes, 0)) }
+        /// Runs at each call, with its number (from 1), on the sync queue before it returns.
+        private let onCall: @Sendable (Int) -> Void
+        init(_ outcomes: [GroupCommit.SyncOutcome], onCall: @escaping @Sendable (Int) -> Void = { _ in }) {
+            state = Mutex((outcomes, 0))
+            self.onCall = onCall
+        }
         var calls: Int { state.withLock { $0.calls } }
         func callAsFunction(_ withDirectory: Bool) -> GroupCommit.SyncOutcome {
-            state.withLock { state in
+            let (call, outcome) = state.withLock { state in
                 state.calls += 1
-                return state.outcomes.count > 1 ? state.outcomes.removeFirst() : state.outcomes[0]
+                return (state.calls, state.outcomes.count > 1 ? state.outcomes.removeFirst() : state.outcomes[0])
             }
+            onCall(call)
+            return outcome
         }
     }
 
@@ -220,18 +233,28 @@ struct GroupCommitTests {
     @Test("a WAL file that cannot be opened is tried again, one try at a time; every acknowledgement waits for the barrier that succeeds")
     func walNotOpened() async throws {
         let directory = try TemporaryDirectory()
-        let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable])
+        // The second try is held until the test has made its other changes, so that they come
+        // while a try is in flight, however slow the machine: no timing is assumed.
+        let secondTry = DispatchSemaphore(value: 0)
+        let changesMade = DispatchSemaphore(value: 0)
+        let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable]) { call in
+            guard call == 2 else { return }
+            secondTry.signal()
+            changesMade.wait()
+        }
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()
         let acknowledged = DispatchSemaphore(value: 0)
         let seen = LockedBox<[(barriers: Int, syncs: Int)]>([])
-        for _ in 0..<5 {
-            // Each change while a try is pending waits with it instead of starting its own.
-            await owner.afterDurable {
-                seen.value.append((owner.assumeIsolated { $0.barriers() }, sync.calls))
-                acknowledged.signal()
-            }
+        let acknowledge: @Sendable () -> Void = {
+            seen.value.append((owner.assumeIsolated { $0.barriers() }, sync.calls))
+            acknowledged.signal()
         }
+        await owner.afterDurable(acknowledge)
+        #expect(secondTry.wait(timeout: .now() + 30) == .success, "a WAL not opened is tried again")
+        // Each change while a try is pending waits with it instead of starting its own.
+        for _ in 0..<4 { await owner.afterDurable(acknowledge) }
+        changesMade.signal()
         for _ in 0..<5 { #expect(acknowledged.wait(timeout: .now() + 30) == .success) }
         #expect(seen.value.count == 5)
         #expect(seen.value.allSatisfy { $0.barriers == 1 }, "\(seen.value)")
