@@ -22,6 +22,10 @@ struct DaemonLifecycleTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(daemon.daemonLog)")
         #expect(access(daemon.socketPath, F_OK) != 0, "the socket file is removed on exit")
+        // One line says each: the daemon_ready and daemon_stopping events add none on stderr.
+        let log = daemon.daemonLog
+        #expect(log.components(separatedBy: " ready").count == 2, "\(log)")
+        #expect(log.components(separatedBy: "stopping").count == 2, "\(log)")
     }
 
     @Test("finished jobs and their output survive a restart")
