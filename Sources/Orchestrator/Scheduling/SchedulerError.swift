@@ -65,7 +65,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
             JobsInterface.dependencyNotSucceeded(id, dependency: dependency, result: result?.name).description
         case .permissionDenied(let id): "job \(id) belongs to another user"
         case .invalidSpec(let error): "invalid job: \(error.message)"
-        case .duplicate(let id, let key): "job \(id) with unique key '\(key)' has not finished yet (submit with --reuse for its ID instead, or wait for it: orchctl wait \(id))"
+        case .duplicate(let id, let key): JobsInterface.duplicateJob(id, uniqueKey: key).description
         case .noSuchQueue(let name): "no queue named '\(name)'"
         case .invalidSetting(let message): message
         case .invalidTransition(let id, let state, let operation): "job \(id) is \(state): \(operation) does not apply"

@@ -29,7 +29,7 @@ public struct AccessPolicy: Sendable {
     public static let defaultAdminGroup = "orchd"
 
     /// Methods only admins may call: they change the daemon or every user's jobs.
-    public static var adminMethods: Set<String> { Set(adminCommands.keys) }
+    public static let adminMethods = Set(adminCommands.keys)
 
     /// The admin-only methods, each with the orchctl command that calls it (for messages).
     static let adminCommands: [String: String] = [

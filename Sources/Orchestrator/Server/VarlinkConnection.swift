@@ -145,24 +145,18 @@ actor VarlinkConnection {
             if header == nil {
                 // What the parser gives up on, JSONDecoder may still read: JSON that is not
                 // strict, or a call with two `method`s (it would run one of them).
-                switch JSONByteReader.strictScan(of: data) {
-                case .notStrict:
-                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
-                        "message": .string("a message is not valid JSON (RFC 8259) or nests deeper than \(JSONByteReader.strictScanMaximumDepth) levels; closing the connection")
-                    ]))
-                case .unsafeName:
-                    // Stopped there: a repeated top-level name after it would go unseen.
-                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
-                        "message": .string("a call has a member name with more than \(JSONByteReader.maximumNonStarters) combining marks in a row; closing the connection")
-                    ]))
-                case .repeatedName(let path) where path.count == 1:
-                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
-                        "message": .string("a call gives '\(path[0])' twice; closing the connection")
-                    ]))
-                default:
-                    if let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
-                        header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
-                    }
+                let problem: String? = switch JSONByteReader.strictScan(of: data) {
+                case .notStrict: "a message is not valid JSON (RFC 8259) or nests deeper than \(JSONByteReader.strictScanMaximumDepth) levels"
+                // The scan stopped there: a repeated top-level name after it would go unseen.
+                case .unsafeName: "a call has a member name with more than \(JSONByteReader.maximumNonStarters) combining marks in a row"
+                case .repeatedName(let path) where path.count == 1: "a call gives '\(path[0])' twice"
+                default: nil
+                }
+                if let problem {
+                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, ["message": .string("\(problem); closing the connection")]))
+                }
+                if let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
+                    header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
                 }
             }
             guard let header else {

@@ -222,6 +222,8 @@ final class GroupCommit {
 
     /// Starts a barrier covering every commit made so far.
     private func startBarrier() {
+        // A retry scheduled before a flush lost durability: nothing is left to acknowledge.
+        guard !durabilityLost else { return }
         inFlight = takeWaiting()
         let mark = barrierStarting?()
         let withDirectory = !directorySynced

@@ -129,7 +129,8 @@ public struct JobSpec: Hashable, Sendable, Codable {
     /// - Throws: ``JobSpecError`` naming the first rule broken: an empty argv, an empty shell
     ///   string, a relative cwd, a NUL byte in any string, an environment name with `=`, a
     ///   timeout outside 1 µs...100 years, a start time past the year 9999, attempts outside
-    ///   1...1000, or an empty unique key.
+    ///   1...1000, or an empty unique key or one that is not stream-safe text (more than 30
+    ///   combining marks in a row, ``JSONByteReader/isStreamSafe(_:)``).
     public func validate() throws(JobSpecError) {
         try validate(environmentAlreadyValid: false)
     }

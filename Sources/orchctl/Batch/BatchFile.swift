@@ -87,7 +87,8 @@ enum BatchFile {
     ) throws(BatchFileError.Problem) -> JobSpec {
         // First: JSONDecoder keeps one of a name given twice and drops the other value, takes
         // some JSON that is not strict (a trailing comma) without a word, and hashes every name.
-        switch JSONByteReader.strictScan(of: Data(line.utf8)) {
+        let bytes = Data(line.utf8)
+        switch JSONByteReader.strictScan(of: bytes) {
         case .clean: break
         case .repeatedName(let path):
             throw .init(line: number, message: "'\(path.joined(separator: "."))' is given twice (or as two names Unicode holds equal)")
@@ -98,7 +99,7 @@ enum BatchFile {
         }
         let given: [String: JSONValue]
         do {
-            given = try decoder.decode([String: JSONValue].self, from: Data(line.utf8))
+            given = try decoder.decode([String: JSONValue].self, from: bytes)
         } catch {
             // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
             throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
