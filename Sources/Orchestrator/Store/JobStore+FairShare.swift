@@ -38,6 +38,13 @@ extension JobStore {
         }
     }
 
+    /// The IDs of one user's next queued jobs of a queue, in start order; served by the
+    /// partial index `jobs_runnable_by_owner`.
+    static let ownerCandidatesSQL = """
+        SELECT id FROM jobs WHERE state = 'queued' AND held = 0 AND queue = ?1 AND submitter_uid = ?2 \
+        ORDER BY priority DESC, id LIMIT ?3
+        """
+
     /// Claims queued jobs of a queue chosen among its users, in one transaction: reads each
     /// user's next `perOwner` jobs, lets `choose` pick from them (round-robin, per-user
     /// limits), and claims each picked job that `admit` lets through, as ``claim(_:at:)``
@@ -57,20 +64,13 @@ extension JobStore {
     ) throws -> [Job] {
         guard perOwner > 0 else { return [] }
         return try database.write { db in
-            let excluded = Self.jsonArray(excluding.sorted())
             var candidates: [OwnerCandidates] = []
-            let statement = try db.cachedStatement("""
-                SELECT id FROM jobs WHERE state = 'queued' AND held = 0 AND queue = ?1 AND submitter_uid = ?2 \
-                AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY priority DESC, id LIMIT ?4
-                """)
+            let statement = try db.cachedStatement(Self.ownerCandidatesSQL)
             for owner in try queuedOwners(in: queue) {
-                statement.reset()
-                try statement.bind([.text(queue.rawValue), .integer(Int64(owner)), .text(excluded), .integer(Int64(perOwner))])
-                var jobs: [JobID] = []
-                while try statement.step() { jobs.append(JobID(rawValue: statement.int64(at: 0))) }
+                let jobs = try Self.candidates(
+                    of: statement, [.text(queue.rawValue), .integer(Int64(owner))], limit: perOwner, excluding: excluding)
                 if !jobs.isEmpty { candidates.append(OwnerCandidates(owner: owner, jobs: jobs)) }
             }
-            statement.reset()
             return try choose(candidates).filter(admit).map { try claim($0, at: at) }
         }
     }

@@ -8,8 +8,33 @@ extension JobStore {
     /// index `jobs_runnable` (no table scan, no sort).
     static let claimCandidatesSQL = """
         SELECT id FROM jobs WHERE state = 'queued' AND queue = ?1 AND held = 0 \
-        AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY priority DESC, id LIMIT ?3
+        ORDER BY priority DESC, id LIMIT ?2
         """
+
+    /// Steps a prepared query of candidate IDs in start order whose last parameter is its
+    /// `LIMIT`, and returns the first `limit` that are not in `excluding`. It reads
+    /// `excluding.count` rows more than it keeps, so that excluded rows never cost a
+    /// candidate; the set is filtered here rather than sent as a JSON array for SQLite to
+    /// parse at every claim.
+    /// - Parameters:
+    ///   - statement: the query, reset; bound here.
+    ///   - values: its parameters before the limit.
+    ///   - limit: how many IDs to return at most.
+    ///   - excluding: IDs to skip.
+    /// - Throws: a ``DatabaseError``.
+    static func candidates(
+        of statement: Statement, _ values: [DatabaseValue], limit: Int, excluding: Set<JobID>
+    ) throws -> [JobID] {
+        statement.reset()
+        defer { statement.reset() }
+        try statement.bind(values + [.integer(Int64(limit + excluding.count))])
+        var ids: [JobID] = []
+        while ids.count < limit, try statement.step() {
+            let id = JobID(rawValue: statement.int64(at: 0))
+            if !excluding.contains(id) { ids.append(id) }
+        }
+        return ids
+    }
 
     /// Claims the next queued jobs of a queue for a start, in one transaction: the candidates
     /// in start order (priority, then ID), each claimed that `admit` lets through, as
@@ -27,13 +52,8 @@ extension JobStore {
     ) throws -> [Job] {
         guard limit > 0 else { return [] }
         return try database.write { db in
-            var candidates: [JobID] = []
-            do {
-                let statement = try db.cachedStatement(Self.claimCandidatesSQL)
-                defer { statement.reset() }
-                try statement.bind([.text(queue.rawValue), .text(Self.jsonArray(excluding.sorted())), .integer(Int64(limit))])
-                while try statement.step() { candidates.append(JobID(rawValue: statement.int64(at: 0))) }
-            }
+            let candidates = try Self.candidates(
+                of: db.cachedStatement(Self.claimCandidatesSQL), [.text(queue.rawValue)], limit: limit, excluding: excluding)
             return try candidates.filter(admit).map { try claim($0, at: at) }
         }
     }

@@ -76,10 +76,7 @@ struct IndexMigrationTests {
             "SELECT id FROM jobs WHERE state = ?1 AND id <= ?2 ORDER BY id DESC LIMIT 1 OFFSET 5",
             "SELECT id FROM jobs WHERE state = 'running' ORDER BY id",
             JobStore.claimCandidatesSQL,
-            """
-            SELECT id FROM jobs WHERE state = 'queued' AND held = 0 AND queue = ?1 AND submitter_uid = ?2 \
-            AND id NOT IN (SELECT value FROM json_each(?3)) ORDER BY priority DESC, id LIMIT ?4
-            """,
+            JobStore.ownerCandidatesSQL,
             "SELECT e.seq FROM events e WHERE e.seq > ?1 AND e.seq <= ?2 AND e.job_id = ?3 ORDER BY e.seq LIMIT 10",
         ]
         for query in queries {

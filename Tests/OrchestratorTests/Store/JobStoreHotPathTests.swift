@@ -34,6 +34,25 @@ struct JobStoreHotPathTests {
         #expect(try store.job(jobs[4].id)?.state == .queued, "another queue")
     }
 
+    @Test("claimShared reads each user's next jobs past the excluded ones, so an excluded job costs no candidate")
+    func claimSharedSkipsExcluded() throws {
+        let first = try store.insert([spec(), spec(), spec()], submitterUid: 1, at: now)
+        let second = try store.insert([spec(), spec()], submitterUid: 2, at: now)
+        var offered: [JobStore.OwnerCandidates] = []
+        let claimed = try store.claimShared(
+            in: .default, excluding: [first[0].id, second[1].id, JobID(rawValue: 999)], perOwner: 2, at: now,
+            choose: { candidates in
+                offered = candidates
+                return candidates.flatMap(\.jobs)
+            }, admit: { _ in true })
+        #expect(offered == [
+            JobStore.OwnerCandidates(owner: 1, jobs: [first[1].id, first[2].id]),
+            JobStore.OwnerCandidates(owner: 2, jobs: [second[0].id]),
+        ])
+        #expect(claimed.map(\.id) == [first[1].id, first[2].id, second[0].id])
+        #expect(try store.job(first[0].id)?.state == .queued, "excluded")
+    }
+
     @Test("claimNext claims only what admit lets through, and nothing with a limit of zero")
     func admitDecides() throws {
         let jobs = try store.insert([spec(), spec(), spec()], submitterUid: 0, at: now)
@@ -47,7 +66,7 @@ struct JobStoreHotPathTests {
     @Test("claimNext's candidates come from the partial index jobs_runnable: no table scan, no sort")
     func candidatesUseIndex() throws {
         let statement = try store.database.makeStatement("EXPLAIN QUERY PLAN " + JobStore.claimCandidatesSQL)
-        try statement.bind([.text("default"), .text("[1,2]"), 10])
+        try statement.bind([.text("default"), 10])
         var details: [String] = []
         while try statement.step() { details.append(statement.string(at: 3) ?? "") }
         #expect(details.contains { $0.hasPrefix("SEARCH jobs USING") && $0.contains("jobs_runnable") }, "\(details)")
