@@ -61,6 +61,8 @@ final class HookRunner: JobObserver {
         guard let queue = event.queue else { return }
         // Observers are called on the control queue, isolated to the scheduler (checked).
         let configured = scheduler.assumeIsolated { $0.hooks(of: queue) }
+        // Most queues have no hook: no kinds to build for every event of every job.
+        guard !configured.isEmpty else { return }
         let fired = Self.hookKinds(of: event).filter { configured[$0] != nil }
         guard !fired.isEmpty else { return }
         let job = event.jobId.flatMap { id in scheduler.assumeIsolated { $0.storedJob(id) } }
