@@ -6,9 +6,11 @@ import Foundation
 /// and its cgroup or the processes carrying its identity), driven by events and a timer.
 ///
 /// Each step first checks whether the target is gone (``TeardownTarget/isGone``) and, if so,
-/// ends the run. A `.wait` arms a `DispatchSourceTimer`; ``mainProcessExited()`` and
-/// ``targetEmptied()`` (the cgroup's `populated 0`) end the run at once, so a job that exits on
-/// `SIGTERM` does not wait out the grace. No thread sleeps.
+/// ends the run. A `.wait` arms a `DispatchSourceTimer` and ends early once the target is gone:
+/// ``targetEmptied()`` (the cgroup's `populated 0`) says so for a cgroup; without one, the
+/// members are watched by pidfd. So a job whose processes exit on `SIGTERM` does not wait out
+/// the grace, also when its main process had exited before (a teardown of leftovers). No
+/// thread sleeps.
 ///
 /// An actor on the job's event queue (``DispatchQueueExecutor``): its timers and pidfd watches
 /// fire there, and the job's callbacks enter it with `assumeIsolated`.
@@ -84,15 +86,19 @@ actor TeardownRun {
                 timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.advance() } }
                 self.timer = timer
                 timer.activate()
+                // Without a cgroup nothing else would end the grace early: leftovers of a main
+                // process that already exited would wait it out however fast they exit.
+                if target.cgroup == nil { awaitMembersExit() }
                 return
             }
         }
         awaitMembersExit()
     }
 
-    /// After the last step, signals are in flight but delivery is asynchronous: wait (by
-    /// pidfd, pidfd_open(2) works for non-children too) until the live members exit, so the
-    /// run ends with the group down; capped by ``exitWaitLimit``.
+    /// Waits (by pidfd; pidfd_open(2) works for non-children too) until the live members
+    /// exit, then ends the run once nothing of the target is left. During a `.wait` step the
+    /// step's timer caps it; after the last step (signals are in flight, but delivery is
+    /// asynchronous), ``exitWaitLimit`` does, so the run ends with the group down.
     private func awaitMembersExit() {
         if target.isGone { return finish() }
         if timer == nil {

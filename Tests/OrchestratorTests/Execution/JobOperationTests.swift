@@ -132,6 +132,24 @@ struct JobOperationTests {
         #expect(process.processGroup.isGone, "the leftover sleep was torn down before the job ended")
     }
 
+    @Test("leftovers that exit on SIGTERM end the teardown's grace at once, without a cgroup too")
+    func leftoverEndsGraceEarly() throws {
+        let fixture = try ExecutionFixture()
+        let recorder = JobRecorder()
+        let queue = OperationQueue()
+        // An hour's grace: only the leftovers' own exit can end the job within the recorder's
+        // safety timeout.
+        let operation = recorder.operation(
+            fixture.request(["sh", "-c", "sleep 30 & sleep 30 & echo hi"]), fixture: fixture,
+            teardown: .standard(grace: .seconds(3600)))
+        queue.addOperation(operation)
+        let process = try recorder.waitForStart()
+        defer { process.processGroup.signal(SIGKILL) }
+        #expect(try recorder.waitForFinish() == .succeeded)
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(process.processGroup.isGone, "both leftovers were torn down before the job ended")
+    }
+
     @Test("an operation cancelled before it starts reports cancelled and never spawns")
     func cancelledBeforeStart() throws {
         let fixture = try ExecutionFixture()
