@@ -91,8 +91,17 @@ extension Scheduler {
             }
         }
         let jobs: [Job]
+        let claimed: [(runner: QueueRunner, jobs: [Job])]
         do {
-            jobs = try store.insert(planned, submitterUid: submitterUid, at: now)
+            // The free slots the new jobs can take are claimed in the same transaction: a
+            // commit's cost is mostly the pages it writes to the WAL, and an insert and a claim
+            // in the same queue change the same ones. A claim that fails stores nothing.
+            (jobs, claimed) = try store.insert(planned, submitterUid: submitterUid, at: now) { jobs in
+                try Set(jobs.filter { $0.state == .queued }.map(\.spec.queue)).sorted { $0.rawValue < $1.rawValue }.map { name in
+                    let runner = runner(for: name)
+                    return (runner, try claimForStart(runner, queuedUncounted: true))
+                }
+            }
         } catch {
             throw storageError(error)
         }
@@ -100,9 +109,7 @@ extension Scheduler {
         if let start = jobs.filter({ $0.state == .waiting }).compactMap(\.spec.notBefore).min() {
             scheduleWakeUp(written: start)
         }
-        for name in Set(jobs.filter { $0.state == .queued }.map(\.spec.queue)) {
-            feed(runner(for: name))
-        }
+        for (runner, jobs) in claimed { start(jobs, in: runner) }
         return Submission(jobs: jobs, existing: false)
     }
 

@@ -483,12 +483,17 @@ public actor Scheduler {
     }
 
     /// Claims the jobs ``feed(_:)`` starts, without starting them: a caller that writes in
-    /// the same transaction (``writeReaped()``) starts them once it committed.
+    /// the same transaction (``writeReaped()``, a submit's insert) starts them once it
+    /// committed.
+    /// - Parameter queuedUncounted: whether the transaction queued jobs in this queue that
+    ///   its counts do not hold yet (they are counted once it committed).
     /// - Returns: the claimed jobs, `running`; none when the queue has no free slot, nothing
     ///   queued, or its executor is unavailable.
     /// - Throws: what the store throws; then nothing was claimed.
-    func claimForStart(_ runner: QueueRunner) throws -> [Job] {
-        guard !isStopping, runner.freeSlots > 0, runner.counts.queued > 0, executor(for: runner).isAvailable else { return [] }
+    func claimForStart(_ runner: QueueRunner, queuedUncounted: Bool = false) throws -> [Job] {
+        guard !isStopping, runner.freeSlots > 0, queuedUncounted || runner.counts.queued > 0,
+            executor(for: runner).isAvailable
+        else { return [] }
         var context = JobStateMachine.Context(now: Date())
         context.queuePaused = runner.settings.paused
         let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }

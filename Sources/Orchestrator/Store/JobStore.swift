@@ -127,7 +127,23 @@ public final class JobStore {
     /// - Throws: ``DatabaseError`` (a unique key already live is a constraint error); nothing
     ///   is stored then.
     public func insert(_ jobs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date) throws -> [Job] {
-        try insertJobs(jobs, submitterUid: submitterUid, at: at)
+        try insertJobs(jobs, submitterUid: submitterUid, at: at) { _ in () }.jobs
+    }
+
+    /// Records several new jobs, as ``insert(_:submitterUid:at:)-([(JobSpec,JobState)],_,_)``
+    /// does, then runs `alsoWrite` with them in the same transaction, such as the claims of
+    /// the free slots they can take: one commit, not two, and the two change the same pages.
+    /// - Parameters:
+    ///   - jobs: the specs with their initial states, in order.
+    ///   - submitterUid: the client's Unix uid.
+    ///   - at: the submission time.
+    ///   - alsoWrite: more writes of the same transaction, given the jobs as stored.
+    /// - Returns: the jobs as stored, in order, and what `alsoWrite` returned.
+    /// - Throws: ``DatabaseError``, or what `alsoWrite` throws; nothing is stored then.
+    public func insert<Also>(
+        _ jobs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date, alsoWrite: ([Job]) throws -> Also
+    ) throws -> (jobs: [Job], also: Also) {
+        try insertJobs(jobs, submitterUid: submitterUid, at: at, alsoWrite: alsoWrite)
     }
 
     /// Records several new jobs in one transaction: all are stored, or none.
@@ -138,16 +154,18 @@ public final class JobStore {
     /// - Returns: the jobs as stored, in the order of `specs`.
     /// - Throws: ``DatabaseError``; nothing is stored then.
     public func insert(_ specs: [JobSpec], submitterUid: UInt32, at: Date) throws -> [Job] {
-        try insertJobs(specs.map { ($0, JobState.queued) }, submitterUid: submitterUid, at: at)
+        try insertJobs(specs.map { ($0, JobState.queued) }, submitterUid: submitterUid, at: at) { _ in () }.jobs
     }
 
-    private func insertJobs(_ specs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date) throws -> [Job] {
+    private func insertJobs<Also>(
+        _ specs: [(spec: JobSpec, state: JobState)], submitterUid: UInt32, at: Date, alsoWrite: ([Job]) throws -> Also
+    ) throws -> (jobs: [Job], also: Also) {
         let microseconds = Timestamp.microseconds(at)
         let submittedAt = Timestamp.date(microseconds: microseconds)
         // Inside a caller's transaction the rows are not committed when this returns.
         let commits = !database.isInTransaction
         var lastEnvironment = lastStoredEnvironment
-        let jobs = try database.write { db in
+        let stored = try database.write { db in
             let dependency = try db.cachedStatement("INSERT OR IGNORE INTO job_dependencies (job_id, depends_on) VALUES (?, ?)")
             defer { dependency.reset() }
             let queueRow = try db.cachedStatement("INSERT OR IGNORE INTO queues (name) VALUES (?)")
@@ -220,10 +238,10 @@ public final class JobStore {
                         finishedAt: result == nil ? nil : submittedAt, submitterUid: submitterUid))
                 }
             }
-            return jobs
+            return (jobs, try alsoWrite(jobs))
         }
         if commits { lastStoredEnvironment = lastEnvironment }
-        return jobs
+        return stored
     }
 
     // MARK: - Reading
