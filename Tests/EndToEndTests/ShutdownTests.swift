@@ -32,6 +32,26 @@ struct ShutdownTests {
         #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
     }
 
+    @Test("orchd's log says what stopped it: orchctl shutdown by its caller's pid and uid, with no SIGTERM that nobody sent; a SIGTERM that came as received")
+    func logNamesWhatStoppedIt() throws {
+        let daemon = try TestDaemon()
+        let process = try #require(daemon.process)
+        let shutdown = try daemon.orchctl(["shutdown", "--wait"])
+        #expect(shutdown.status == 0, "\(shutdown)")
+        process.waitUntilExit()
+        let byShutdown = daemon.daemonLog
+        let request = byShutdown.split(separator: "\n").filter { $0.contains("shutdown requested by pid ") }
+        #expect(request.count == 1 && request[0].hasSuffix(" (uid \(getuid())), stopping"), "\(byShutdown)")
+        #expect(!byShutdown.contains("SIGTERM"), "\(byShutdown)")
+
+        try daemon.start()
+        #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
+        // Each start begins a new log.
+        let bySignal = daemon.daemonLog
+        #expect(bySignal.contains(" received SIGTERM, stopping\n"), "\(bySignal)")
+        #expect(!bySignal.contains("shutdown requested"), "\(bySignal)")
+    }
+
     @Test("orchctl shutdown --wait returns once orchd has exited: its state directory's lock is free and the next orchd starts on it at once")
     func shutdownWaitOutlastsTheProcess() throws {
         let daemon = try TestDaemon()

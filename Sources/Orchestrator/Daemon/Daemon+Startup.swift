@@ -111,11 +111,12 @@ extension Daemon {
         }
     }
 
-    /// The Varlink server on `socket`, not yet accepting: ``makeService(scheduler:configuration:startTime:concurrency:policy:reload:)``
-    /// with the live settings of `current`, which a reload (`io.orchd.Manager.Reload`) replaces.
+    /// The Varlink server on `socket`, not yet accepting: ``makeService(scheduler:configuration:startTime:concurrency:policy:reload:requestStop:)``
+    /// with the live settings of `current`, which a reload (`io.orchd.Manager.Reload`) replaces,
+    /// and `requestStop` for `io.orchd.Manager.Shutdown`.
     static func makeServer(
         socket: ListeningSocket, scheduler: Scheduler, current: LockedBox<DaemonConfiguration>,
-        startTime: ContinuousClock.Instant, notifier: SystemdNotifier
+        startTime: ContinuousClock.Instant, notifier: SystemdNotifier, requestStop: @escaping @Sendable (_ reason: String) -> Void
     ) -> VarlinkServer {
         let service = makeService(
             scheduler: scheduler, configuration: current.value, startTime: startTime,
@@ -127,7 +128,8 @@ extension Daemon {
             reload: {
                 let failure = reload(current: current, scheduler: scheduler, notifier: notifier)
                 return ManagerInterface.ReloadReply(concurrency: current.value.concurrency, error: failure)
-            })
+            },
+            requestStop: requestStop)
         return VarlinkServer(listeningFD: socket.fd, service: service)
     }
 }

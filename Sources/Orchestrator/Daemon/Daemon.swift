@@ -62,11 +62,13 @@ public enum Daemon {
             // What reloads change; GetInfo reports the live values.
             let current = LockedBox(configuration)
             warnAboutUnknownNames(configuration)
-            let server = makeServer(socket: socket, scheduler: scheduler, current: current, startTime: startTime, notifier: notifier)
             let stopped = DispatchSemaphore(value: 0)
             let signals = SignalHandlers(
                 scheduler: scheduler, statusReporter: observers.statusReporter, notifier: notifier, current: current,
                 blockOnSIGUSR1: configuration.testBlockControlQueueOnSIGUSR1) { stopped.signal() }
+            let server = makeServer(
+                socket: socket, scheduler: scheduler, current: current, startTime: startTime, notifier: notifier,
+                requestStop: signals.requestStop)
             var watchdog: Watchdog?
 
             // The running daemon: its services, started in this order and stopped in reverse.
@@ -216,11 +218,13 @@ public enum Daemon {
     ///     configuration's.
     ///   - policy: who may call what, now (a reload changes it); `nil`: the defaults.
     ///   - reload: re-reads the configuration file (`io.orchd.Manager.Reload`).
+    ///   - requestStop: begins the stop, for the reason given (`io.orchd.Manager.Shutdown`).
     static func makeService(
         scheduler: Scheduler, configuration: DaemonConfiguration, startTime: ContinuousClock.Instant,
         concurrency: (@Sendable () -> Int)? = nil,
         policy: (@Sendable () -> AccessPolicy)? = nil,
-        reload: @escaping @Sendable () -> ManagerInterface.ReloadReply
+        reload: @escaping @Sendable () -> ManagerInterface.ReloadReply,
+        requestStop: @escaping @Sendable (_ reason: String) -> Void
     ) -> VarlinkService {
         VarlinkService(
             handlers: [
@@ -250,7 +254,7 @@ public enum Daemon {
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
                 ReloadHandler(reload: reload),
-                ShutdownHandler(),
+                ShutdownHandler(requestStop: requestStop),
                 GetInfoHandler(
                     scheduler: scheduler, configuration: configuration, startTime: startTime,
                     concurrency: concurrency ?? { [configuration] in configuration.concurrency }),

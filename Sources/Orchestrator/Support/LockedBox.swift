@@ -13,4 +13,9 @@ final class LockedBox<Value: Sendable>: Sendable {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }
+
+    /// Runs `body` on the value under the lock: a read and a write that nothing comes between.
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        storage.withLock { body(&$0) }
+    }
 }

@@ -17,7 +17,7 @@ struct VarlinkInterfaceTests {
         configuration.concurrency = 1
         let service = Daemon.makeService(
             scheduler: scheduler, configuration: configuration, startTime: .now,
-            reload: { ManagerInterface.ReloadReply(concurrency: 1) })
+            reload: { ManagerInterface.ReloadReply(concurrency: 1) }, requestStop: { _ in })
         return (service, directory)
     }
 

@@ -1,19 +1,20 @@
-import Foundation
 import OrchestratorAPI
 
 /// `io.orchd.Manager.Shutdown`: stops orchd exactly as SIGTERM does.
 ///
-/// It raises SIGTERM at orchd itself rather than calling the stop path, so there is one stop
-/// path: the signal handler's drain, teardown and flush. The reply is queued first, and the
-/// connection stays open until the control socket stops, at the end of the stop, so the
-/// caller gets it. Only admins (root, orchd's own uid, the admin group) reach this handler
+/// It begins the signal handlers' stop (``SignalHandlers/requestStop``), so there is one stop
+/// path: the drain, teardown and flush. It does not raise SIGTERM at orchd: the log would then
+/// say a signal came that nobody sent. The reply is queued first, and the connection stays
+/// open until the control socket stops, at the end of the stop, so the caller gets it. Only
+/// admins (root, orchd's own uid, the admin group) reach this handler
 /// (``AccessPolicy/adminMethods``).
 struct ShutdownHandler: VarlinkMethodHandler {
     static let method = ManagerInterface.shutdown
+    /// Begins the stop; the reason is logged.
+    let requestStop: @Sendable (_ reason: String) -> Void
 
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
-        DaemonLog.info("shutdown requested by pid \(call.peer.pid) (uid \(call.peer.uid))")
         responder.reply(VarlinkNoParameters())
-        kill(getpid(), SIGTERM)
+        requestStop("shutdown requested by pid \(call.peer.pid) (uid \(call.peer.uid))")
     }
 }
