@@ -50,8 +50,8 @@ enum ShowCommand: OrchctlCommand {
         pairs += [
             ("cwd", job.spec.cwd.visible),
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
+            // The attempts allowed are said here once (`--json` keeps both fields).
             ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
-            ("max attempts", String(job.maxAttempts)),
             ("not before", job.spec.notBefore.map(time.dateTime) ?? "-"),
             ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
             ("unique key", job.spec.uniqueKey?.visible ?? "-"),
