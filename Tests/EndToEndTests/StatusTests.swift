@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OrchestratorAPI
 import Testing
 
 /// `orchctl status` with a backlog, its filters, and its table on a real terminal.
@@ -101,6 +102,43 @@ struct StatusTests {
         #expect(!piped.standardOutput.contains(" ago"))
         let forced = try daemon.orchctl(["status", "--color", "always"])
         #expect(forced.standardOutput.contains("\u{1B}[31mfailed(3)"))
+    }
+
+    @Test("a job waiting out its retry backoff shows under STARTED when its next attempt may start, piped and on a terminal, not when the last one started")
+    func retryingShowsNextStart() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "slow", "--retry-base", "10min", "--retry-cap", "1h"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "slow", "--retries", "2", "--", "false"]).line
+        #expect(daemon.waitForLog(containing: "job \(id) attempt 1 ended: failed(1); will retry"), "\(daemon.daemonLog)")
+        let listed = try daemon.orchctl(["status", id, "--json"])
+        let job = try #require((try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])?.first)
+        let notBefore = try #require((job["notBefore"] as? String).flatMap(Timestamp.parse), "\(listed)")
+        let startedAt = try #require((job["startedAt"] as? String).flatMap(Timestamp.parse), "\(listed)")
+
+        // Piped: the clock time of the next attempt's earliest start (rounded up to the second).
+        var environment = ProcessInfo.processInfo.environment
+        environment["TZ"] = "UTC"
+        let piped = try TestDaemon.run(Binaries.orchctl, ["--socket", daemon.socketPath, "status", id], environment: environment)
+        let row = piped.standardOutput.split(separator: "\n")[1].split(separator: " ")
+        #expect(row[1] == "retrying(2/3)", "\(piped)")
+        #expect(row[5] == Self.clockTime(Date(timeIntervalSince1970: notBefore.timeIntervalSince1970.rounded(.up))), "\(piped)")
+        #expect(row[5] != Self.clockTime(startedAt), "\(piped)")
+
+        // On a terminal: the distance to it, 5 to 10 minutes ahead (half to all of the base).
+        environment["NO_COLOR"] = "1"
+        environment["COLUMNS"] = nil
+        let terminal = try PseudoTerminal.run(Binaries.orchctl, ["--socket", daemon.socketPath, "status", id], columns: 100, environment: environment)
+        let cells = terminal.output.split(separator: "\n")[1].split(separator: " ")
+        // ID, STATE, QUEUE, PRI, SUBMITTED ("0s ago"), STARTED ("in 9m"), ...
+        #expect(cells[6] == "in" && ["5m", "6m", "7m", "8m", "9m", "10m"].contains(cells[7]), "\(terminal.output)")
+    }
+
+    /// `HH:MM:SS` in UTC.
+    private static func clockTime(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: date)
     }
 
     @Test("info --json is one object with jsonVersion beside orchd's fields")

@@ -112,13 +112,15 @@ struct JobTable: Sendable {
         case .name: return (job.spec.name ?? "").visible
         case .submitted: return timeText(job.submittedAt, now: now)
         case .started:
-            if let started = job.startedAt, job.state != .waiting && job.state != .queued { return timeText(started, now: now) }
-            // Not started (or waiting to retry): when it may start, if that is still ahead and
-            // it still can (a cancelled job never will).
-            if job.state == .waiting || job.state == .queued, let start = job.spec.notBefore, start > now {
-                return timeText(start, now: now)
+            switch job.state {
+            case .running, .finished:
+                return job.startedAt.map { timeText($0, now: now) } ?? "-"
+            case .waiting, .queued:
+                // Not started, or between attempts: when the next attempt may start, if that is
+                // still ahead. Never the previous attempt's start, which reads as this one's.
+                guard let start = job.spec.notBefore, start > now else { return "-" }
+                return relativeTimes ? time.relative(start, now: now) : time.compactAhead(start, now: now)
             }
-            return job.startedAt.map { timeText($0, now: now) } ?? "-"
         case .duration: return JobText.duration(job, now: now).map(TimeSpan.format) ?? "-"
         case .command: return JobText.command(job)
         }

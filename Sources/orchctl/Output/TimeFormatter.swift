@@ -29,10 +29,12 @@ struct TimeFormatter: Sendable {
     }
 
     /// A short distance from `now`: `5s ago`, `4m ago`, `3h ago`, `2d ago`; a time to come
-    /// reads `in 4m`. Whole units, rounded down (`in 59s` until a minute is left).
+    /// reads `in 4m`. Whole units, rounded down, except that a time to come counts its
+    /// seconds up first, so it never reads sooner than it is: a start 0.4 s ahead is `in 1s`
+    /// (not `0s ago`, the look of a start that has happened), 59.5 s ahead `in 1m`.
     func relative(_ date: Date, now: Date) -> String {
         let seconds = date.timeIntervalSince(now)
-        let magnitude = Int(abs(seconds).rounded(.down))
+        let magnitude = Int(seconds > 0 ? seconds.rounded(.up) : abs(seconds).rounded(.down))
         let text: String
         switch magnitude {
         case ..<60: text = "\(magnitude)s"
@@ -40,7 +42,14 @@ struct TimeFormatter: Sendable {
         case ..<86_400: text = "\(magnitude / 3600)h"
         default: text = "\(magnitude / 86_400)d"
         }
-        return seconds > 0 && magnitude > 0 ? "in " + text : text + " ago"
+        return seconds > 0 ? "in " + text : text + " ago"
+    }
+
+    /// A time to come as ``compact(_:now:)`` shows it, rounded up to the whole second: a start
+    /// time, which must not read sooner than it is (piped, a retry 0.4 s away would show the
+    /// second its previous attempt started in).
+    func compactAhead(_ date: Date, now: Date) -> String {
+        compact(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up)), now: now)
     }
 
     private func fields(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {

@@ -93,9 +93,33 @@ struct TerminalTableTests {
         #expect(piped.contains(TimeFormatter(utc: true).compact(delayed.spec.notBefore!, now: referenceDate)), "\(piped)")
     }
 
+    @Test("a job waiting for its next attempt shows when it may start, also less than a second ahead, and never when its previous attempt started")
+    func nextAttempt() {
+        var retrying = makeJob(4, .argv(["false"]), state: .waiting, submitted: -3, started: -1.5)
+        retrying.spec.maxAttempts = 3
+        retrying.spec.notBefore = referenceDate.addingTimeInterval(0.4)
+        let terminal = JobTable(time: TimeFormatter(utc: true), maximumWidth: 200, relativeTimes: true)
+        let piped = JobTable(time: TimeFormatter(utc: true), maximumWidth: nil)
+        let onTerminal = terminal.render([retrying], now: referenceDate)
+        #expect(onTerminal.contains("retrying(2/3)  default  0    3s ago     in 1s    -  "), "\(onTerminal)")
+        // Piped, the start to come is rounded up: the previous attempt started at 11:59:58.5.
+        let onPipe = piped.render([retrying], now: referenceDate)
+        #expect(onPipe.contains("11:59:57   12:00:01  -  "), "\(onPipe)")
+
+        // Its backoff over, queued for a slot: no start time ahead, and not the previous one.
+        retrying.state = .queued
+        retrying.spec.notBefore = referenceDate.addingTimeInterval(-0.5)
+        #expect(terminal.render([retrying], now: referenceDate).contains("3s ago     -        -  "), "\(terminal.render([retrying], now: referenceDate))")
+        #expect(piped.render([retrying], now: referenceDate).contains("11:59:57   -        -  "), "\(piped.render([retrying], now: referenceDate))")
+
+        // Once running or finished, the attempt's own start.
+        retrying.state = .finished(.failed(exitCode: 1))
+        #expect(piped.render([retrying], now: referenceDate).contains("11:59:57   11:59:58"))
+    }
+
     @Test("relative time texts", arguments: [
         (-5.0, "5s ago"), (-0.4, "0s ago"), (-61.0, "1m ago"), (-7200.0, "2h ago"), (-3 * 86_400.0, "3d ago"), (245.0, "in 4m"),
-        (59.9, "in 59s"),
+        (58.4, "in 59s"), (59.4, "in 1m"), (0.4, "in 1s"), (1.2, "in 2s"),
     ] as [(Double, String)])
     func relative(offset: Double, text: String) {
         #expect(TimeFormatter(utc: true).relative(referenceDate.addingTimeInterval(offset), now: referenceDate) == text)
