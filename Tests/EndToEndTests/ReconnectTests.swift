@@ -42,7 +42,11 @@ struct ReconnectTests {
         let holder = try SocketHolder(path: daemon.socketPath)
         let wait = try OrchctlStream(daemon, ["wait", id], captureErrors: true)
         defer { wait.stop() }
-        let call = try #require(holder.acceptAndReadCall(), "orchctl sent its call")
+        // First the job's start time (for a note when it is far ahead), then the wait.
+        let list = try #require(holder.acceptAndReadCall(), "orchctl sent its first call")
+        #expect(list.contains("io.orchd.Jobs.List"), "\(list)")
+        holder.reply(#"{"parameters":{"jobs":[{"id":\#(id),"state":"queued","notBefore":null}]}}"#)
+        let call = try #require(holder.readCall(), "orchctl sent its wait on the same connection")
         #expect(call.contains("io.orchd.Jobs.Wait"), "\(call)")
         holder.close()
 
@@ -84,6 +88,17 @@ struct ReconnectTests {
             guard poll(&entry, 1, 30_000) == 1 else { return nil }
             client = accept(listener, nil, nil)
             guard client >= 0 else { return nil }
+            return readCall()
+        }
+
+        /// Sends `message` and its closing NUL to the client.
+        func reply(_ message: String) {
+            let bytes = Array(message.utf8) + [0]
+            _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        }
+
+        /// Reads the client's next call (within 30 s), until its closing NUL.
+        func readCall() -> String? {
             var bytes: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !bytes.contains(0) {

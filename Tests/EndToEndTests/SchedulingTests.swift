@@ -175,11 +175,53 @@ struct SchedulingTests {
         let daemon = try TestDaemon()
         let id = try daemon.orchctl(["submit", "--delay", "1s", "--", "true"]).line
         #expect(try job(daemon, id)["state"] as? String == "waiting")
-        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 0)
+        #expect(waited.standardError.isEmpty, "a start a second ahead is not worth a note: \(waited)")
         let shown = try job(daemon, id)
         let submitted = try #require((shown["submittedAt"] as? String).flatMap(Timestamp.parse))
         let started = try #require((shown["startedAt"] as? String).flatMap(Timestamp.parse))
         #expect(started.timeIntervalSince(submitted) >= 0.95)
+    }
+
+    @Test("wait names on standard error, as it begins, each awaited job that may not start for over a minute (--delay, --at, a retry backoff); standard output stays as it was")
+    func waitNamesLateStarts() throws {
+        let daemon = try TestDaemon()
+        let tomorrow = ISO8601DateFormatter().string(from: Date().addingTimeInterval(30 * 3_600))
+
+        let later = try daemon.orchctl(["submit", "--delay", "2h", "--", "true"]).line
+        let atTime = try daemon.orchctl(["submit", "--at", tomorrow, "--", "true"]).line
+        let soon = try daemon.orchctl(["submit", "--delay", "30s", "--", "true"]).line
+        let wait = try OrchctlStream(daemon, ["wait", later, atTime, soon], captureErrors: true)
+        defer { wait.stop() }
+        let first = try #require(wait.nextErrorLine())
+        #expect(first.hasPrefix("orchctl: waiting for job \(later), which may start no sooner than ") && first.hasSuffix(" (in 2h)"), "\(first)")
+        let second = try #require(wait.nextErrorLine())
+        #expect(second.hasPrefix("orchctl: waiting for job \(atTime), which may start no sooner than 20") && second.hasSuffix(" (in 1d 6h)"), "\(second)")
+        #expect(try daemon.orchctl(["cancel", later, atTime, soon]).status == 0)
+        #expect(wait.rest() == "\(later) cancelled\n\(atTime) cancelled\n\(soon) cancelled\n")
+        #expect(wait.exitStatus() == 1)
+        #expect(wait.nextErrorLine() == nil, "one note per job, and none for the job 30s away")
+
+        // A job it cannot wait for: the error alone.
+        let missing = try daemon.orchctl(["wait", try daemon.orchctl(["submit", "--delay", "2h", "--", "true"]).line, "9999"])
+        #expect(missing.status == 1)
+        #expect(missing.standardError == "Error: no job with ID 9999\n", "\(missing)")
+
+        // --all: a retry backoff of minutes too; it still prints nothing on standard output.
+        #expect(try daemon.orchctl(["queue", "add", "slow", "--retry-base", "10min"]).status == 0)
+        let retrying = try daemon.orchctl(["submit", "--queue", "slow", "--retries", "1", "--", "false"]).line
+        #expect(daemon.waitForLog(containing: "job \(retrying) attempt 1 ended: failed(1); will retry"), "\(daemon.daemonLog)")
+        let all = try OrchctlStream(daemon, ["wait", "--all"], captureErrors: true)
+        defer { all.stop() }
+        let delayed = try #require(all.nextErrorLine())
+        #expect(delayed.hasPrefix("orchctl: waiting for job \(Int(later)! + 3), which may start no sooner than "), "\(delayed)")
+        let backoff = try #require(all.nextErrorLine())
+        #expect(backoff.hasPrefix("orchctl: waiting for job \(retrying), which may start no sooner than "), "\(backoff)")
+        #expect(try daemon.orchctl(["cancel", "--state", "waiting"]).status == 0)
+        #expect(all.rest() == "")
+        #expect(all.exitStatus() == 1)
+        #expect(all.nextErrorLine() == nil)
     }
 
     @Test("--unique refuses a second live job with the key, or returns it with --reuse")

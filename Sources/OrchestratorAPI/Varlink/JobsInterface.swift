@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Parameter and reply types of the `io.orchd.Jobs` interface; `io.orchd.Jobs.varlink` is the
 /// interface description that documents each field.
 public enum JobsInterface {
@@ -389,6 +391,78 @@ public enum JobsInterface {
         /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDsReply? {
             readJobs(&reader, JobIDReply.IdentifiedJob.read).map(JobIDsReply.init(jobs:))
+        }
+    }
+
+    /// A ``JobsReply`` read for each job's ID, state and earliest start alone: what `wait`
+    /// needs of `List` to say which awaited jobs may not start for a while.
+    public struct JobStartsReply: Codable, Sendable {
+        /// The jobs, their ID, state and earliest start only.
+        public var jobs: [JobStart]
+
+        /// A job as its ID, state and earliest start.
+        public struct JobStart: Codable, Sendable {
+            /// The job's ID.
+            public var id: JobID
+            /// Its state's name (``JobState/name``); a finished job's result is not read.
+            public var state: String
+            /// Its earliest start (`--delay`, `--at`, a retry backoff), as ``JobSpec/notBefore``.
+            public var notBefore: Date?
+
+            private enum CodingKeys: String, CodingKey { case id, state, notBefore }
+
+            /// Creates a value with every field given.
+            public init(id: JobID, state: String, notBefore: Date?) {
+                self.id = id
+                self.state = state
+                self.notBefore = notBefore
+            }
+
+            public init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                id = try c.decode(JobID.self, forKey: .id)
+                state = try c.decode(String.self, forKey: .state)
+                if let text = try c.decodeIfPresent(String.self, forKey: .notBefore) {
+                    guard let date = Timestamp.parse(text) else {
+                        throw DecodingError.dataCorruptedError(forKey: .notBefore, in: c, debugDescription: "not an RFC 3339 time: \(text)")
+                    }
+                    notBefore = date
+                } else {
+                    notBefore = nil
+                }
+            }
+
+            /// Encodes what a ``Job`` encodes of these fields.
+            public func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(id, forKey: .id)
+                try c.encode(state, forKey: .state)
+                try c.encode(notBefore.map(Timestamp.format), forKey: .notBefore)
+            }
+        }
+
+        /// Reads `{"jobs": [{"id": N, "state": S, "notBefore": T, ...}, ...]}` as the
+        /// `Decodable` conformance does (other members skipped), or gives up (`nil`): a key
+        /// given twice, a number that does not fit, a time that is not RFC 3339.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobStartsReply? {
+            readJobs(&reader, readJob).map(JobStartsReply.init(jobs:))
+        }
+
+        private static func readJob(_ reader: inout JSONByteReader) -> JobStart? {
+            var id: Int64?, state: String?, notBefore: Date?
+            let ok = reader.object { key, reader in
+                switch key {
+                case "id": id = reader.integer(); return id != nil
+                case "state": state = reader.string(); return state != nil
+                case "notBefore":
+                    if reader.null() { return true }
+                    notBefore = reader.string().flatMap(Timestamp.parse)
+                    return notBefore != nil
+                default: return reader.skipValue()
+                }
+            }
+            guard ok, let id, let state else { return nil }
+            return JobStart(id: JobID(rawValue: id), state: state, notBefore: notBefore)
         }
     }
 

@@ -1,5 +1,6 @@
 import CommandLineParsing
 import Dispatch
+import FoundationEssentials
 import OrchestratorAPI
 import Synchronization
 
@@ -10,7 +11,7 @@ enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Wait until jobs finish or a queue drains.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nAn awaited job that waits for a start time more than a minute ahead (--delay, --at, a retry backoff) is named on standard error as the wait begins, so that a long silence is not taken for a hang: 'orchctl: waiting for job 5, which may start no sooner than 04:06:30 (in 2h)'. One line per such job, at most five lines, the last counting the rest; standard output is unchanged.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing on standard output, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: Options.specs)
@@ -86,18 +87,27 @@ enum WaitCommand: OrchctlCommand {
         case .drainedQueue(let queue):
             return try waitDrained(queue, invocation: invocation, context: context)
         case .all:
-            ids = try unfinishedJobs(socket: socket, uid: uid)
+            let starts: [JobsInterface.JobStartsReply.JobStart]
+            (ids, starts) = try unfinishedJobs(socket: socket, uid: uid)
+            noteLateStarts(starts, now: Date(), time: context.time, console: context.console)
         case .jobs(let given):
             ids = given
         }
         let all = target == .all
+        // Given IDs: their start times are asked on the connection the wait then uses, so an
+        // orchd that goes away after that is one the wait reconnects to.
+        let noteFirst: (@Sendable (OrchdConnection) -> Void)? = all ? nil : { @Sendable [ids, time = context.time, console = context.console] connection in
+            noteLateStarts(waitingStarts(of: ids, on: connection), now: Date(), time: time, console: console)
+        }
         if ids.isEmpty {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
             return .success
         }
         let timeout = Options(decoding: invocation).timeout
         if invocation.global.json {
-            guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, method: JobsInterface.wait, { $0.jobs }) else {
+            guard let jobs = try waitForAll(
+                ids, all: all, timeout: timeout, reconnection: reconnection, noteFirst: noteFirst, method: JobsInterface.wait, { $0.jobs })
+            else {
                 context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
                 return .timedOut
             }
@@ -106,7 +116,8 @@ enum WaitCommand: OrchctlCommand {
         }
         // The ID and state are all the text and the exit status need: whole jobs are not decoded.
         let waitForEnds = JobsInterface.wait.decodingReply(as: JobsInterface.JobEndsReply.self, reading: JobsInterface.JobEndsReply.read)
-        guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, method: waitForEnds, { $0.jobs }) else {
+        guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, noteFirst: noteFirst, method: waitForEnds, { $0.jobs })
+        else {
             context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
             return .timedOut
         }
@@ -117,12 +128,19 @@ enum WaitCommand: OrchctlCommand {
     }
 
     /// The jobs `ids` once all have finished, through `method`; `nil` when `timeout` ran out first.
+    /// - Parameter noteFirst: given, runs on the first connection before the wait is asked.
     private static func waitForAll<Reply: Codable & Sendable, Found: WaitedJob>(
-        _ ids: [JobID], all: Bool, timeout: Duration?, reconnection: Reconnection,
+        _ ids: [JobID], all: Bool, timeout: Duration?, reconnection: Reconnection, noteFirst: (@Sendable (OrchdConnection) -> Void)?,
         method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, _ jobsOf: @escaping @Sendable (Reply) -> [Found]
     ) throws(CommandFailure) -> [Found]? {
         let body: @Sendable () throws(CommandFailure) -> [Found] = { () throws(CommandFailure) -> [Found] in
-            try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all, method: method, jobsOf)
+            var first: OrchdConnection?
+            if let noteFirst {
+                let connection = try OrchdConnection(socket: reconnection.socket, uid: reconnection.uid)
+                noteFirst(connection)
+                first = connection
+            }
+            return try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all, method: method, on: first, jobsOf)
         }
         guard let timeout else { return try body() }
         return try waitWithDeadline(timeout: timeout, body)
@@ -157,19 +175,77 @@ enum WaitCommand: OrchctlCommand {
         return .success
     }
 
-    /// The IDs of every job waiting, queued or running now.
-    static func unfinishedJobs(socket: String, uid: UInt32) throws(CommandFailure) -> [JobID] {
+    /// The IDs of every job waiting, queued or running now, and the earliest starts of the
+    /// waiting ones.
+    static func unfinishedJobs(
+        socket: String, uid: UInt32
+    ) throws(CommandFailure) -> (ids: [JobID], starts: [JobsInterface.JobStartsReply.JobStart]) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
-        var ids: [JobID] = []
-        // IDs only: a backlog of many jobs is not decoded whole to learn their IDs.
+        var starts: [JobsInterface.JobStartsReply.JobStart] = []
+        // IDs (and, of the waiting, start times) only: a backlog of many jobs is not decoded
+        // whole to learn their IDs.
+        try connection.stream(listStarts, JobsInterface.ListParameters(state: "waiting")) { (reply) throws(CommandFailure) in
+            starts += reply.jobs
+        }
+        var ids = starts.map(\.id)
         let listIDs = JobsInterface.list.decodingReply(as: JobsInterface.JobIDsReply.self, reading: JobsInterface.JobIDsReply.read)
-        for state in ["waiting", "queued", "running"] {
+        for state in ["queued", "running"] {
             try connection.stream(listIDs, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
                 ids += reply.jobs.map(\.id)
             }
         }
         // A job may move from one state to the next between the calls.
-        return Array(Set(ids)).sorted()
+        return (Array(Set(ids)).sorted(), starts)
+    }
+
+    /// `List` read for each job's ID, state and earliest start alone.
+    private static let listStarts = JobsInterface.list.decodingReply(
+        as: JobsInterface.JobStartsReply.self, reading: JobsInterface.JobStartsReply.read)
+
+    /// The states and earliest starts of `ids`, asked on `connection`; none when orchd cannot
+    /// say, or does not know (or show this caller) every one of them: the wait that follows
+    /// reports why.
+    static func waitingStarts(of ids: [JobID], on connection: OrchdConnection) -> [JobsInterface.JobStartsReply.JobStart] {
+        var starts: [JobsInterface.JobStartsReply.JobStart] = []
+        do throws(CommandFailure) {
+            try connection.stream(listStarts, JobsInterface.ListParameters(ids: ids)) { (reply) throws(CommandFailure) in
+                starts += reply.jobs
+            }
+        } catch {
+            return []
+        }
+        return Set(starts.map(\.id)) == Set(ids) ? starts : []
+    }
+
+    /// How far ahead an awaited job's start must be for the wait to say so as it begins.
+    static let lateStartSeconds: Double = 60
+    /// The most lines of that note: beyond it, the last line counts the rest.
+    static let mostLateStartLines = 5
+
+    /// Says on standard error, once as the wait begins, which awaited jobs may not start for
+    /// more than a minute (`--delay`, `--at`, a long retry backoff), so that the silence of a
+    /// long wait is not taken for a hang: one line per job in ID order, at most
+    /// ``mostLateStartLines`` lines, the last of them counting the rest when there are more.
+    static func noteLateStarts(_ starts: [JobsInterface.JobStartsReply.JobStart], now: Date, time: TimeFormatter, console: Console) {
+        let late = starts.compactMap { job -> (id: JobID, start: Date)? in
+            guard job.state == JobState.waiting.name, let start = job.notBefore, start.timeIntervalSince(now) > lateStartSeconds else {
+                return nil
+            }
+            return (job.id, start)
+        }.sorted { $0.id < $1.id }
+        func when(_ start: Date) -> String {
+            // To the nearest minute: a job delayed by 2h, asked about a moment later, is 'in 2h'.
+            let minutes = (start.timeIntervalSince(now) / 60).rounded()
+            return "no sooner than \(time.clockAhead(start, now: now)) (in \(TimeSpan.format(.seconds(Int64(minutes) * 60))))"
+        }
+        let listed = late.count <= mostLateStartLines ? late[...] : late.prefix(mostLateStartLines - 1)
+        for job in listed {
+            console.printError("orchctl: waiting for job \(job.id), which may start \(when(job.start))")
+        }
+        let rest = late.dropFirst(listed.count)
+        if let soonest = rest.map(\.start).min() {
+            console.printError("orchctl: and for \(JobTable.grouped(rest.count)) more jobs, which may start \(when(soonest))")
+        }
     }
 
     /// One job: its shell exit status; several: 0 when all succeeded, else 1.
@@ -180,21 +256,21 @@ enum WaitCommand: OrchctlCommand {
         return jobs.allSatisfy { $0.state.result == .succeeded } ? .success : .failure
     }
 
-    /// Calls `io.orchd.Jobs.Wait` on a new connection, in calls of at most ``idsPerCall`` IDs;
-    /// it answers when all jobs have finished. When orchd restarts meanwhile, `reconnection`
-    /// connects again and the wait goes on for the same IDs (the chunks already answered are
-    /// kept).
+    /// Calls `io.orchd.Jobs.Wait` on `connection` (else a new one), in calls of at most
+    /// ``idsPerCall`` IDs; it answers when all jobs have finished. When orchd restarts
+    /// meanwhile, `reconnection` connects again and the wait goes on for the same IDs (the
+    /// chunks already answered are kept).
     /// - Parameter prunedAreFinished: for `--all`, whose IDs were listed as unfinished: a job
     ///   that is gone by the time of the `Wait` (`NoSuchJob`) has finished and was pruned by
     ///   retention (pruning deletes finished jobs only), so the wait goes on without it. Its
     ///   result is gone with it and does not count towards the exit status.
     static func wait<Reply: Codable & Sendable, Found: WaitedJob>(
         ids: [JobID], reconnection: Reconnection, prunedAreFinished: Bool = false,
-        method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, _ jobsOf: (Reply) -> [Found]
+        method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, on connection: OrchdConnection? = nil, _ jobsOf: (Reply) -> [Found]
     ) throws(CommandFailure) -> [Found] {
         var jobs: [Found] = []
         var chunks = stride(from: 0, to: ids.count, by: idsPerCall).map { Array(ids[$0..<min($0 + idsPerCall, ids.count)]) }
-        try reconnection.run { (connection) throws(CommandFailure) in
+        try reconnection.run(with: connection) { (connection) throws(CommandFailure) in
             while !chunks.isEmpty {
                 var pages: [Found] = []
                 do throws(CommandFailure) {

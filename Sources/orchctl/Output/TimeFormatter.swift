@@ -52,6 +52,15 @@ struct TimeFormatter: Sendable {
         compact(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up)), now: now)
     }
 
+    /// A time to come in a message: `04:06:30` today, else `2026-12-03 04:06:30`; rounded up
+    /// to the whole second, as ``compactAhead(_:now:)``.
+    func clockAhead(_ date: Date, now: Date) -> String {
+        let rounded = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
+        let (t, n) = (fields(rounded), fields(now))
+        guard t.year == n.year && t.month == n.month && t.day == n.day else { return dateTime(rounded) }
+        return "\(pad(t.hour)):\(pad(t.minute)):\(pad(t.second))"
+    }
+
     private func fields(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var broken = tm()

@@ -205,6 +205,41 @@ struct SubmitCallJSONBytesTests {
         if codable == nil { #expect(fast == nil) }
     }
 
+    @Test("a List page's IDs, states and start times are read directly as JSONDecoder reads them, or left to it", arguments: [
+        #"{"jobs":[]}"#, #"{"jobs":[{"id":1,"state":"waiting","notBefore":"2026-11-29T14:00:00.25Z"},{"notBefore":null,"state":"queued","id":2}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued"}]}"#, #"{"jobs":[{"id":1,"state":"waiting","notBefore":"tomorrow"}]}"#,
+        #"{"jobs":[{"id":1,"state":"waiting","notBefore":7}]}"#, #"{"jobs":[{"id":1,"id":2,"state":"waiting"}]}"#,
+        #"{"jobs":[{"id":1}]}"#, #"{"jobs":[{"state":"waiting"}]}"#,
+        #"{"jobs":[{"id":1,"state":"waiting","notBefore":"2026-11-29T14:00:00Z","notBefore":null}]}"#,
+    ])
+    func jobStarts(text: String) {
+        typealias Start = JobsInterface.JobStartsReply.JobStart
+        func fields(_ jobs: [Start]) -> [String] { jobs.map { "\($0.id) \($0.state) \(String(describing: $0.notBefore))" } }
+        let codable = (try? JSONDecoder().decode(JobsInterface.JobStartsReply.self, from: Data(text.utf8)).jobs).map(fields)
+        let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> [String]? in
+            var reader = JSONByteReader(bytes: bytes)
+            guard let reply = JobsInterface.JobStartsReply.read(&reader), reader.atEnd() else { return nil }
+            return fields(reply.jobs)
+        }
+        if let fast { #expect(fast == codable) }
+        if codable == nil { #expect(fast == nil) }
+    }
+
+    @Test("a List page of every sample job gives their IDs, states and start times")
+    func jobStartsOfSamples() throws {
+        let text = String(decoding: try JSONEncoder().encode(JobsInterface.JobsReply(jobs: JobJSONSamples.jobs)), as: UTF8.self)
+        let starts = Array(text.utf8).withUnsafeBufferPointer { bytes -> [JobsInterface.JobStartsReply.JobStart]? in
+            var reader = JSONByteReader(bytes: bytes)
+            return JobsInterface.JobStartsReply.read(&reader)?.jobs
+        }
+        let read = try #require(starts, "the reader takes what orchd sends")
+        #expect(read.map(\.id) == JobJSONSamples.jobs.map(\.id))
+        #expect(read.map(\.state) == JobJSONSamples.jobs.map(\.state.name))
+        // As a whole job's decoding reads them (RFC 3339 keeps milliseconds).
+        let decoded = try JSONDecoder().decode(JobsInterface.JobsReply.self, from: Data(text.utf8)).jobs
+        #expect(read.map { $0.notBefore?.timeIntervalSince1970.bitPattern } == decoded.map { $0.spec.notBefore?.timeIntervalSince1970.bitPattern })
+    }
+
     @Test("a List page of every sample job gives its IDs in order")
     func jobIDsOfSamples() throws {
         let text = String(decoding: try JSONEncoder().encode(JobsInterface.JobsReply(jobs: JobJSONSamples.jobs)), as: UTF8.self)
