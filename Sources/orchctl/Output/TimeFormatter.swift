@@ -28,21 +28,30 @@ struct TimeFormatter: Sendable {
         return "\(t.year)-\(pad(t.month))-\(pad(t.day))"
     }
 
-    /// A short distance from `now`: `5s ago`, `4m ago`, `3h ago`, `2d ago`; a time to come
-    /// reads `in 4m`. Whole units, rounded down, except that a time to come counts its
-    /// seconds up first, so it never reads sooner than it is: a start 0.4 s ahead is `in 1s`
-    /// (not `0s ago`, the look of a start that has happened), 59.5 s ahead `in 1m`.
+    /// A short distance from `now`: `5s ago`, `4m ago`, `3h ago`, `2d ago`, in whole units
+    /// rounded down, as the age of a thing done is told. A time to come reads `in 4m`: its
+    /// seconds are counted up, so it never reads sooner than it is (0.4 s ahead is `in 1s`,
+    /// not `0s ago`, the look of a start that has happened), and the larger units are rounded
+    /// to the nearest, so a job delayed by 2h reads `in 2h` a moment later, not `in 1h`.
     func relative(_ date: Date, now: Date) -> String {
         let seconds = date.timeIntervalSince(now)
-        let magnitude = Int(seconds > 0 ? seconds.rounded(.up) : abs(seconds).rounded(.down))
-        let text: String
-        switch magnitude {
-        case ..<60: text = "\(magnitude)s"
-        case ..<3600: text = "\(magnitude / 60)m"
-        case ..<86_400: text = "\(magnitude / 3600)h"
-        default: text = "\(magnitude / 86_400)d"
+        guard seconds > 0 else {
+            let magnitude = Int(abs(seconds).rounded(.down))
+            switch magnitude {
+            case ..<60: return "\(magnitude)s ago"
+            case ..<3600: return "\(magnitude / 60)m ago"
+            case ..<86_400: return "\(magnitude / 3600)h ago"
+            default: return "\(magnitude / 86_400)d ago"
+            }
         }
-        return seconds > 0 ? "in " + text : text + " ago"
+        let magnitude = Int(seconds.rounded(.up))
+        if magnitude < 60 { return "in \(magnitude)s" }
+        // Each unit to the nearest; one that rounds up to the next unit reads in that one.
+        let minutes = (magnitude + 30) / 60
+        if minutes < 60 { return "in \(minutes)m" }
+        let hours = (magnitude + 1800) / 3600
+        if hours < 24 { return "in \(hours)h" }
+        return "in \((magnitude + 43_200) / 86_400)d"
     }
 
     /// A time to come as ``compact(_:now:)`` shows it, rounded up to the whole second: a start

@@ -120,6 +120,8 @@ struct TerminalTableTests {
     @Test("relative time texts", arguments: [
         (-5.0, "5s ago"), (-0.4, "0s ago"), (-61.0, "1m ago"), (-7200.0, "2h ago"), (-3 * 86_400.0, "3d ago"), (245.0, "in 4m"),
         (58.4, "in 59s"), (59.4, "in 1m"), (0.4, "in 1s"), (1.2, "in 2s"),
+        (7199.0, "in 2h"), (5399.0, "in 1h"), (5400.0, "in 2h"), (3590.0, "in 1h"), (89.0, "in 1m"), (90.0, "in 2m"),
+        (86_400 + 43_199.0, "in 1d"), (2 * 86_400 - 1.0, "in 2d"), (-7199.0, "1h ago"),
     ] as [(Double, String)])
     func relative(offset: Double, text: String) {
         #expect(TimeFormatter(utc: true).relative(referenceDate.addingTimeInterval(offset), now: referenceDate) == text)
