@@ -5,21 +5,44 @@ import Glibc
 #endif
 
 /// The value of `submit --at`: an instant in RFC 3339 (`2026-12-01T08:00:00Z`, offsets such as
-/// `+02:00` allowed), or a local time of day (`08:00`, `08:00:30`) meaning its next occurrence.
+/// `+02:00` allowed); a local date and time without a zone (`2026-12-01 08:00`, as
+/// systemd.time(7) reads it); or a local time of day (`08:00`, `08:00:30`) meaning its next
+/// occurrence.
 public enum StartTime: Hashable, Sendable {
     /// An absolute instant.
     case instant(Date)
+    /// A date and time on the local clock.
+    case localDateTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int)
     /// A local time of day: the next time the local clock shows it, today or tomorrow.
     case timeOfDay(hour: Int, minute: Int, second: Int)
 
     /// Parses `--at`'s value.
-    /// - Returns: `nil` unless `text` is RFC 3339 with a date, a `T` and a zone, or
-    ///   `HH:MM` / `HH:MM:SS` with hour 0-23 (one or two digits) and two-digit minutes and
-    ///   seconds 0-59.
+    /// - Returns: `nil` unless `text` is RFC 3339 with a date, a `T` and a zone; a date
+    ///   `YYYY-MM-DD` that exists, alone (midnight) or followed by a space or `T` and a time
+    ///   of day, without a zone (local); or a time of day: `HH:MM` / `HH:MM:SS` with hour 0-23
+    ///   (one or two digits) and two-digit minutes and seconds 0-59.
     public static func parse(_ text: String) -> StartTime? {
-        if text.contains("T") {
-            return Timestamp.parse(text).map(StartTime.instant)
+        if let instant = Timestamp.parse(text) { return .instant(instant) }
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-") else { return timeOfDay(text) }
+        // A date first: local, with or without a time of day.
+        guard bytes.count == 10 || bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"),
+              bytes[7] == UInt8(ascii: "-"),
+              bytes[..<10].indices.allSatisfy({ $0 == 4 || $0 == 7 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) }),
+              let year = Int(String(decoding: bytes[0..<4], as: UTF8.self)),
+              let month = Int(String(decoding: bytes[5..<7], as: UTF8.self)),
+              let day = Int(String(decoding: bytes[8..<10], as: UTF8.self)),
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        guard bytes.count > 10 else { return .localDateTime(year: year, month: month, day: day, hour: 0, minute: 0, second: 0) }
+        guard case .timeOfDay(let hour, let minute, let second)? = timeOfDay(String(decoding: bytes[11...], as: UTF8.self)) else {
+            return nil
         }
+        return .localDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// `HH:MM` or `HH:MM:SS`, as ``parse(_:)`` takes a time of day.
+    private static func timeOfDay(_ text: String) -> StartTime? {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 2 || fields.count == 3,
               fields.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
@@ -32,12 +55,20 @@ public enum StartTime: Hashable, Sendable {
         return .timeOfDay(hour: hour, minute: minute, second: second)
     }
 
-    /// The instant this start time names, seen at `now`: an instant as is; a time of day at
-    /// its next occurrence strictly after `now` in `zone` (today, else tomorrow).
+    private static func daysIn(month: Int, year: Int) -> Int {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+    }
+
+    /// The instant this start time names, seen at `now`: an instant as is; a local date and
+    /// time where `zone`'s clock shows it; a time of day at its next occurrence strictly after
+    /// `now` in `zone` (today, else tomorrow).
     public func resolve(now: Date, zone: LocalTimeZone = .system) -> Date {
         switch self {
         case .instant(let date):
             return date
+        case let .localDateTime(year, month, day, hour, minute, second):
+            return zone.instant(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         case .timeOfDay(let hour, let minute, let second):
             return zone.nextOccurrence(hour: hour, minute: minute, second: second, after: now)
         }
@@ -52,6 +83,27 @@ public enum LocalTimeZone: Hashable, Sendable {
     case system
     /// A fixed offset east of UTC, in seconds; for tests.
     case fixed(secondsFromGMT: Int)
+
+    /// The instant at which the local clock reads this date and time. A time that the clock
+    /// skips (the hour lost when daylight saving starts) is read as mktime(3) normalises it,
+    /// that much later; one it shows twice, as its first showing.
+    public func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date {
+        switch self {
+        case .fixed(let offset):
+            let days = Timestamp.days(fromCivil: Int64(year), Int64(month), Int64(day))
+            return Date(timeIntervalSince1970: Double(days * 86_400 + Int64(hour * 3_600 + minute * 60 + second) - Int64(offset)))
+        case .system:
+            var fields = tm()
+            fields.tm_year = Int32(year - 1900)
+            fields.tm_mon = Int32(month - 1)
+            fields.tm_mday = Int32(day)
+            fields.tm_hour = Int32(hour)
+            fields.tm_min = Int32(minute)
+            fields.tm_sec = Int32(second)
+            fields.tm_isdst = -1
+            return Date(timeIntervalSince1970: Double(mktime(&fields)))
+        }
+    }
 
     /// The first instant after `now` at which the local clock reads `hour:minute:second`.
     public func nextOccurrence(hour: Int, minute: Int, second: Int, after now: Date) -> Date {

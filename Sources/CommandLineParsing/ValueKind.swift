@@ -23,7 +23,8 @@ public enum ValueKind: Hashable, Sendable {
     case timeSpan
     /// A time span within a range (orchd's `--sync-interval`, 1ms to 1h).
     case timeSpanIn(ClosedRange<Duration>)
-    /// When a job may start: RFC 3339, or `HH:MM[:SS]` local time (``StartTime``).
+    /// When a job may start: RFC 3339, a local date and time, or `HH:MM[:SS]` local time
+    /// (``StartTime``).
     case startTime
     /// One of a fixed set of words.
     case choice([String])

@@ -135,8 +135,12 @@ public enum Timestamp {
 
     // MARK: - Civil dates (proleptic Gregorian, H. Hinnant's days_from_civil / civil_from_days)
 
-    /// Days from 1970-01-01 to the given date.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    /// Days from 1970-01-01 to the given date (negative before it).
+    /// - Parameters:
+    ///   - year: the year, e.g. 2026.
+    ///   - month: 1-12.
+    ///   - day: 1-31; it must exist in that month.
+    public static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400

@@ -51,7 +51,7 @@ enum SubmitCommand: OrchctlCommand {
             .value(\.priority, "priority", "n", kind: .integer, help: "Higher runs first; equal priorities run in submission order.", default: "0"),
             .values(\.after, "after", "id", kind: .jobID, help: "Start only after this job has succeeded; if it does not, the job ends as dependency_failed."),
             .value(\.delayUSec, "delay", "span", kind: .timeSpan, help: "Start no sooner than this long from now, e.g. 30s, 5min, 2h."),
-            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: RFC 3339 (2026-12-01T08:00:00Z, offsets allowed) or HH:MM[:SS], the next such local time."),
+            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: HH:MM[:SS] (the next such local time), a local date and time ('2026-12-01 08:00', or a date alone for its midnight), or RFC 3339 (2026-12-01T08:00:00Z, offsets allowed)."),
             .value(\.timeoutUSec, "timeout", "span", kind: .timeSpan, help: "Stop a run that takes longer than this; it ends as timed_out."),
             .value(\.retries, "retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
             .value(\.unique, "unique", "key", help: "Refuse the job while another of your jobs with this key has not finished."),

@@ -16,8 +16,38 @@ struct StartTimeTests {
         #expect(StartTime.parse("2026-12-01T08:00:00+02:00")?.resolve(now: now) == Timestamp.parse("2026-12-01T06:00:00Z"))
         #expect(StartTime.parse("2026-12-01T08:00:00-05:30")?.resolve(now: now) == Timestamp.parse("2026-12-01T13:30:00Z"))
         #expect(StartTime.parse("2026-12-01T08:00:00.250Z") != nil)
-        #expect(StartTime.parse("2026-12-01T08:00:00") == nil)
         #expect(StartTime.parse("2026-13-01T08:00:00Z") == nil)
+    }
+
+    @Test("a date and time without a zone is local, as systemd.time(7) reads it; a date alone is its midnight", arguments: [
+        ("2026-12-01T08:00:00", 2026, 12, 1, 8, 0, 0), ("2026-12-01 08:00", 2026, 12, 1, 8, 0, 0),
+        ("2026-12-01 8:05:30", 2026, 12, 1, 8, 5, 30), ("2028-02-29", 2028, 2, 29, 0, 0, 0), ("2026-12-31T23:59", 2026, 12, 31, 23, 59, 0),
+    ])
+    func localDateTime(text: String, year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        #expect(StartTime.parse(text) == .localDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second))
+    }
+
+    @Test("a local date and time resolves where the zone's clock shows it, past or future")
+    func localDateTimeResolves() throws {
+        let start = try #require(StartTime.parse("2026-12-01 08:00"))
+        #expect(start.resolve(now: now, zone: .fixed(secondsFromGMT: 0)) == Timestamp.parse("2026-12-01T08:00:00Z"))
+        #expect(start.resolve(now: now, zone: .fixed(secondsFromGMT: 7_200)) == Timestamp.parse("2026-12-01T06:00:00Z"))
+        #expect(start.resolve(now: now, zone: .fixed(secondsFromGMT: -36_000)) == Timestamp.parse("2026-12-01T18:00:00Z"))
+        let past = try #require(StartTime.parse("1999-12-31"))
+        #expect(past.resolve(now: now, zone: .fixed(secondsFromGMT: 0)) == Timestamp.parse("1999-12-31T00:00:00Z"))
+        // The system zone: the local clock reads that date and time at the result.
+        var seconds = time_t(start.resolve(now: now, zone: .system).timeIntervalSince1970)
+        var fields = tm()
+        localtime_r(&seconds, &fields)
+        #expect((fields.tm_year + 1900, fields.tm_mon + 1, fields.tm_mday, fields.tm_hour, fields.tm_min) == (2026, 12, 1, 8, 0))
+    }
+
+    @Test("impossible or malformed dates are refused", arguments: [
+        "2026-02-29", "2026-13-01", "2026-00-10", "2026-12-32", "2026-12-1 08:00", "2026-12-01 25:00", "2026-12-01x08:00",
+        "2026-12-01 ", "2026-12-01T", "2026/12/01", "２０２６-12-01", "2026-12-01 08:00:00Z", "2026-12-01T08:00Z", "2026-12-01 08",
+    ])
+    func refusedDates(text: String) {
+        #expect(StartTime.parse(text) == nil)
     }
 
     @Test("HH:MM and HH:MM:SS are local times of day", arguments: [
