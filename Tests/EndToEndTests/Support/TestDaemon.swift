@@ -100,9 +100,10 @@ final class TestDaemon {
         var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
         environment["NOTIFY_SOCKET"] = notify.path
         process.environment = environment
+        // Each start begins an empty log, so a wait for a line after a restart never finds
+        // the previous incarnation's.
         _ = FileManager.default.createFile(atPath: standardErrorFile, contents: nil)
         let log = FileHandle(forWritingAtPath: standardErrorFile)!
-        log.seekToEndOfFile()
         process.standardError = log
         process.standardOutput = FileHandle.nullDevice
         try process.run()
