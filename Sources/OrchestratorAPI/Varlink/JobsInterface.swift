@@ -397,10 +397,10 @@ public enum JobsInterface {
     /// A ``JobsReply`` read for each job's ID, state and earliest start alone: what `wait`
     /// needs of `List` to say which awaited jobs may not start for a while.
     public struct JobStartsReply: Codable, Sendable {
-        /// The jobs, their ID, state and earliest start only.
+        /// The jobs, their ID, state, earliest start and hold only.
         public var jobs: [JobStart]
 
-        /// A job as its ID, state and earliest start.
+        /// A job as its ID, state, earliest start and hold.
         public struct JobStart: Codable, Sendable {
             /// The job's ID.
             public var id: JobID
@@ -408,14 +408,17 @@ public enum JobsInterface {
             public var state: String
             /// Its earliest start (`--delay`, `--at`, a retry backoff), as ``JobSpec/notBefore``.
             public var notBefore: Date?
+            /// Whether it is held (``Job/held``): it starts only once released.
+            public var held: Bool
 
-            private enum CodingKeys: String, CodingKey { case id, state, notBefore }
+            private enum CodingKeys: String, CodingKey { case id, state, notBefore, held }
 
             /// Creates a value with every field given.
-            public init(id: JobID, state: String, notBefore: Date?) {
+            public init(id: JobID, state: String, notBefore: Date?, held: Bool = false) {
                 self.id = id
                 self.state = state
                 self.notBefore = notBefore
+                self.held = held
             }
 
             public init(from decoder: any Decoder) throws {
@@ -430,6 +433,7 @@ public enum JobsInterface {
                 } else {
                     notBefore = nil
                 }
+                held = try c.decodeIfPresent(Bool.self, forKey: .held) ?? false
             }
 
             /// Encodes what a ``Job`` encodes of these fields.
@@ -438,10 +442,11 @@ public enum JobsInterface {
                 try c.encode(id, forKey: .id)
                 try c.encode(state, forKey: .state)
                 try c.encode(notBefore.map(Timestamp.format), forKey: .notBefore)
+                try c.encode(held, forKey: .held)
             }
         }
 
-        /// Reads `{"jobs": [{"id": N, "state": S, "notBefore": T, ...}, ...]}` as the
+        /// Reads `{"jobs": [{"id": N, "state": S, "notBefore": T, "held": B, ...}, ...]}` as the
         /// `Decodable` conformance does (other members skipped), or gives up (`nil`): a key
         /// given twice, a number that does not fit, a time that is not RFC 3339.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobStartsReply? {
@@ -449,7 +454,7 @@ public enum JobsInterface {
         }
 
         private static func readJob(_ reader: inout JSONByteReader) -> JobStart? {
-            var id: Int64?, state: String?, notBefore: Date?
+            var id: Int64?, state: String?, notBefore: Date?, held = false
             let ok = reader.object { key, reader in
                 switch key {
                 case "id": id = reader.integer(); return id != nil
@@ -458,11 +463,15 @@ public enum JobsInterface {
                     if reader.null() { return true }
                     notBefore = reader.string().flatMap(Timestamp.parse)
                     return notBefore != nil
+                case "held":
+                    guard let value = reader.bool() else { return false }
+                    held = value
+                    return true
                 default: return reader.skipValue()
                 }
             }
             guard ok, let id, let state else { return nil }
-            return JobStart(id: JobID(rawValue: id), state: state, notBefore: notBefore)
+            return JobStart(id: JobID(rawValue: id), state: state, notBefore: notBefore, held: held)
         }
     }
 

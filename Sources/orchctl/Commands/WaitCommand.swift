@@ -11,7 +11,7 @@ enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Wait until jobs finish or a queue drains.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nAn awaited job that waits for a start time more than a minute ahead (--delay, --at, a retry backoff) is named on standard error as the wait begins, so that a long silence is not taken for a hang: 'orchctl: waiting for job 5, which may start no sooner than 04:06:30 (in 2h)'. One line per such job, at most five lines, the last counting the rest; standard output is unchanged.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing on standard output, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nAn awaited job that is held (it starts only once released), or waits for a start time more than a minute ahead (--delay, --at, a retry backoff), is named on standard error as the wait begins, so that a long silence is not taken for a hang: 'orchctl: waiting for job 5, which may start no sooner than 04:06:30 (in 2h)'. One line per such job, at most five lines of each kind, the last counting the rest; standard output is unchanged.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing on standard output, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: Options.specs)
@@ -175,34 +175,34 @@ enum WaitCommand: OrchctlCommand {
         return .success
     }
 
-    /// The IDs of every job waiting, queued or running now, and the earliest starts of the
-    /// waiting ones.
+    /// The IDs of every job waiting, queued or running now, and the earliest starts and holds
+    /// of the ones not running.
     static func unfinishedJobs(
         socket: String, uid: UInt32
     ) throws(CommandFailure) -> (ids: [JobID], starts: [JobsInterface.JobStartsReply.JobStart]) {
         let connection = try OrchdConnection(socket: socket, uid: uid)
         var starts: [JobsInterface.JobStartsReply.JobStart] = []
-        // IDs (and, of the waiting, start times) only: a backlog of many jobs is not decoded
-        // whole to learn their IDs.
-        try connection.stream(listStarts, JobsInterface.ListParameters(state: "waiting")) { (reply) throws(CommandFailure) in
-            starts += reply.jobs
+        // IDs (and, of those not started, start times and holds) only: a backlog of many jobs
+        // is not decoded whole to learn their IDs.
+        for state in ["waiting", "queued"] {
+            try connection.stream(listStarts, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
+                starts += reply.jobs
+            }
         }
         var ids = starts.map(\.id)
         let listIDs = JobsInterface.list.decodingReply(as: JobsInterface.JobIDsReply.self, reading: JobsInterface.JobIDsReply.read)
-        for state in ["queued", "running"] {
-            try connection.stream(listIDs, JobsInterface.ListParameters(state: state)) { (reply) throws(CommandFailure) in
-                ids += reply.jobs.map(\.id)
-            }
+        try connection.stream(listIDs, JobsInterface.ListParameters(state: "running")) { (reply) throws(CommandFailure) in
+            ids += reply.jobs.map(\.id)
         }
         // A job may move from one state to the next between the calls.
         return (Array(Set(ids)).sorted(), starts)
     }
 
-    /// `List` read for each job's ID, state and earliest start alone.
+    /// `List` read for each job's ID, state, earliest start and hold alone.
     private static let listStarts = JobsInterface.list.decodingReply(
         as: JobsInterface.JobStartsReply.self, reading: JobsInterface.JobStartsReply.read)
 
-    /// The states and earliest starts of `ids`, asked on `connection`; none when orchd cannot
+    /// The states, earliest starts and holds of `ids`, asked on `connection`; none when orchd cannot
     /// say, or does not know (or show this caller) every one of them: the wait that follows
     /// reports why.
     static func waitingStarts(of ids: [JobID], on connection: OrchdConnection) -> [JobsInterface.JobStartsReply.JobStart] {
@@ -222,12 +222,23 @@ enum WaitCommand: OrchctlCommand {
     /// The most lines of that note: beyond it, the last line counts the rest.
     static let mostLateStartLines = 5
 
-    /// Says on standard error, once as the wait begins, which awaited jobs may not start for
-    /// more than a minute (`--delay`, `--at`, a long retry backoff), so that the silence of a
-    /// long wait is not taken for a hang: one line per job in ID order, at most
-    /// ``mostLateStartLines`` lines, the last of them counting the rest when there are more.
+    /// Says on standard error, once as the wait begins, which awaited jobs are held (they
+    /// start only once released, so the wait would last until then) and which may not start
+    /// for more than a minute (`--delay`, `--at`, a long retry backoff), so that the silence
+    /// of a long wait is not taken for a hang. Held jobs first, then the late ones: one line
+    /// per job in ID order, at most ``mostLateStartLines`` lines of each, the last of them
+    /// counting the rest when there are more.
     static func noteLateStarts(_ starts: [JobsInterface.JobStartsReply.JobStart], now: Date, time: TimeFormatter, console: Console) {
-        let late = starts.compactMap { job -> (id: JobID, start: Date)? in
+        let held = starts.filter { $0.held && ($0.state == JobState.waiting.name || $0.state == JobState.queued.name) }
+            .map(\.id).sorted()
+        let listedHeld = held.count <= mostLateStartLines ? held[...] : held.prefix(mostLateStartLines - 1)
+        for id in listedHeld {
+            console.printError("orchctl: waiting for job \(id), which is held: it starts only once released ('orchctl release \(id)')")
+        }
+        if held.count > listedHeld.count {
+            console.printError("orchctl: and for \(JobTable.grouped(held.count - listedHeld.count)) more held jobs")
+        }
+        let late = starts.filter { !$0.held }.compactMap { job -> (id: JobID, start: Date)? in
             guard job.state == JobState.waiting.name, let start = job.notBefore, start.timeIntervalSince(now) > lateStartSeconds else {
                 return nil
             }

@@ -211,10 +211,12 @@ struct SubmitCallJSONBytesTests {
         #"{"jobs":[{"id":1,"state":"waiting","notBefore":7}]}"#, #"{"jobs":[{"id":1,"id":2,"state":"waiting"}]}"#,
         #"{"jobs":[{"id":1}]}"#, #"{"jobs":[{"state":"waiting"}]}"#,
         #"{"jobs":[{"id":1,"state":"waiting","notBefore":"2026-11-29T14:00:00Z","notBefore":null}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued","held":true}]}"#, #"{"jobs":[{"id":1,"state":"queued","held":false}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued","held":1}]}"#, #"{"jobs":[{"id":1,"state":"queued","held":null}]}"#,
     ])
     func jobStarts(text: String) {
         typealias Start = JobsInterface.JobStartsReply.JobStart
-        func fields(_ jobs: [Start]) -> [String] { jobs.map { "\($0.id) \($0.state) \(String(describing: $0.notBefore))" } }
+        func fields(_ jobs: [Start]) -> [String] { jobs.map { "\($0.id) \($0.state) \(String(describing: $0.notBefore)) \($0.held)" } }
         let codable = (try? JSONDecoder().decode(JobsInterface.JobStartsReply.self, from: Data(text.utf8)).jobs).map(fields)
         let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> [String]? in
             var reader = JSONByteReader(bytes: bytes)
@@ -238,6 +240,7 @@ struct SubmitCallJSONBytesTests {
         // As a whole job's decoding reads them (RFC 3339 keeps milliseconds).
         let decoded = try JSONDecoder().decode(JobsInterface.JobsReply.self, from: Data(text.utf8)).jobs
         #expect(read.map { $0.notBefore?.timeIntervalSince1970.bitPattern } == decoded.map { $0.spec.notBefore?.timeIntervalSince1970.bitPattern })
+        #expect(read.map(\.held) == decoded.map(\.held))
     }
 
     @Test("a List page of every sample job gives its IDs in order")

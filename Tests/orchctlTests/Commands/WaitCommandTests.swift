@@ -77,6 +77,29 @@ struct WaitCommandTests {
         #expect(note([]).isEmpty)
     }
 
+    @Test("a held job, waiting or queued, is named first with how to release it; its start time is not")
+    func heldJobs() {
+        var delayedAndHeld = start(9, in: 7_200)
+        delayedAndHeld.held = true
+        var queuedHeld = start(4, .queued, in: nil)
+        queuedHeld.held = true
+        var finishedHeld = start(2, .finished(.cancelled), in: nil)
+        finishedHeld.held = true
+        #expect(note([start(5, in: 7_200), delayedAndHeld, queuedHeld, finishedHeld]) == """
+            orchctl: waiting for job 4, which is held: it starts only once released ('orchctl release 4')
+            orchctl: waiting for job 9, which is held: it starts only once released ('orchctl release 9')
+            orchctl: waiting for job 5, which may start no sooner than 14:00:00 (in 2h)
+
+            """)
+        let many = (1...7).map { id -> JobsInterface.JobStartsReply.JobStart in
+            var job = start(Int64(id), .queued, in: nil)
+            job.held = true
+            return job
+        }
+        #expect(note(many).split(separator: "\n").last == "orchctl: and for 3 more held jobs")
+        #expect(note(many).split(separator: "\n").count == 5)
+    }
+
     @Test("many late jobs: at most five lines, in ID order, the last counting the rest with the soonest start among them")
     func manyLateStarts() {
         let starts = (1...12).reversed().map { start(Int64($0), in: 3_600 + Double($0) * 60) }
