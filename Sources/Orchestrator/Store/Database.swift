@@ -296,12 +296,19 @@ public final class Database {
         return try finishTransaction(body)
     }
 
+    /// How many transactions and savepoints of this connection have been rolled back (their
+    /// body or `COMMIT` threw). A row written and read inside one that rolled back is gone,
+    /// and its `AUTOINCREMENT` ID is given again to the next row: a cache of rows by ID read
+    /// inside a transaction drops what it holds when this changes.
+    public private(set) var rollbacks = 0
+
     private func finishTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         let value: T
         do {
             value = try body(self)
             try executeCached("COMMIT")
         } catch {
+            rollbacks += 1
             rollback()
             throw error
         }
@@ -315,6 +322,7 @@ public final class Database {
             try executeCached("RELEASE orchd_nested")
             return value
         } catch {
+            rollbacks += 1
             if isInTransaction { try? execute("ROLLBACK TO orchd_nested; RELEASE orchd_nested") }
             throw error
         }

@@ -30,6 +30,10 @@ extension JobStore {
     /// - Throws: what `bad` makes of the reason, when the row is missing or not a JSON object
     ///   of strings.
     func environment(_ id: Int64, _ bad: (String) -> JobStoreError) throws(JobStoreError) -> [String: String] {
+        if database.rollbacks != decodedAtRollbacks {
+            decodedEnvironments.removeAll(keepingCapacity: true)
+            decodedAtRollbacks = database.rollbacks
+        }
         if let known = decodedEnvironments[id] { return known }
         let text: String?
         do {

@@ -19,10 +19,15 @@ public final class JobStore {
     public let database: Database
     private let encoder: JSONEncoder
     let decoder = JSONDecoder()
-    /// Environments decoded so far, by their row ID in `environments`. A row is never
-    /// changed and its ID never reused (AUTOINCREMENT), so an entry stays right; most jobs
-    /// share a few environments, so each is decoded about once.
+    /// Environments decoded so far, by their row ID in `environments`. A committed row is
+    /// never changed and its ID never reused (AUTOINCREMENT), so an entry stays right; most
+    /// jobs share a few environments, so each is decoded about once. A row read inside a
+    /// transaction that then rolls back is gone and its ID is given again (a submit claims
+    /// its new jobs, reading their environment, before its commit, which a full disk can
+    /// fail), so the entries go at every rollback (``decodedAtRollbacks``).
     var decodedEnvironments: [Int64: [String: String]] = [:]
+    /// ``Database/rollbacks`` when ``decodedEnvironments`` was last known right.
+    var decodedAtRollbacks = 0
     /// The environment a committed insert stored or found last, and its row: the submits of
     /// one shell send the same one each time, and comparing it is a small part of encoding
     /// and looking it up again. Set only once its transaction committed; cleared when pruning

@@ -29,6 +29,26 @@ struct EnvironmentStorageTests {
         #expect(try reopened.job(batch[2].id)?.spec.environment == other)
     }
 
+    @Test("an environment read inside a transaction that rolls back is not remembered: the next row that gets its ID reads as itself")
+    func rolledBackEnvironment() throws {
+        struct Refused: Error {}
+        let directory = try TemporaryDirectory()
+        let store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+        _ = try store.insert(Self.spec(["A": "1"]), submitterUid: 0, at: Date())
+        // As a submit claims its new job before its commit, which then fails.
+        #expect(throws: Refused.self) {
+            _ = try store.insert([(Self.spec(["SECRET": "first"]), .queued)], submitterUid: 0, at: Date()) { _ in
+                let claimed = try store.claimNext(in: .default, excluding: [], limit: 2, at: Date()) { _ in true }
+                #expect(claimed.map(\.spec.environment).contains(["SECRET": "first"]))
+                throw Refused()
+            }
+        }
+        let second = try store.insert(Self.spec(["SECRET": "second"]), submitterUid: 1, at: Date())
+        let claimed = try store.claimNext(in: .default, excluding: [], limit: 2, at: Date()) { _ in true }
+        #expect(claimed.first { $0.id == second.id }?.spec.environment == ["SECRET": "second"])
+        #expect(try store.job(second.id)?.spec.environment == ["SECRET": "second"])
+    }
+
     @Test("pruning deletes an environment with the last job that refers to it, and keeps shared ones")
     func pruned() throws {
         let directory = try TemporaryDirectory()
