@@ -23,8 +23,24 @@ actor TeardownRun {
     private var nextStep = 0
     private var timer: (any DispatchSourceTimer)?
     private var completion: (@Sendable () -> Void)?
-    /// Watches of the members still dying after the last step, by pidfd.
+    /// Watches of the members still dying, by pidfd.
     private var exitWatches: [Int32: EpollLoop.Watch] = [:]
+    /// Whether a second look at a target found gone within the grace is scheduled.
+    private var confirmingGone = false
+    /// The members found outside the job's process group so far (`nil` before the first look).
+    private var escapersSeen: Set<Int32>?
+    /// Whether a member outside the process group appeared after the first look: something
+    /// goes on starting processes in new sessions, so the grace is waited out
+    /// (``finishOnceGone()``).
+    private var escapersAppeared = false
+    /// How long after a target without a cgroup was found gone within the grace it is looked
+    /// at again (``finishOnceGone()``).
+    static let goneConfirmationDelay = DispatchTimeInterval.milliseconds(25)
+
+    /// The most members one run watches by pidfd at a time: a job that left hundreds of
+    /// processes must not take as many of the daemon's descriptors (its connections, its
+    /// other jobs' spawns need them). The next ones are watched as these exit.
+    static let mostWatchedMembers = 16
 
     /// How long to wait, after the last step, for signalled members to actually exit before
     /// giving up (a member in uninterruptible sleep, or one we may not signal). A job in a
@@ -100,7 +116,7 @@ actor TeardownRun {
     /// step's timer caps it; after the last step (signals are in flight, but delivery is
     /// asynchronous), ``exitWaitLimit`` does, so the run ends with the group down.
     private func awaitMembersExit() {
-        if target.isGone { return finish() }
+        if target.isGone { return finishOnceGone() }
         if timer == nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + Self.exitWaitLimit.dispatchInterval)
@@ -111,7 +127,14 @@ actor TeardownRun {
         // A cgroup's emptiness is watched by inotify (targetEmptied()), not member by member.
         guard target.cgroup == nil else { return }
         var unwatched = false
-        for pid in target.liveMembers() {
+        let members = target.liveMembers()
+        if let seen = escapersSeen {
+            if !members.outsideGroup.isSubset(of: seen) { escapersAppeared = true }
+            escapersSeen = seen.union(members.outsideGroup)
+        } else {
+            escapersSeen = members.outsideGroup
+        }
+        for pid in members.all.prefix(Self.mostWatchedMembers) {
             let pidfd = cposix_pidfd_open(pid)
             guard pidfd >= 0 else {
                 // ESRCH: already gone. Anything else (out of descriptors): not watched.
@@ -130,10 +153,31 @@ actor TeardownRun {
         // Nothing watched: the members exited meanwhile, or they cannot be watched (or even
         // listed) now for want of descriptors. Look again shortly, never at once: the second
         // would be a loop without end (the limit's timer still ends the wait).
-        if !unwatched && target.isGone { return finish() }
+        if !unwatched && target.isGone { return finishOnceGone() }
         queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             self?.assumeIsolated { run in
                 if run.completion != nil && run.exitWatches.isEmpty { run.awaitMembersExit() }
+            }
+        }
+    }
+
+    /// Ends the run, its target having been found gone; within the grace (steps still to
+    /// come) a target without a cgroup must be found gone once more, ``goneConfirmationDelay``
+    /// later, and no process may have left the job's process group since the first look. A
+    /// scan can miss a process whose parent is exiting and handing it over to orchd (for that
+    /// moment it is in neither's list of children): a chain of such processes, each starting
+    /// the next in a new session, would otherwise end its job's grace early and never get the
+    /// SIGKILL that follows it. Such a job waits out its grace, as without this early end. A
+    /// cgroup's `populated 0` misses nothing.
+    private func finishOnceGone() {
+        guard target.cgroup == nil, nextStep < steps.count else { return finish() }
+        guard !confirmingGone, !escapersAppeared else { return }
+        confirmingGone = true
+        queue.asyncAfter(deadline: .now() + Self.goneConfirmationDelay) { [weak self] in
+            self?.assumeIsolated { run in
+                run.confirmingGone = false
+                guard run.completion != nil, run.exitWatches.isEmpty else { return }
+                if run.target.isGone { run.finish() } else { run.awaitMembersExit() }
             }
         }
     }

@@ -40,10 +40,12 @@ struct TeardownTarget: Sendable {
     }
 
     /// The live members to watch by pidfd, without a cgroup (whose emptiness is watched by
-    /// ``CgroupWatcher`` instead).
-    func liveMembers() -> [Int32] {
+    /// ``CgroupWatcher`` instead): all of them, and those found by identity outside the
+    /// process group (processes that left it with setsid(2)).
+    func liveMembers() -> (all: [Int32], outsideGroup: Set<Int32>) {
         let members = group.liveMembers()
-        guard let identity else { return members }
-        return Array(Set(members + ProcessIdentity.processes(of: identity)))
+        guard let identity else { return (members, []) }
+        let outside = Set(ProcessIdentity.processes(of: identity)).subtracting(members)
+        return (members + outside, outside)
     }
 }
