@@ -92,6 +92,21 @@ struct StorageFaultTests {
         #expect(!daemon.daemonLog.contains("never stored"))
     }
 
+    @Test("a delayed job whose start comes while the disk is full is queued and run once space returns")
+    func delayedStartWhileFull() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        let id = try daemon.orchctl(["submit", "--delay", "3s", "--", "true"]).line
+        let filler = try fileSystem.fill()
+        #expect(daemon.waitForLog(containing: "cannot queue delayed jobs"), "\(daemon.daemonLog)")
+        // Space returns: the job is queued without another wake-up or a restart.
+        try FileManager.default.removeItem(atPath: filler)
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+    }
+
     @Test("orchd's own WAL filling the disk: once space returns, every queued job runs and nothing is lost")
     func walFillsDisk() throws {
         let fileSystem = try SmallFileSystem()

@@ -153,7 +153,7 @@ extension Scheduler {
     /// the timer.
     func storageMayHaveRecovered() {
         checkFreeSpace()
-        guard !pendingEnds.isEmpty || dependentsUnsettled, !storageRetryQueued else { return }
+        guard !pendingEnds.isEmpty || dependentsUnsettled || dueJobsUnqueued, !storageRetryQueued else { return }
         storageRetryQueued = true
         // Not from inside the change that succeeded: after it, on the control queue.
         later { scheduler in
@@ -162,8 +162,8 @@ extension Scheduler {
         }
     }
 
-    /// Writes the kept ends, oldest first, and starts what waited for free slots or for a
-    /// claim the store refused.
+    /// Writes the kept ends, oldest first, queues the delayed jobs whose start came while the
+    /// store refused, and starts what waited for free slots or for a claim the store refused.
     func retryPendingEnds() {
         let ends = pendingEnds.sorted { $0.value.endedAt < $1.value.endedAt }
         for (id, end) in ends {
@@ -180,7 +180,17 @@ extension Scheduler {
                 scheduleStorageRetry()
             }
         }
-        if pendingEnds.isEmpty && !dependentsUnsettled {
+        if dueJobsUnqueued {
+            do {
+                dueJobsUnqueued = false
+                _ = try promoteDueJobs()
+            } catch {
+                dueJobsUnqueued = true
+                DaemonLog.error("cannot queue delayed jobs: \(error)")
+                scheduleStorageRetry()
+            }
+        }
+        if pendingEnds.isEmpty && !dependentsUnsettled && !dueJobsUnqueued {
             storageRetryTimer?.cancel()
             storageRetryTimer = nil
             storageRetryDelay = Self.storageRetryBase

@@ -143,6 +143,10 @@ public actor Scheduler {
     /// A finished job's waiting dependents could not be settled (the store refused): settle
     /// them when it takes writes again (``settleWaitingDependents()``).
     var dependentsUnsettled = false
+    /// Waiting jobs whose start time came could not be queued (the store refused): queue them
+    /// when it takes writes again. The wake-up timer looks only at starts still to come, so
+    /// without this they would wait until the next one, or a restart.
+    var dueJobsUnqueued = false
     var storageRetryTimer: (any DispatchSourceTimer)?
     var storageRetryDelay: Duration = Scheduler.storageRetryBase
     var storageRetryQueued = false
@@ -838,7 +842,13 @@ public actor Scheduler {
         let timer = makeTimer { scheduler in
             scheduler.wakeUpTimer = nil
             scheduler.wakeUpAt = nil
-            do { _ = try scheduler.promoteDueJobs() } catch { DaemonLog.error("cannot queue delayed jobs: \(error)") }
+            do {
+                _ = try scheduler.promoteDueJobs()
+            } catch {
+                DaemonLog.error("cannot queue delayed jobs: \(error)")
+                scheduler.dueJobsUnqueued = true
+                scheduler.scheduleStorageRetry()
+            }
             scheduler.scheduleWakeUp()
         }
         // Wall-clock deadline: `--at 08:00` means 08:00 even across a suspend.
