@@ -110,7 +110,9 @@ extension Scheduler {
             scheduleWakeUp(written: start)
         }
         for (runner, jobs) in claimed { start(jobs, in: runner) }
-        return Submission(jobs: jobs, existing: false)
+        // Each job as committed: one claimed in the same transaction never was `queued`.
+        let started = Dictionary(claimed.flatMap(\.jobs).map { ($0.id, $0) }) { first, _ in first }
+        return Submission(jobs: started.isEmpty ? jobs : jobs.map { started[$0.id] ?? $0 }, existing: false)
     }
 
     /// Returns once every change committed so far is durable (the group-commit barrier).
