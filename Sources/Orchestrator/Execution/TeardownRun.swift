@@ -33,6 +33,8 @@ actor TeardownRun {
     /// goes on starting processes in new sessions, so the grace is waited out
     /// (``finishOnceGone()``).
     private var escapersAppeared = false
+    /// The members sent the last step's signal again after it (``awaitMembersExit()``).
+    private var signalledAfterLastStep: Set<Int32> = []
     /// How long after a target without a cgroup was found gone within the grace it is looked
     /// at again (``finishOnceGone()``).
     static let goneConfirmationDelay = DispatchTimeInterval.milliseconds(25)
@@ -133,6 +135,13 @@ actor TeardownRun {
             escapersSeen = seen.union(members.outsideGroup)
         } else {
             escapersSeen = members.outsideGroup
+        }
+        // After the last step, a member found that its signal may have missed (one a scan
+        // missed in its handover to orchd, or one started since) gets it too: a chain of
+        // processes each starting the next in a new session is stopped by the first look
+        // that sees it, not only by the one at the step.
+        if nextStep >= steps.count, case .signal(let last)? = steps.last {
+            for pid in members.all where signalledAfterLastStep.insert(pid).inserted { kill(pid, last) }
         }
         for pid in members.all.prefix(Self.mostWatchedMembers) {
             let pidfd = cposix_pidfd_open(pid)
