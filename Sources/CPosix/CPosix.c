@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -408,6 +409,28 @@ int cposix_open_pseudo_terminal(char *name, unsigned long size) {
         return -1;
     }
     return master;
+}
+
+int cposix_signalfd_sigchld(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int cposix_signalfd_drain(int fd) {
+    struct signalfd_siginfo infos[16];
+    int count = 0;
+    for (;;) {
+        ssize_t got = read(fd, infos, sizeof(infos));
+        if (got > 0) {
+            count += (int)(got / (ssize_t)sizeof(infos[0]));
+            continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno != EAGAIN) return -1;
+        return count;
+    }
 }
 
 int cposix_epoll_create(void) {

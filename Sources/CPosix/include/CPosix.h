@@ -38,6 +38,14 @@ int cposix_accept_cloexec_nonblock(int fd);
 /// by another thread meanwhile cannot inherit them. Returns 0 or -1 with errno set.
 int cposix_pipe_cloexec(int fds[2]);
 
+/// signalfd(2) for SIGCHLD, non-blocking and close-on-exec; SIGCHLD must be blocked in every
+/// thread. Returns the fd, or -1 with errno set.
+int cposix_signalfd_sigchld(void);
+
+/// Reads every pending signal from a non-blocking signalfd(2). Returns how many were read
+/// (0: none was pending), or -1 with errno set.
+int cposix_signalfd_drain(int fd);
+
 /// epoll_create1(2) with EPOLL_CLOEXEC. Returns the fd, or -1 with errno set.
 int cposix_epoll_create(void);
 

@@ -13,7 +13,7 @@ import OrchestratorAPI
 /// dispatch sources (``SignalHandlers``) and no work runs in a signal handler.
 public enum Daemon {
     /// Signals the daemon handles itself; blocked in every thread so that dispatch signal
-    /// sources receive them.
+    /// sources (and the orphan reaper's signalfd, for SIGCHLD) receive them.
     private static let handledSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP, SIGCHLD]
 
     /// Blocks the handled signals in the calling thread (and the threads it creates later)

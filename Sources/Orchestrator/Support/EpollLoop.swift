@@ -51,6 +51,12 @@ public final class EpollLoop: Sendable {
     /// name watches: a descriptor number is reused as soon as it is closed.
     private let watches = Mutex<[UInt64: Watch]>([:])
     private let nextNumber = Atomic<UInt64>(1)
+    /// The loop's thread (`pthread_self()` there), once it runs.
+    private let loopThread = Atomic<UInt>(0)
+
+    /// Whether the caller runs on the loop's own thread, as the handler of a watch without a
+    /// queue does.
+    var isLoopThread: Bool { loopThread.load(ordering: .acquiring) == UInt(pthread_self()) }
 
     private init() {
         epollFD = cposix_epoll_create()
@@ -70,12 +76,16 @@ public final class EpollLoop: Sendable {
     ///   - fd: the descriptor; the caller keeps it open until ``Watch/cancel(then:)`` has run
     ///     its closure, and closes it there.
     ///   - interest: the events to wait for (error and hang-up are always reported).
-    ///   - queue: where `handler` and the cancellation's closure run.
+    ///   - queue: where `handler` and the cancellation's closure run; `nil`: `handler` runs on
+    ///     the loop's own thread, for a handler that only reads its descriptor and never
+    ///     blocks (it saves a thread's wake-up per event; every other watch waits meanwhile),
+    ///     and the cancellation's closure on the thread that cancels, or after the call under
+    ///     way.
     ///   - handler: called with the watch and the events that were ready; never twice at
     ///     once, and no call begins once the watch is cancelled.
     /// - Returns: the watch, kept alive by the loop until it is cancelled.
     public func watch(
-        _ fd: Int32, for interest: Events, on queue: DispatchQueue,
+        _ fd: Int32, for interest: Events, on queue: DispatchQueue?,
         handler: @escaping @Sendable (Watch, Events) -> Void
     ) -> Watch {
         let number = nextNumber.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -87,6 +97,7 @@ public final class EpollLoop: Sendable {
 
     /// Waits for events for ever and hands each to its watch.
     private func run() {
+        loopThread.store(UInt(pthread_self()), ordering: .releasing)
         let capacity: Int32 = 64
         var events = [UInt32](repeating: 0, count: Int(capacity))
         var numbers = [UInt64](repeating: 0, count: Int(capacity))
@@ -120,7 +131,8 @@ public final class EpollLoop: Sendable {
     public final class Watch: Sendable {
         fileprivate let fd: Int32
         fileprivate let number: UInt64
-        private let queue: DispatchQueue
+        /// `nil`: the loop's own thread.
+        private let queue: DispatchQueue?
         private let loop: EpollLoop  // the shared loop, never freed
         private let state: Mutex<State>
 
@@ -139,7 +151,7 @@ public final class EpollLoop: Sendable {
         }
 
         fileprivate init(
-            fd: Int32, number: UInt64, interest: EpollLoop.Events, queue: DispatchQueue,
+            fd: Int32, number: UInt64, interest: EpollLoop.Events, queue: DispatchQueue?,
             handler: @escaping @Sendable (Watch, EpollLoop.Events) -> Void, loop: EpollLoop
         ) {
             self.fd = fd
@@ -189,7 +201,8 @@ public final class EpollLoop: Sendable {
             }
             guard let runNow else { return }
             loop.forget(self)
-            if runNow, let onCancelled { queue.async(execute: onCancelled) }
+            guard runNow, let onCancelled else { return }
+            if let queue { queue.async(execute: onCancelled) } else { onCancelled() }
         }
 
         /// Called on the loop's thread: the kernel reported `events` and disarmed the watch.
@@ -202,7 +215,8 @@ public final class EpollLoop: Sendable {
                 state.isFiring = true
                 return true
             }
-            if handOver { queue.async { self.fire(events) } }
+            guard handOver else { return }
+            if let queue { queue.async { self.fire(events) } } else { fire(events) }
         }
 
         /// Runs the handler on the queue, then arms the watch again, or, cancelled meanwhile,

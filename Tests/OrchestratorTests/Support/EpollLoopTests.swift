@@ -43,6 +43,30 @@ struct EpollLoopTests {
         #expect(onQueue, "the handler ran on the watch's queue")
     }
 
+    @Test("a watch without a queue runs its handler on the loop's own thread, and a cancel made there runs its closure after the handler returned")
+    func onLoopThread() throws {
+        let (a, b) = try Self.socketPair()
+        defer { close(b) }
+        let handlerReturned = Atomic<Bool>(false)
+        let seen = LockedBox<(onLoopThread: Bool, closedAfterReturn: Bool)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        _ = EpollLoop.shared.watch(a, for: .readable, on: nil) { watch, _ in
+            let onLoopThread = EpollLoop.shared.isLoopThread
+            watch.cancel {
+                close(a)
+                seen.value = (onLoopThread, handlerReturned.load(ordering: .acquiring))
+                done.signal()
+            }
+            handlerReturned.store(true, ordering: .releasing)
+        }
+        #expect(send(b, "x", 1, 0) == 1)
+        Self.wait(done, "the cancellation's closure ran")
+        let (onLoopThread, closedAfterReturn) = try #require(seen.value)
+        #expect(onLoopThread)
+        #expect(!EpollLoop.shared.isLoopThread)
+        #expect(closedAfterReturn, "the descriptor was closed only once the handler had returned")
+    }
+
     @Test("a cancelled watch's handler is not called again, and a second cancel does nothing")
     func cancelled() throws {
         let (a, b) = try Self.socketPair()
