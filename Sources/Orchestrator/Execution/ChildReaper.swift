@@ -18,20 +18,26 @@ public final class ChildReaper: Sendable {
     ///
     /// - Parameters:
     ///   - process: a child of this process; the reaper takes ownership of its `pidfd`.
-    ///   - queue: where the reaping and `onExit` run.
+    ///   - queue: where `onExit` runs (and, unless `entersQueueDirectly`, the reaping).
+    ///   - entersQueueDirectly: the reaping runs on ``EpollLoop``'s thread, which then runs
+    ///     `onExit` itself inside `queue` (`DispatchQueue.sync`): when the queue is idle, as
+    ///     a job's own queue nearly always is, no other thread is woken for the exit. Only for
+    ///     a queue whose work never waits on anything (the loop's other watches wait while it
+    ///     runs); `false`: the reaping and `onExit` run as a turn of `queue`.
     ///   - onExit: called once, on `queue`, with how the process ended. If someone else
     ///     reaped the child first (a stray `waitpid(-1)`), the status is lost: `onExit` gets
     ///     `.exited(-1)`.
     public func watch(
         _ process: LaunchedProcess,
         on queue: DispatchQueue,
+        entersQueueDirectly: Bool = false,
         onExit: @escaping @Sendable (TerminationStatus) -> Void
     ) {
         let pidfd = process.pidfd
         let pid = process.pid
         // The watch's handler never runs twice at once and never after its cancellation, so
         // the exit is reported once.
-        _ = EpollLoop.shared.watch(pidfd, for: .readable, on: queue) { watch, _ in
+        _ = EpollLoop.shared.watch(pidfd, for: .readable, on: entersQueueDirectly ? nil : queue) { watch, _ in
             // Reaped and forgotten under one lock, so a new child that reuses the pid at once
             // is never dropped from the registry by mistake.
             let reaped = SpawnedProcesses.registry.withLock { registry -> TerminationStatus? in
@@ -41,7 +47,11 @@ public final class ChildReaper: Sendable {
             }
             guard let status = reaped else { return }
             watch.cancel { close(pidfd) }
-            onExit(status)
+            if entersQueueDirectly {
+                queue.sync { onExit(status) }
+            } else {
+                onExit(status)
+            }
         }
     }
 

@@ -132,7 +132,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             state.process = process
             return state.stopReason != nil
         }
-        reaper.watch(process, on: eventQueue) { [self] status in mainProcessExited(status) }
+        // Nothing on the event queue waits for anything, so the loop's thread may enter it.
+        reaper.watch(process, on: eventQueue, entersQueueDirectly: true) { [self] status in mainProcessExited(status) }
         if process.cgroup != nil && containment?.watcher == nil {
             state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
         }
