@@ -60,6 +60,30 @@ public enum StartTime: Hashable, Sendable {
         return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
     }
 
+    /// How long ago an `--at` date and time (or instant) may be and still be taken, meaning
+    /// "now": a script's `date -Iseconds` is a second old when orchd reads it.
+    public static let pastTolerance: TimeInterval = 60
+
+    /// ``resolve(now:zone:)`` for a job's start, refusing a date and time that has passed:
+    /// a job meant for another time (a mistyped date, a copied example) must not start at
+    /// once. `at(1)` refuses such a time too. A time of day never has passed (its next
+    /// occurrence is meant).
+    /// - Parameters:
+    ///   - option: the option's name without dashes, for the message (`at`).
+    ///   - command: the command word, for the message.
+    /// - Throws: ``CommandLineError`` (`invalidValue`) when the instant lies more than
+    ///   ``pastTolerance`` seconds before `now`.
+    public func resolveStart(
+        now: Date, zone: LocalTimeZone = .system, option: String = "at", command: String
+    ) throws(CommandLineError) -> Date {
+        let instant = resolve(now: now, zone: zone)
+        guard instant.timeIntervalSince(now) < -Self.pastTolerance else { return instant }
+        throw CommandLineError(
+            .invalidValue,
+            "invalid value for option '--\(option)': \(self) has passed; give a time to come, or leave --\(option) out to start the job now",
+            command: command)
+    }
+
     /// The instant this start time names, seen at `now`: an instant as is; a local date and
     /// time where `zone`'s clock shows it; a time of day at its next occurrence strictly after
     /// `now` in `zone` (today, else tomorrow).
@@ -71,6 +95,25 @@ public enum StartTime: Hashable, Sendable {
             return zone.instant(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         case .timeOfDay(let hour, let minute, let second):
             return zone.nextOccurrence(hour: hour, minute: minute, second: second, after: now)
+        }
+    }
+}
+
+extension StartTime: CustomStringConvertible {
+    /// The start time as `--at` takes it: RFC 3339 in UTC, `YYYY-MM-DD HH:MM[:SS]` or
+    /// `HH:MM[:SS]`.
+    public var description: String {
+        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        func clock(_ hour: Int, _ minute: Int, _ second: Int) -> String {
+            "\(twoDigits(hour)):\(twoDigits(minute))" + (second == 0 ? "" : ":\(twoDigits(second))")
+        }
+        switch self {
+        case .instant(let date):
+            return Timestamp.format(date)
+        case let .localDateTime(year, month, day, hour, minute, second):
+            return "\(year)-\(twoDigits(month))-\(twoDigits(day)) " + clock(hour, minute, second)
+        case let .timeOfDay(hour, minute, second):
+            return clock(hour, minute, second)
         }
     }
 }

@@ -77,6 +77,11 @@ struct SubmitCommandTests {
         }
         #expect(error?.code == .conflictingOptions)
         #expect(error?.message == "give either --delay or --at, not both")
+        let past = #expect(throws: CommandLineError.self) {
+            try spec(["submit", "--at", "2026-11-01 08:00", "--", "true"], now: referenceDate, zone: utc)
+        }
+        #expect(past?.code == .invalidValue)
+        #expect(past?.message.hasPrefix("invalid value for option '--at': 2026-11-01 08:00 has passed") == true)
     }
 
     @Test("a zero timeout, an empty unique key and --reuse without --unique are refused")

@@ -42,6 +42,33 @@ struct StartTimeTests {
         #expect((fields.tm_year + 1900, fields.tm_mon + 1, fields.tm_mday, fields.tm_hour, fields.tm_min) == (2026, 12, 1, 8, 0))
     }
 
+    @Test("a date and time more than a minute past is refused for a job's start, naming it; a time of day never is")
+    func pastRefused() throws {
+        let utc = LocalTimeZone.fixed(secondsFromGMT: 0)
+        let error = #expect(throws: CommandLineError.self) {
+            try StartTime.parse("2026-11-28 08:00")!.resolveStart(now: now, zone: utc, command: "submit")
+        }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message == "invalid value for option '--at': 2026-11-28 08:00 has passed; give a time to come, or leave --at out to start the job now")
+        #expect(throws: CommandLineError.self) {
+            try StartTime.parse("2026-11-29T11:58:59Z")!.resolveStart(now: now, zone: utc, command: "submit")
+        }
+        // Within the tolerance: taken as is (a script's `date -Iseconds`).
+        #expect(try StartTime.parse("2026-11-29T11:59:30Z")!.resolveStart(now: now, zone: utc, command: "submit")
+            == Timestamp.parse("2026-11-29T11:59:30Z"))
+        #expect(try StartTime.parse("11:00")!.resolveStart(now: now, zone: utc, command: "submit")
+            == Timestamp.parse("2026-11-30T11:00:00Z"))
+    }
+
+    @Test("a start time reads back as --at takes it", arguments: [
+        ("2026-12-01 08:00", "2026-12-01 08:00"), ("2026-12-01T8:05:30", "2026-12-01 08:05:30"), ("2028-02-29", "2028-02-29 00:00"),
+        ("7:30", "07:30"), ("23:59:59", "23:59:59"), ("2026-12-01T08:00:00+02:00", "2026-12-01T06:00:00.000Z"),
+    ])
+    func description(text: String, shown: String) throws {
+        #expect(try #require(StartTime.parse(text)).description == shown)
+        #expect(StartTime.parse(shown) == StartTime.parse(text))
+    }
+
     @Test("impossible or malformed dates are refused", arguments: [
         "2026-02-29", "2026-13-01", "2026-00-10", "2026-12-32", "2026-12-1 08:00", "2026-12-01 25:00", "2026-12-01x08:00",
         "2026-12-01 ", "2026-12-01T", "2026/12/01", "２０２６-12-01", "2026-12-01 08:00:00Z", "2026-12-01T08:00Z", "2026-12-01 08",
