@@ -317,4 +317,16 @@ struct SchedulingTests {
         #expect(try daemon.orchctl(["wait", id]).status == 0)
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
+
+    @Test("--at a date and time that has passed is refused by submit and edit, and stores nothing")
+    func pastStartRefused() throws {
+        let daemon = try TestDaemon()
+        let submitted = try daemon.orchctl(["submit", "--at", "2020-01-06 08:00", "--", "true"])
+        #expect(submitted.status == 64 && submitted.standardError.contains("2020-01-06 08:00 has passed"), "\(submitted)")
+        #expect(try daemon.orchctl(["status", "--all", "--json"]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let id = try daemon.orchctl(["submit", "--delay", "1h", "--", "true"]).line
+        let edited = try daemon.orchctl(["edit", id, "--at", "2020-01-06T08:00:00Z"])
+        #expect(edited.status == 64 && edited.standardError.contains("has passed"), "\(edited)")
+        #expect(try job(daemon, id)["state"] as? String == "waiting")
+    }
 }
