@@ -20,6 +20,8 @@ struct JobOperationState {
     var teardownDone = false
     /// Whether the job's cgroup was seen empty (`populated 0`); meaningless without one.
     var cgroupEmpty = false
+    /// Whether the job's cgroup was removed already (by the test for leftovers).
+    var cgroupRemoved = false
     /// Whether the cgroup watcher was asked to tell when the cgroup empties (once a teardown
     /// begins).
     var cgroupWatched = false
