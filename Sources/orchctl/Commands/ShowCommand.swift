@@ -52,7 +52,7 @@ enum ShowCommand: OrchctlCommand {
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
             // The attempts allowed are said here once (`--json` keeps both fields).
             ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
-            ("not before", job.spec.notBefore.map(time.dateTime) ?? "-"),
+            ("not before", job.spec.notBefore.map(time.dateTimeAhead) ?? "-"),
             ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
             ("unique key", job.spec.uniqueKey?.visible ?? "-"),
             ("submitted", time.dateTime(job.submittedAt)),

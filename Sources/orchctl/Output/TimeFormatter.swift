@@ -58,16 +58,28 @@ struct TimeFormatter: Sendable {
     /// time, which must not read sooner than it is (piped, a retry 0.4 s away would show the
     /// second its previous attempt started in).
     func compactAhead(_ date: Date, now: Date) -> String {
-        compact(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up)), now: now)
+        compact(Self.roundedUp(date), now: now)
+    }
+
+    /// A time to come as ``dateTime(_:)`` shows it, rounded up to the whole second as
+    /// ``compactAhead(_:now:)`` (so `show` and `status` name the same second).
+    func dateTimeAhead(_ date: Date) -> String {
+        dateTime(Self.roundedUp(date))
     }
 
     /// A time to come in a message: `04:06:30` today, else `2026-12-03 04:06:30`; rounded up
     /// to the whole second, as ``compactAhead(_:now:)``.
     func clockAhead(_ date: Date, now: Date) -> String {
-        let rounded = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
+        let rounded = Self.roundedUp(date)
         let (t, n) = (fields(rounded), fields(now))
         guard t.year == n.year && t.month == n.month && t.day == n.day else { return dateTime(rounded) }
         return "\(pad(t.hour)):\(pad(t.minute)):\(pad(t.second))"
+    }
+
+    /// `date` at the next whole second (itself when whole): a time to come never reads sooner
+    /// than it is.
+    private static func roundedUp(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
     }
 
     private func fields(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {

@@ -169,6 +169,10 @@ struct JobTableTests {
         #expect(text.contains("not before:    2026-11-29 12:00:09\n"))
         #expect(text.contains("timeout:       1min 30s\n"))
         #expect(text.contains("unique key:    flaky-nightly\n"))
+        // A start 8.4 s ahead reads as status shows it: the second it may start in, not the one before.
+        var delayed = makeJob(8, .argv(["later"]), state: .waiting)
+        delayed.spec.notBefore = referenceDate.addingTimeInterval(8.4)
+        #expect(ShowCommand.render(delayed, time: TimeFormatter(utc: true), now: referenceDate).contains("not before:    2026-11-29 12:00:09\n"))
         #expect(text.hasSuffix("""
             attempts:
               1  failed(1)     started 2026-11-29 12:00:01  finished 2026-11-29 12:00:02
