@@ -37,12 +37,21 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
         mkdir(path, 0o755) == 0 || errno == EEXIST ? 0 : errno
     }
 
-    /// Removes the directory (rmdir(2)); the kernel refuses (`EBUSY`) while it has members or
-    /// children.
-    /// - Returns: `0` when removed or already gone, else the `errno` value.
+    /// Removes the directory (rmdir(2)), and first, when the kernel refuses it (`EBUSY`), the
+    /// child cgroups below it that are empty: a job may make cgroups of its own in its cgroup,
+    /// which outlive its processes and would keep its cgroup for ever. rmdir never removes a
+    /// cgroup that has a live process, so one still populated stays, and so does this one.
+    /// - Returns: `0` when removed or already gone, else the `errno` value (`EBUSY`: a process
+    ///   is left in it or below).
     @discardableResult
     public func remove() -> Int32 {
-        rmdir(path) == 0 || errno == ENOENT ? 0 : errno
+        if rmdir(path) == 0 || errno == ENOENT { return 0 }
+        let code = errno
+        guard code == EBUSY else { return code }
+        let subgroups = children()
+        guard !subgroups.isEmpty else { return code }
+        for name in subgroups { child(name).remove() }
+        return rmdir(path) == 0 || errno == ENOENT ? 0 : errno
     }
 
     /// Whether the directory exists.

@@ -132,8 +132,14 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             state.process = process
             return state.stopReason != nil
         }
-        // Nothing on the event queue waits for anything, so the loop's thread may enter it.
-        reaper.watch(process, on: eventQueue, entersQueueDirectly: true) { [self] status in mainProcessExited(status) }
+        // Nothing on the event queue waits for anything, so the loop's thread may enter it,
+        // when the test for leftovers is a system call on the job's cgroup. Without one it
+        // scans /proc (every descendant's environment, in process-group containment), which
+        // with thousands of processes held every client socket for seconds: a turn of the
+        // queue then.
+        reaper.watch(process, on: eventQueue, entersQueueDirectly: process.cgroup != nil) { [self] status in
+            mainProcessExited(status)
+        }
         if process.cgroup != nil && containment?.watcher == nil {
             state.withLock { $0.cgroupEmpty = true }  // no watcher: nothing to wait for
         }

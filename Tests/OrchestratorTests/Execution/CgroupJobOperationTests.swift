@@ -37,4 +37,29 @@ struct CgroupJobOperationTests {
         let escaped = try #require(Int32(fixture.text("pid").trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(ProcessGroup(id: escaped).isGone)
     }
+
+    @Test("a cgroup the job made inside its own is removed with it once empty, whether the job ended alone or was torn down",
+        .enabled(if: available || ProcessInfo.processInfo.environment["CI"] == "true", "needs a writable cgroup2 subtree"),
+        arguments: [false, true])
+    func childCgroupRemoved(leavesProcess: Bool) throws {
+        let fixture = try ExecutionFixture()
+        let containment = try Containment.setUp(mode: .cgroup, stateDirectory: fixture.directory)
+        defer { containment.removeSubtree() }
+        let cgroup = try #require(containment.cgroup(forJob: JobID(rawValue: 1), attempt: 1))
+        // The job makes cgroup `sub` in its own (its cgroup is its first line in /proc/self/cgroup)
+        // and, when asked, moves a sleep into it that outlives the main process.
+        let mount = try #require(Containment.cgroup2Mount())
+        let leftover = leavesProcess ? "sleep 300 & echo $! > \"$cg/sub/cgroup.procs\"; " : ""
+        let script = "cg=\(mount)$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir \"$cg/sub\" && \(leftover)exit 7"
+        var request = fixture.request(["sh", "-c", script])
+        request.cgroup = cgroup
+        let recorder = JobRecorder()
+        let queue = OperationQueue()
+        queue.addOperation(recorder.operation(request, fixture: fixture, teardown: .standard(grace: .milliseconds(100)), containment: containment))
+        _ = try recorder.waitForStart()
+        #expect(try recorder.waitForFinish() == .failed(exitCode: 7))
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(!cgroup.child("sub").exists, "the job's own cgroup was removed")
+        #expect(!cgroup.exists, "the job's cgroup was removed")
+    }
 }
