@@ -100,8 +100,8 @@ public enum StartTime: Hashable, Sendable {
 }
 
 extension StartTime: CustomStringConvertible {
-    /// The start time as `--at` takes it: RFC 3339 in UTC, `YYYY-MM-DD HH:MM[:SS]` or
-    /// `HH:MM[:SS]`.
+    /// The start time as `--at` takes it: RFC 3339 in UTC (an instant given with another
+    /// offset reads in UTC), `YYYY-MM-DD HH:MM[:SS]` or `HH:MM[:SS]`.
     public var description: String {
         func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         func clock(_ hour: Int, _ minute: Int, _ second: Int) -> String {
@@ -109,7 +109,9 @@ extension StartTime: CustomStringConvertible {
         }
         switch self {
         case .instant(let date):
-            return Timestamp.format(date)
+            // In UTC, whatever offset it was given with; milliseconds only when it has some.
+            let text = Timestamp.format(date)
+            return text.hasSuffix(".000Z") ? String(text.dropLast(5)) + "Z" : text
         case let .localDateTime(year, month, day, hour, minute, second):
             return "\(year)-\(twoDigits(month))-\(twoDigits(day)) " + clock(hour, minute, second)
         case let .timeOfDay(hour, minute, second):
