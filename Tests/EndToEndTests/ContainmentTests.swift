@@ -127,6 +127,34 @@ struct ContainmentTests {
         #expect(fixture.jobCgroups.isEmpty, "\(fixture.jobCgroups)")
     }
 
+    private func cancelWithSignalHastensLeftovers(mode: String) throws {
+        // An hour's grace, and a leftover that ignores SIGTERM: only the cancel's SIGKILL ends
+        // the job within the test's time.
+        let fixture = try Fixture(mode: mode, arguments: ["--kill-grace", "1h"])
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let trapped = fixture.daemon.directory + "/trapped"
+        // The main process says which it is and exits once the leftover ignores SIGTERM.
+        let script = "setsid sh -c 'trap \"\" TERM; echo $$ > \(trapped); exec sleep 900' & "
+            + "while [ ! -s \(trapped) ]; do sleep 0.01; done; echo \"$(cat \(trapped)) $$\" > \(marker.path); exit 3"
+        let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        let pids = try #require(marker.read()).split(separator: " ").compactMap { Int32($0) }
+        try #require(pids.count == 2)
+        let (escaped, main) = (pids[0], pids[1])
+        // Once orchd has reaped the main process (its /proc entry goes only then), the
+        // leftover is being torn down, ignoring the SIGTERM, for an hour.
+        let reapedBy = Date().addingTimeInterval(30)
+        while access("/proc/\(main)", F_OK) == 0, Date() < reapedBy { usleep(10_000) }
+        let cancelled = try fixture.daemon.orchctl(["cancel", "--signal", "KILL", id])
+        #expect(cancelled.status == 0, "\(cancelled)")
+        #expect(cancelled.line == "\(id) ended before it was cancelled: failed(3)" || cancelled.line == "cancelled \(id)", "\(cancelled)")
+        let waited = try fixture.daemon.orchctl(["wait", id])
+        #expect(fixture.isGone(escaped), "the cancel's SIGKILL reached the leftover")
+        if cancelled.line.hasPrefix("\(id) ended") {
+            #expect(waited.status == 3, "the result stays the main process's: \(waited)")
+        }
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
     private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
         let fixture = try Fixture(mode: mode)
         let directory = fixture.daemon.directory
@@ -251,6 +279,10 @@ struct ContainmentTests {
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "cgroup") }
 
+    @Test("cgroup: cancel --signal KILL while a job's leftovers are torn down kills them at once; the job keeps its own result and cancel says so",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCancelHastensLeftovers() throws { try cancelWithSignalHastensLeftovers(mode: "cgroup") }
+
     @Test("cgroup: wait --queue Q --drained does not return while an escaped process ignoring SIGTERM lives",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupDrainedWaitsForEscaped() throws {
@@ -300,6 +332,9 @@ struct ContainmentTests {
 
     @Test("process-group: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down")
     func fallbackLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "process-group") }
+
+    @Test("process-group: cancel --signal KILL while a job's leftovers are torn down kills them at once; the job keeps its own result and cancel says so")
+    func fallbackCancelHastensLeftovers() throws { try cancelWithSignalHastensLeftovers(mode: "process-group") }
 
     @Test("process-group: wait --queue Q --drained does not return while a leftover of the process group lives")
     func fallbackDrainedWaitsForLeftover() throws {

@@ -160,15 +160,21 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     /// Not yet started: the operation is cancelled and will finish without spawning. Running:
     /// the teardown runs against its process group, and the result becomes the reason's
     /// (``StopReason/jobResult``: `.cancelled`, `.timedOut`, `.interrupted`) however the
-    /// process died. Already exited on its own, or already stopping: nothing changes.
+    /// process died. Already exited on its own, or already stopping: the result stays; with
+    /// `signal`, processes the main one left that are being torn down get it now.
     /// - Parameters:
     ///   - reason: why the job is stopped.
     ///   - signal: the signal the teardown sends first instead of its own first one
     ///     (`cancel --signal INT`); `nil` for the teardown as planned.
     public func stop(reason: StopReason, signal: Int32? = nil) {
-        enum Action { case none, cancelQueued, tearDown(LaunchedProcess) }
+        enum Action { case none, cancelQueued, tearDown(LaunchedProcess), signalLeftovers(TeardownRun, Int32) }
         let action = state.withLock { state -> Action in
-            guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else { return .none }
+            guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else {
+                if let signal, let run = state.teardown, !state.teardownDone, !state.isFinished {
+                    return .signalLeftovers(run, signal)
+                }
+                return .none
+            }
             state.stopReason = reason
             state.stopSignal = signal
             if let process = state.process { return .tearDown(process) }
@@ -179,6 +185,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         case .none: break
         case .cancelQueued: if !isCancelled { super.cancel() }
         case .tearDown(let process): beginTeardown(of: process)
+        case .signalLeftovers(let run, let signal): eventQueue.async { run.assumeIsolated { $0.signalNow(signal) } }
         }
     }
 

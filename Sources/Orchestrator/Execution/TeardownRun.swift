@@ -81,6 +81,14 @@ actor TeardownRun {
         if target.cgroup == nil && exitWatches.isEmpty { awaitMembersExit() }
     }
 
+    /// Sends `signal` to what is left of the target now, the steps going on as planned (call
+    /// on the queue, with `assumeIsolated`): a cancel with `--signal` that comes while the
+    /// leftovers of a main process that exited are torn down (`KILL` ends their grace).
+    func signalNow(_ signal: Int32) {
+        guard completion != nil, !target.isGone else { return }
+        target.signal(signal)
+    }
+
     /// Tells the run the job's cgroup is empty (`populated 0`) (call on the queue, with
     /// `assumeIsolated`).
     func targetEmptied() {

@@ -9,7 +9,7 @@ enum CancelCommand: OrchctlCommand {
         name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
-            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are.
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left.
 
             --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
             """,
@@ -68,7 +68,7 @@ enum CancelCommand: OrchctlCommand {
                 cancelled = try connection.call(
                     JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
                 if !invocation.global.json {
-                    for id in remaining { context.console.print("cancelled \(id)") }
+                    for id in remaining { context.console.print(Self.outcome(of: id, in: cancelled)) }
                 }
                 break
             } catch {
@@ -85,5 +85,15 @@ enum CancelCommand: OrchctlCommand {
             context.console.write(try JSONOutput.text(cancelled))
         }
         return status
+    }
+
+    /// What became of one job the call cancelled: `cancelled 5`, or, for a job whose main
+    /// process ended on its own meanwhile (its leftover processes are torn down all the same,
+    /// but the result is its own), `5 ended before it was cancelled: failed(3)`.
+    static func outcome(of id: JobID, in jobs: [Job]) -> String {
+        guard let job = jobs.first(where: { $0.id == id }), let result = job.state.result, result != .cancelled else {
+            return "cancelled \(id)"
+        }
+        return "\(id) ended before it was cancelled: \(JobText.result(result))"
     }
 }

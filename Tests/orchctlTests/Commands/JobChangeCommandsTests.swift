@@ -20,6 +20,15 @@ struct JobChangeCommandsTests {
                 "\(arguments): \(capture.standardError)")
     }
 
+    @Test("cancel says when a job ended on its own before it was cancelled, with its result")
+    func cancelOutcome() {
+        let cancelled = makeJob(4, .argv(["sleep"]), state: .finished(.cancelled))
+        let ended = makeJob(5, .argv(["sh"]), state: .finished(.failed(exitCode: 3)))
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 4), in: [cancelled, ended]) == "cancelled 4")
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 5), in: [cancelled, ended]) == "5 ended before it was cancelled: failed(3)")
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 6), in: [cancelled, ended]) == "cancelled 6")
+    }
+
     @Test("signal names are taken with or without SIG, in any case; STOP and CONT are not cancel signals")
     func signalNames() {
         #expect(JobsInterface.cancelSignal(named: "INT") == 2)
