@@ -306,7 +306,7 @@ public struct ArgumentParser: Sendable {
             }
         case .startTime:
             StartTime.parse(value).map { .success(.startTime($0)) }
-                ?? .failure(Problem("'\(value)' is not a time (HH:MM[:SS], a local YYYY-MM-DD [HH:MM[:SS]], or RFC 3339 such as 2026-12-01T08:00:00Z)"))
+                ?? .failure(Problem("'\(value)' is not a time (HH:MM[:SS], a local YYYY-MM-DD [HH:MM[:SS]], or RFC 3339 such as 2030-06-01T08:00:00Z)"))
         case .keyValue:
             KeyValue.split(value).map { .success(.keyValue(key: $0.key, value: $0.value)) }
                 ?? .failure(Problem("'\(value)' is not of the form KEY=VALUE"))

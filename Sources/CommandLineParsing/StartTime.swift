@@ -4,8 +4,8 @@ import OrchestratorAPI
 import Glibc
 #endif
 
-/// The value of `submit --at`: an instant in RFC 3339 (`2026-12-01T08:00:00Z`, offsets such as
-/// `+02:00` allowed); a local date and time without a zone (`2026-12-01 08:00`, as
+/// The value of `submit --at`: an instant in RFC 3339 (`2030-06-01T08:00:00Z`, offsets such as
+/// `+02:00` allowed); a local date and time without a zone (`2030-06-01 08:00`, as
 /// systemd.time(7) reads it); or a local time of day (`08:00`, `08:00:30`) meaning its next
 /// occurrence.
 public enum StartTime: Hashable, Sendable {
@@ -71,16 +71,17 @@ public enum StartTime: Hashable, Sendable {
     /// - Parameters:
     ///   - option: the option's name without dashes, for the message (`at`).
     ///   - command: the command word, for the message.
+    ///   - startNow: how to start the job now instead, for the message.
     /// - Throws: ``CommandLineError`` (`invalidValue`) when the instant lies more than
     ///   ``pastTolerance`` seconds before `now`.
     public func resolveStart(
-        now: Date, zone: LocalTimeZone = .system, option: String = "at", command: String
+        now: Date, zone: LocalTimeZone = .system, option: String = "at", command: String, startNow: String
     ) throws(CommandLineError) -> Date {
         let instant = resolve(now: now, zone: zone)
         guard instant.timeIntervalSince(now) < -Self.pastTolerance else { return instant }
         throw CommandLineError(
             .invalidValue,
-            "invalid value for option '--\(option)': \(self) has passed; give a time to come, or leave --\(option) out to start the job now",
+            "invalid value for option '--\(option)': \(self) has passed; give a time to come, or \(startNow)",
             command: command)
     }
 

@@ -25,7 +25,7 @@ enum EditCommand: OrchctlCommand {
         static let bindings: [OptionBinding<Options>] = [
             .value(\.priority, "priority", "n", kind: .integer, help: "The new priority; higher runs first."),
             .value(\.queue, "queue", "queue", kind: .queueName, help: "Move the job to this queue."),
-            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: HH:MM[:SS] (the next such local time), a local date and time ('2026-12-01 08:00'), or RFC 3339; not one more than a minute past."),
+            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: HH:MM[:SS] (the next such local time), a local date and time ('2030-06-01 08:00'), or RFC 3339; not one more than a minute past."),
             .value(\.delayUSec, "delay", "span", kind: .timeSpan, help: "Start no sooner than this long from now, e.g. 5min."),
             .value(\.name, "name", "name", help: "The new name; an empty one removes it."),
         ]
@@ -38,7 +38,7 @@ enum EditCommand: OrchctlCommand {
         var notBefore: Date?
         switch (options.at, options.delayUSec) {
         case (_?, _?): throw CommandLineError(.conflictingOptions, "give either --delay or --at, not both", command: spec.name)
-        case (let start?, nil): notBefore = try start.resolveStart(now: now, command: spec.name)
+        case (let start?, nil): notBefore = try start.resolveStart(now: now, command: spec.name, startNow: "--delay 0 to let it start now")
         case (nil, let delay?): notBefore = now.addingTimeInterval(Duration(microseconds: delay).timeInterval)
         case (nil, nil): notBefore = nil
         }

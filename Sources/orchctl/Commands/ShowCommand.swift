@@ -25,6 +25,15 @@ enum ShowCommand: OrchctlCommand {
         return .success
     }
 
+    /// For a job between attempts (waiting for a retry, or queued for one): which attempt is
+    /// next, as `status` shows it (`retrying(2/4)`); empty otherwise.
+    static func nextAttempt(_ job: Job) -> String {
+        switch job.state {
+        case .waiting, .queued: job.attempt > 0 ? "; attempt \(job.attempt + 1) waits to start" : ""
+        default: ""
+        }
+    }
+
     /// The text form: aligned `key: value` lines, `-` for absent values, then the finished
     /// attempts, one line each. Text a submitter chose (name, command, working directory,
     /// labels, unique key, reason) has its control characters made visible, so a job cannot
@@ -51,7 +60,7 @@ enum ShowCommand: OrchctlCommand {
             ("cwd", job.spec.cwd.visible),
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
             // The attempts allowed are said here once (`--json` keeps both fields).
-            ("attempt", "\(job.attempt) of \(job.maxAttempts)"),
+            ("attempt", "\(job.attempt) of \(job.maxAttempts)" + Self.nextAttempt(job)),
             ("not before", job.spec.notBefore.map(time.dateTimeAhead) ?? "-"),
             ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
             ("unique key", job.spec.uniqueKey?.visible ?? "-"),

@@ -51,7 +51,7 @@ enum SubmitCommand: OrchctlCommand {
             .value(\.priority, "priority", "n", kind: .integer, help: "Higher runs first; equal priorities run in submission order.", default: "0"),
             .values(\.after, "after", "id", kind: .jobID, help: "Start only after this job has succeeded; if it does not, the job ends as dependency_failed."),
             .value(\.delayUSec, "delay", "span", kind: .timeSpan, help: "Start no sooner than this long from now, e.g. 30s, 5min, 2h."),
-            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: HH:MM[:SS] (the next such local time), a local date and time ('2026-12-01 08:00', or a date alone for its midnight), or RFC 3339 (2026-12-01T08:00:00Z, offsets allowed). A date and time more than a minute past is refused."),
+            .value(\.at, "at", "time", kind: .startTime, help: "Start no sooner than this time: HH:MM[:SS] (the next such local time), a local date and time ('2030-06-01 08:00', or a date alone for its midnight), or RFC 3339 (2030-06-01T08:00:00Z, offsets allowed). A date and time more than a minute past is refused."),
             .value(\.timeoutUSec, "timeout", "span", kind: .timeSpan, help: "Stop a run that takes longer than this; it ends as timed_out."),
             .value(\.retries, "retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
             .value(\.unique, "unique", "key", help: "Refuse the job while another of your jobs with this key has not finished."),
@@ -299,7 +299,7 @@ enum SubmitCommand: OrchctlCommand {
         case (let delay?, nil):
             notBefore = now.addingTimeInterval(Duration(microseconds: delay).timeInterval)
         case (nil, let start?):
-            notBefore = try start.resolveStart(now: now, zone: zone, command: spec.name)
+            notBefore = try start.resolveStart(now: now, zone: zone, command: spec.name, startNow: "leave --at out to start the job now")
         case (nil, nil):
             notBefore = nil
         }

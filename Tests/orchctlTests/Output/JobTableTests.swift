@@ -169,6 +169,12 @@ struct JobTableTests {
         #expect(text.contains("not before:    2026-11-29 12:00:09\n"))
         #expect(text.contains("timeout:       1min 30s\n"))
         #expect(text.contains("unique key:    flaky-nightly\n"))
+        // Between attempts, the next one is named as status names it (retrying(2/4)).
+        var retrying = makeJob(9, .argv(["flaky"]), state: .waiting)
+        retrying.attempt = 1
+        retrying.spec.maxAttempts = 4
+        #expect(ShowCommand.render(retrying, time: TimeFormatter(utc: true), now: referenceDate).contains("attempt:       1 of 4; attempt 2 waits to start\n"))
+        #expect(JobText.state(of: retrying) == "retrying(2/4)")
         // A start 8.4 s ahead reads as status shows it: the second it may start in, not the one before.
         var delayed = makeJob(8, .argv(["later"]), state: .waiting)
         delayed.spec.notBefore = referenceDate.addingTimeInterval(8.4)

@@ -231,7 +231,7 @@ struct ArgumentParserTests {
         #expect(parseError(["submit", "--delay", "soon", "--", "true"])?.code == .invalidValue)
         #expect(parseError(["submit", "--timeout", "5 parsecs", "--", "true"])?.code == .invalidValue)
         #expect(parseError(["submit", "--at", "25:00", "--", "true"])?.message
-            == "invalid value for option '--at': '25:00' is not a time (HH:MM[:SS], a local YYYY-MM-DD [HH:MM[:SS]], or RFC 3339 such as 2026-12-01T08:00:00Z)")
+            == "invalid value for option '--at': '25:00' is not a time (HH:MM[:SS], a local YYYY-MM-DD [HH:MM[:SS]], or RFC 3339 such as 2030-06-01T08:00:00Z)")
         #expect(parseError(["prune", "--older-than", "later"])?.code == .invalidValue)
         #expect(parseError(["queue", "set", "q", "--retry-base", "x"])?.code == .invalidValue)
     }

@@ -46,17 +46,17 @@ struct StartTimeTests {
     func pastRefused() throws {
         let utc = LocalTimeZone.fixed(secondsFromGMT: 0)
         let error = #expect(throws: CommandLineError.self) {
-            try StartTime.parse("2026-11-28 08:00")!.resolveStart(now: now, zone: utc, command: "submit")
+            try StartTime.parse("2026-11-28 08:00")!.resolveStart(now: now, zone: utc, command: "submit", startNow: "leave --at out to start the job now")
         }
         #expect(error?.code == .invalidValue)
         #expect(error?.message == "invalid value for option '--at': 2026-11-28 08:00 has passed; give a time to come, or leave --at out to start the job now")
         #expect(throws: CommandLineError.self) {
-            try StartTime.parse("2026-11-29T11:58:59Z")!.resolveStart(now: now, zone: utc, command: "submit")
+            try StartTime.parse("2026-11-29T11:58:59Z")!.resolveStart(now: now, zone: utc, command: "submit", startNow: "leave --at out to start the job now")
         }
         // Within the tolerance: taken as is (a script's `date -Iseconds`).
-        #expect(try StartTime.parse("2026-11-29T11:59:30Z")!.resolveStart(now: now, zone: utc, command: "submit")
+        #expect(try StartTime.parse("2026-11-29T11:59:30Z")!.resolveStart(now: now, zone: utc, command: "submit", startNow: "leave --at out to start the job now")
             == Timestamp.parse("2026-11-29T11:59:30Z"))
-        #expect(try StartTime.parse("11:00")!.resolveStart(now: now, zone: utc, command: "submit")
+        #expect(try StartTime.parse("11:00")!.resolveStart(now: now, zone: utc, command: "submit", startNow: "leave --at out to start the job now")
             == Timestamp.parse("2026-11-30T11:00:00Z"))
     }
 
