@@ -56,9 +56,14 @@ struct TimeFormatter: Sendable {
 
     /// A time to come as ``compact(_:now:)`` shows it, rounded up to the whole second: a start
     /// time, which must not read sooner than it is (piped, a retry 0.4 s away would show the
-    /// second its previous attempt started in).
+    /// second its previous attempt started in). In another year it keeps its time of day
+    /// (`2027-06-01 08:00`): a start is set to the minute, where the date alone suffices for a
+    /// past submit.
     func compactAhead(_ date: Date, now: Date) -> String {
-        compact(Self.roundedUp(date), now: now)
+        let rounded = Self.roundedUp(date)
+        let (t, n) = (fields(rounded), fields(now))
+        guard t.year != n.year else { return compact(rounded, now: now) }
+        return "\(t.year)-\(pad(t.month))-\(pad(t.day)) \(pad(t.hour)):\(pad(t.minute))"
     }
 
     /// A time to come as ``dateTime(_:)`` shows it, rounded up to the whole second as

@@ -55,6 +55,18 @@ struct JobTableTests {
         #expect(cancelled.contains("cancelled  default  0    11:59:50   -"), "\(cancelled)")
     }
 
+    @Test("a start in another year keeps its time of day; one this year reads as other times do")
+    func startNextYear() {
+        let time = TimeFormatter(utc: true)
+        // referenceDate is 2026-11-29T12:00:00Z.
+        #expect(time.compactAhead(Timestamp.parse("2027-06-01T08:00:00Z")!, now: referenceDate) == "2027-06-01 08:00")
+        #expect(time.compactAhead(Timestamp.parse("2026-12-03T06:29:00Z")!, now: referenceDate) == "12-03 06:29")
+        #expect(time.compactAhead(Timestamp.parse("2026-11-29T23:30:00.2Z")!, now: referenceDate) == "23:30:01")
+        var job = makeJob(6, .argv(["later"]), state: .waiting)
+        job.spec.notBefore = Timestamp.parse("2027-06-01T08:00:00Z")
+        #expect(table.render([job], now: referenceDate).contains("2027-06-01 08:00"))
+    }
+
     @Test("a job waiting for its next attempt shows retrying(attempt/max)")
     func retrying() {
         var job = makeJob(4, .argv(["flaky"]), state: .waiting)
