@@ -37,6 +37,14 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
         mkdir(path, 0o755) == 0 || errno == EEXIST ? 0 : errno
     }
 
+    /// Removes the directory if nothing is in it (rmdir(2)): no live process and no child
+    /// cgroup. One system call: the test for leftovers at a job's end.
+    /// - Returns: `0` when removed or already gone, else the `errno` value (`EBUSY`: a process
+    ///   or a child cgroup is in it).
+    public func removeIfEmpty() -> Int32 {
+        rmdir(path) == 0 || errno == ENOENT ? 0 : errno
+    }
+
     /// Removes the directory (rmdir(2)), and first, when the kernel refuses it (`EBUSY`), the
     /// child cgroups below it that are empty: a job may make cgroups of its own in its cgroup,
     /// which outlive its processes and would keep its cgroup for ever. rmdir never removes a
@@ -45,8 +53,7 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
     ///   is left in it or below).
     @discardableResult
     public func remove() -> Int32 {
-        if rmdir(path) == 0 || errno == ENOENT { return 0 }
-        let code = errno
+        let code = removeIfEmpty()
         guard code == EBUSY else { return code }
         let subgroups = children()
         guard !subgroups.isEmpty else { return code }

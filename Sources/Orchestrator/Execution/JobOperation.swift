@@ -170,9 +170,11 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         enum Action { case none, cancelQueued, tearDown(LaunchedProcess), signalLeftovers(TeardownRun, Int32) }
         let action = state.withLock { state -> Action in
             guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else {
-                if let signal, let run = state.teardown, !state.teardownDone, !state.isFinished {
-                    return .signalLeftovers(run, signal)
-                }
+                guard let signal, state.stopReason == nil, !state.teardownDone, !state.reported else { return .none }
+                if let run = state.teardown { return .signalLeftovers(run, signal) }
+                // The main process ended; a teardown of what it left may be about to begin:
+                // it sends this signal first.
+                state.stopSignal = signal
                 return .none
             }
             state.stopReason = reason
@@ -253,6 +255,13 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     // MARK: - Completion (on eventQueue)
 
     private func mainProcessExited(_ status: TerminationStatus) {
+        // The epoll thread, which serves every client, handles only the common end; anything
+        // more (a teardown under way or to begin, cgroups the job made inside its own to
+        // remove, by the thousand if it likes) takes a turn of the job's queue.
+        if EpollLoop.shared.isLoopThread, !endedAtOnce(status) {
+            eventQueue.async { [self] in mainProcessExited(status) }
+            return
+        }
         let (process, teardown, waitForTeardown, stopStarting, cgroupEmpty) = state.withLock { state in
             state.mainExit = status
             return (
@@ -275,6 +284,26 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         report()
     }
 
+    /// The common end of a job with a cgroup, with one system call: no stop under way, and the
+    /// cgroup removed at once because nothing is left in it. Reports the end.
+    /// - Returns: `false`, having changed nothing, when it is not that.
+    private func endedAtOnce(_ status: TerminationStatus) -> Bool {
+        let cgroup = state.withLock { state -> Cgroup? in
+            guard state.teardown == nil, state.stopReason == nil else { return nil }
+            return state.process?.cgroup
+        }
+        guard let cgroup, cgroup.removeIfEmpty() == 0 else { return false }
+        state.withLock { state in
+            state.mainExit = status
+            state.cgroupEmpty = true
+            state.cgroupRemoved = true
+        }
+        // A stop that came meanwhile began a teardown: report() waits for it, as for any stop
+        // racing the exit.
+        report()
+        return true
+    }
+
     /// Whether processes of the job outlive its main process: its cgroup is still populated,
     /// or (without one) its process group still has live members, or a process carries the
     /// job's identity (process-group containment: a scan of /proc). A cgroup found empty
@@ -288,7 +317,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         // Removing the cgroup is the cheapest test that nothing is left in it: rmdir(2)
         // refuses (EBUSY) while a process is in it, one system call where reading
         // `cgroup.events` took three. Nothing can join a removed cgroup.
-        if cgroup.remove() == 0 {
+        if cgroup.removeIfEmpty() == 0 {
             state.withLock { state in
                 state.cgroupEmpty = true
                 state.cgroupRemoved = true
@@ -296,7 +325,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             return false
         }
         // Refused: a live process, or a child cgroup the job made (which `populated` tells
-        // apart), or the kernel would not say.
+        // apart; report() removes it), or the kernel would not say.
         if cgroup.isPopulated { return true }
         // Empty already; the watcher's word may still be on its way.
         state.withLock { $0.cgroupEmpty = true }

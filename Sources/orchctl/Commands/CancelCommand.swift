@@ -52,7 +52,14 @@ enum CancelCommand: OrchctlCommand {
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(jobs))
             } else {
-                context.console.print(BulkText.summary(jobs.map(\.id), verb: "cancelled"))
+                // A job whose main process ended on its own meanwhile is named apart, with its result.
+                let cancelled = jobs.filter { $0.state.result == .cancelled }
+                if !cancelled.isEmpty || jobs.isEmpty {
+                    context.console.print(BulkText.summary(cancelled.map(\.id), verb: "cancelled"))
+                }
+                for job in jobs where job.state.result != .cancelled {
+                    context.console.print(Self.outcome(of: job.id, in: jobs))
+                }
             }
             return .success
         }

@@ -54,15 +54,18 @@ struct TimeFormatter: Sendable {
         return "in \((magnitude + 43_200) / 86_400)d"
     }
 
-    /// A time to come as ``compact(_:now:)`` shows it, rounded up to the whole second: a start
-    /// time, which must not read sooner than it is (piped, a retry 0.4 s away would show the
-    /// second its previous attempt started in). In another year it keeps its time of day
-    /// (`2027-06-01 08:00`): a start is set to the minute, where the date alone suffices for a
-    /// past submit.
+    /// A time to come as ``compact(_:now:)`` shows it, rounded up to what it shows: a start
+    /// time must not read sooner than it is (piped, a retry 0.4 s away would show the second
+    /// its previous attempt started in; a start at 08:00:30 on another day reads `08:01`). In
+    /// another year it keeps its time of day (`2027-06-01 08:00`), where the date alone
+    /// suffices for a past submit.
     func compactAhead(_ date: Date, now: Date) -> String {
-        let rounded = Self.roundedUp(date)
-        let (t, n) = (fields(rounded), fields(now))
-        guard t.year != n.year else { return compact(rounded, now: now) }
+        let second = Self.roundedUp(date)
+        let (s, n) = (fields(second), fields(now))
+        if s.year == n.year && s.month == n.month && s.day == n.day { return compact(second, now: now) }
+        let minute = Date(timeIntervalSince1970: (second.timeIntervalSince1970 / 60).rounded(.up) * 60)
+        let t = fields(minute)
+        guard t.year != n.year else { return compact(minute, now: now) }
         return "\(t.year)-\(pad(t.month))-\(pad(t.day)) \(pad(t.hour)):\(pad(t.minute))"
     }
 

@@ -62,6 +62,10 @@ struct JobTableTests {
         #expect(time.compactAhead(Timestamp.parse("2027-06-01T08:00:00Z")!, now: referenceDate) == "2027-06-01 08:00")
         #expect(time.compactAhead(Timestamp.parse("2026-12-03T06:29:00Z")!, now: referenceDate) == "12-03 06:29")
         #expect(time.compactAhead(Timestamp.parse("2026-11-29T23:30:00.2Z")!, now: referenceDate) == "23:30:01")
+        // Shown to the minute, a start never reads sooner than it is.
+        #expect(time.compactAhead(Timestamp.parse("2027-06-01T08:00:30Z")!, now: referenceDate) == "2027-06-01 08:01")
+        #expect(time.compactAhead(Timestamp.parse("2026-12-03T06:29:30Z")!, now: referenceDate) == "12-03 06:30")
+        #expect(time.compactAhead(Timestamp.parse("2026-11-29T23:59:59.5Z")!, now: referenceDate) == "11-30 00:00")
         var job = makeJob(6, .argv(["later"]), state: .waiting)
         job.spec.notBefore = Timestamp.parse("2027-06-01T08:00:00Z")
         #expect(table.render([job], now: referenceDate).contains("2027-06-01 08:00"))
