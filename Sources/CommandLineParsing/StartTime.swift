@@ -69,19 +69,18 @@ public enum StartTime: Hashable, Sendable {
     /// once. `at(1)` refuses such a time too. A time of day never has passed (its next
     /// occurrence is meant).
     /// - Parameters:
-    ///   - option: the option's name without dashes, for the message (`at`).
     ///   - command: the command word, for the message.
     ///   - startNow: how to start the job now instead, for the message.
     /// - Throws: ``CommandLineError`` (`invalidValue`) when the instant lies more than
     ///   ``pastTolerance`` seconds before `now`.
     public func resolveStart(
-        now: Date, zone: LocalTimeZone = .system, option: String = "at", command: String, startNow: String
+        now: Date, zone: LocalTimeZone = .system, command: String, startNow: String
     ) throws(CommandLineError) -> Date {
         let instant = resolve(now: now, zone: zone)
         guard instant.timeIntervalSince(now) < -Self.pastTolerance else { return instant }
         throw CommandLineError(
             .invalidValue,
-            "invalid value for option '--\(option)': \(self) has passed; give a time to come, or \(startNow)",
+            "invalid value for option '--at': \(self) has passed; give a time to come, or \(startNow)",
             command: command)
     }
 

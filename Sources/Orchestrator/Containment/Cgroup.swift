@@ -58,7 +58,7 @@ public struct Cgroup: Hashable, Sendable, CustomStringConvertible {
         let subgroups = children()
         guard !subgroups.isEmpty else { return code }
         for name in subgroups { child(name).remove() }
-        return rmdir(path) == 0 || errno == ENOENT ? 0 : errno
+        return removeIfEmpty()
     }
 
     /// Whether the directory exists.

@@ -132,11 +132,9 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             state.process = process
             return state.stopReason != nil
         }
-        // Nothing on the event queue waits for anything, so the loop's thread may enter it,
-        // when the test for leftovers is a system call on the job's cgroup. Without one it
-        // scans /proc (every descendant's environment, in process-group containment), which
-        // with thousands of processes held every client socket for seconds: a turn of the
-        // queue then.
+        // Nothing on the event queue waits for anything, so the loop's thread may enter it
+        // and end a job there in one system call (endedAtOnce()). Only a job with a cgroup
+        // can end so; without one the test for leftovers scans /proc, a turn of the queue.
         reaper.watch(process, on: eventQueue, entersQueueDirectly: process.cgroup != nil) { [self] status in
             mainProcessExited(status)
         }
@@ -292,12 +290,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             guard state.teardown == nil, state.stopReason == nil else { return nil }
             return state.process?.cgroup
         }
-        guard let cgroup, cgroup.removeIfEmpty() == 0 else { return false }
-        state.withLock { state in
-            state.mainExit = status
-            state.cgroupEmpty = true
-            state.cgroupRemoved = true
-        }
+        guard let cgroup, removeIfEmpty(cgroup) else { return false }
+        state.withLock { $0.mainExit = status }
         // A stop that came meanwhile began a teardown: report() waits for it, as for any stop
         // racing the exit.
         report()
@@ -314,22 +308,26 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             return fallbackIdentity.map { !ProcessIdentity.processes(of: $0).isEmpty } ?? false
         }
         if cgroupEmpty { return false }
-        // Removing the cgroup is the cheapest test that nothing is left in it: rmdir(2)
-        // refuses (EBUSY) while a process is in it, one system call where reading
-        // `cgroup.events` took three. Nothing can join a removed cgroup.
-        if cgroup.removeIfEmpty() == 0 {
-            state.withLock { state in
-                state.cgroupEmpty = true
-                state.cgroupRemoved = true
-            }
-            return false
-        }
+        if removeIfEmpty(cgroup) { return false }
         // Refused: a live process, or a child cgroup the job made (which `populated` tells
         // apart; report() removes it), or the kernel would not say.
         if cgroup.isPopulated { return true }
         // Empty already; the watcher's word may still be on its way.
         state.withLock { $0.cgroupEmpty = true }
         return false
+    }
+
+    /// Removes the job's cgroup if nothing is in it, and notes so: the cheapest test that
+    /// nothing is left of the job, since rmdir(2) refuses (EBUSY) while a process is in it,
+    /// one system call where reading `cgroup.events` takes three. Nothing can join a removed
+    /// cgroup.
+    private func removeIfEmpty(_ cgroup: Cgroup) -> Bool {
+        guard cgroup.removeIfEmpty() == 0 else { return false }
+        state.withLock { state in
+            state.cgroupEmpty = true
+            state.cgroupRemoved = true
+        }
+        return true
     }
 
     /// The identity the process-group fallback scans for: the hook run's, or the job's.
