@@ -135,6 +135,29 @@ public struct JSONByteWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Appends an object member's key, `"key":`, after a comma unless it is the object's
+    /// first member.
+    /// - Parameters:
+    ///   - key: the key; it must need no escaping.
+    ///   - first: whether no member of the object was written yet; set to `false`.
+    public mutating func key(_ key: StaticString, first: inout Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.append(UInt8(ascii: "\""))
+        raw(key)
+        raw("\":")
+    }
+
+    /// Appends an array of job IDs.
+    public mutating func array(_ ids: [JobID]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, id) in ids.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            integer(id.rawValue)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Appends a value that writes itself.
     public mutating func value(_ value: some JSONByteEncodable) {
         value.writeJSON(to: &self)

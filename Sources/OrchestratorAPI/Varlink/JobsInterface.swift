@@ -19,29 +19,35 @@ public enum JobsInterface {
         writeParameters: { $0.writeJSON(to: &$1) })
     /// `Get(id) -> (job, attempts)`.
     public static let get = VarlinkMethod<GetParameters, JobReply>(
-        "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage)
+        "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
-    public static let list = VarlinkMethod<ListParameters, JobsReply>("io.orchd.Jobs.List", errors: storage)
+    public static let list = VarlinkMethod<ListParameters, JobsReply>(
+        "io.orchd.Jobs.List", errors: storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Cancel(ids, signal) -> (jobs)`.
     public static let cancel = VarlinkMethod<CancelParameters, JobsReply>(
-        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.permissionDenied] + storage)
+        "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.permissionDenied] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `CancelMatching(queue, state, signal) -> (jobs)`.
     public static let cancelMatching = VarlinkMethod<CancelMatchingParameters, JobsReply>(
-        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage)
+        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage, writeParameters: { $0.writeJSON(to: &$1) })
     /// `Retry(id) -> (job)`.
     public static let retry = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Retry",
         errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
-                 Errors.invalidJobSpec, Errors.unknownQueue] + storage)
+                 Errors.invalidJobSpec, Errors.unknownQueue] + storage, writeParameters: { $0.writeJSON(to: &$1) })
     /// `RetryFailed(queue) -> (jobs, refused)`.
     public static let retryFailed = VarlinkMethod<RetryFailedParameters, RetryFailedReply>(
-        "io.orchd.Jobs.RetryFailed", errors: storage)
+        "io.orchd.Jobs.RetryFailed", errors: storage, writeParameters: { $0.writeJSON(to: &$1) })
     /// `Hold(ids) -> (jobs)`.
     public static let hold = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+        "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Release(ids) -> (jobs)`.
     public static let release = VarlinkMethod<IDsParameters, JobsReply>(
-        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage)
+        "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Edit(id, priority, queue, notBefore, name) -> (job)`.
     public static let edit = VarlinkMethod<EditParameters, JobReply>(
         "io.orchd.Jobs.Edit",
@@ -50,23 +56,29 @@ public enum JobsInterface {
     /// `Suspend(id) -> (job)`.
     public static let suspend = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Suspend",
-        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Continue(id) -> (job)`.
     public static let resume = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Continue",
-        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage)
+        errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Prune(olderThanUSec) -> (pruned)`.
-    public static let prune = VarlinkMethod<PruneParameters, PruneReply>("io.orchd.Jobs.Prune", errors: storage)
+    public static let prune = VarlinkMethod<PruneParameters, PruneReply>(
+        "io.orchd.Jobs.Prune", errors: storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
     public static let wait = VarlinkMethod<IDsParameters, JobsReply>(
         "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage,
         writeParameters: { $0.writeJSON(to: &$1) })
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
-        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage)
+        "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
-        "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage)
+        "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// Every method of the interface.
     public static let methods = [
         submit.erased, submitBatch.erased, get.erased, list.erased, cancel.erased, retry.erased, prune.erased, wait.erased,
@@ -593,16 +605,6 @@ public enum JobsInterface {
         public var ids: [JobID]
         /// Creates a value with every field given.
         public init(ids: [JobID]) { self.ids = ids }
-
-        /// Writes what the synthesized `encode(to:)` encodes.
-        public func writeJSON(to writer: inout JSONByteWriter) {
-            writer.raw(#"{"ids":["#)
-            for (index, id) in ids.enumerated() {
-                if index > 0 { writer.raw(",") }
-                writer.integer(id.rawValue)
-            }
-            writer.raw("]}")
-        }
     }
 
     /// Which captured output stream `Logs` reads.

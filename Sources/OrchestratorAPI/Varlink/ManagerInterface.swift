@@ -4,13 +4,19 @@ public enum ManagerInterface {
     public static let name = "io.orchd.Manager"
 
     /// `Ping() -> ()`.
-    public static let ping = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>("io.orchd.Manager.Ping")
+    public static let ping = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>(
+        "io.orchd.Manager.Ping", writeParameters: { $0.writeJSON(to: &$1) }, readReply: VarlinkNoParameters.read)
     /// `GetInfo() -> (version, pid, ...)`.
-    public static let getInfo = VarlinkMethod<VarlinkNoParameters, InfoReply>("io.orchd.Manager.GetInfo")
+    public static let getInfo = VarlinkMethod<VarlinkNoParameters, InfoReply>(
+        "io.orchd.Manager.GetInfo",
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Reload() -> (concurrency, error)`.
-    public static let reload = VarlinkMethod<VarlinkNoParameters, ReloadReply>("io.orchd.Manager.Reload")
+    public static let reload = VarlinkMethod<VarlinkNoParameters, ReloadReply>(
+        "io.orchd.Manager.Reload",
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Shutdown() -> ()`: stops orchd as SIGTERM does; the reply goes out before the stop begins.
-    public static let shutdown = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>("io.orchd.Manager.Shutdown")
+    public static let shutdown = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>(
+        "io.orchd.Manager.Shutdown", writeParameters: { $0.writeJSON(to: &$1) }, readReply: VarlinkNoParameters.read)
     /// Every method of the interface.
     public static let methods = [ping.erased, getInfo.erased, reload.erased, shutdown.erased]
 

@@ -7,7 +7,9 @@ public enum QueuesInterface {
     private static let storage = [JobsInterface.Errors.storageFailure, JobsInterface.Errors.storageFull, JobsInterface.Errors.databaseLocked]
 
     /// `List(names) -> (queues)`.
-    public static let list = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.List", errors: storage)
+    public static let list = VarlinkMethod<NamesParameters, QueuesReply>(
+        "io.orchd.Queues.List", errors: storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
     public static let set = VarlinkMethod<SetParameters, QueueReply>(
         "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage)
@@ -19,11 +21,15 @@ public enum QueuesInterface {
         "io.orchd.Queues.Remove", errors: [Errors.noSuchQueue, Errors.queueNotRemovable] + storage)
     /// `WaitDrained(name) -> (queue)`.
     public static let waitDrained = VarlinkMethod<WaitDrainedParameters, QueueReply>(
-        "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage)
+        "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage, writeParameters: { $0.writeJSON(to: &$1) })
     /// `Pause(names) -> (queues)`.
-    public static let pause = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Pause", errors: [Errors.noSuchQueue] + storage)
+    public static let pause = VarlinkMethod<NamesParameters, QueuesReply>(
+        "io.orchd.Queues.Pause", errors: [Errors.noSuchQueue] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// `Resume(names) -> (queues)`.
-    public static let resume = VarlinkMethod<NamesParameters, QueuesReply>("io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage)
+    public static let resume = VarlinkMethod<NamesParameters, QueuesReply>(
+        "io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) })
     /// Every method of the interface.
     public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased, add.erased, remove.erased]
 

@@ -16,10 +16,11 @@ public struct VarlinkMethod<Parameters: Codable & Sendable, Reply: Codable & Sen
     public let requiresMore: Bool
     /// The qualified names of the errors it may reply with, beyond the protocol's.
     public let errors: [String]
-    /// Writes a call's parameters without `JSONEncoder`, for the calls made once per job from
-    /// a short-lived client (whose first `JSONEncoder` use instantiates the coder's generic
-    /// machinery); `nil`: `JSONEncoder` writes them. Held here, not found by a dynamic cast,
-    /// which itself scans the binary's conformance records.
+    /// Writes a call's parameters without `JSONEncoder`, for the calls a short-lived client
+    /// makes every day (whose first `JSONEncoder` use instantiates the coder's generic
+    /// machinery: most of a one-call command's work past start-up); `nil`: `JSONEncoder`
+    /// writes them. Held here, not found by a dynamic cast, which itself scans the binary's
+    /// conformance records.
     public let writeParameters: (@Sendable (Parameters, inout JSONByteWriter) -> Void)?
     /// Reads a reply's parameters without `JSONDecoder`; `nil` from it (or no reader) leaves
     /// the reply to `JSONDecoder`, errors included.
