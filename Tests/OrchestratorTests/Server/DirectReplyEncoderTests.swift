@@ -75,9 +75,13 @@ struct DirectReplyEncoderTests {
             jobs: Self.jobs, refused: [.init(id: JobID(rawValue: 9), message: "cannot \"retry\"\n")]))
     }
 
+    @Test("an empty reply (Ping's, Shutdown's) writes itself too")
+    func emptyReply() throws {
+        try Self.expectDirect(VarlinkNoParameters())
+    }
+
     @Test("other replies are left to JSONEncoder")
     func otherReplies() {
-        #expect(DirectReplyEncoder.message(VarlinkNoParameters(), continues: false) == nil)
         #expect(DirectReplyEncoder.message(JobsInterface.PruneReply(pruned: 3), continues: false) == nil)
     }
 
