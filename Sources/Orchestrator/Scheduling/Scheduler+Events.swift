@@ -108,7 +108,7 @@ extension Scheduler {
         guard let runner = runners[name] else { throw .noSuchQueue(name) }
         if runner.counts.live == 0 {
             let info = runner.info(default: configuration.retryPolicy)
-            await durable()
+            await durableSoFar()
             return info
         }
         return await withCheckedContinuation { (done: CheckedContinuation<QueueInfo, Never>) in

@@ -115,10 +115,20 @@ extension Scheduler {
         return Submission(jobs: started.isEmpty ? jobs : jobs.map { started[$0.id] ?? $0 }, existing: false)
     }
 
-    /// Returns once every change committed so far is durable (the group-commit barrier).
+    /// Returns once every change committed so far is durable (the group-commit barrier), the
+    /// caller's own included: one it committed without noting it (``GroupCommit/changed()``)
+    /// is covered too.
     func durable() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             groupCommit.afterDurable { done.resume() }
+        }
+    }
+
+    /// Returns once every change committed so far is durable, for an answer that changes
+    /// nothing itself: at once when no change waits for a barrier (``GroupCommit/whenDurable(_:)``).
+    func durableSoFar() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            groupCommit.whenDurable { done.resume() }
         }
     }
 
@@ -417,6 +427,6 @@ extension Scheduler {
             outcome = .failure(error)
         }
         let completion = request.completion
-        groupCommit.afterDurable { completion(outcome) }
+        groupCommit.whenDurable { completion(outcome) }
     }
 }

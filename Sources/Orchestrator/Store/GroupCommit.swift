@@ -154,6 +154,35 @@ final class GroupCommit {
         }
     }
 
+    /// Runs `work` once every change committed so far is durable, for an answer that reports
+    /// earlier changes and makes none of its own (a wait for jobs that have ended): at once when
+    /// none is waiting for a barrier, with the barrier in flight when that one covers them all,
+    /// else after the next barrier, as ``afterDurable(_:)``. Under ``SyncPolicy/interval(_:)``
+    /// at once, unless acknowledgements of committed changes wait for their turn (it runs with
+    /// them, after their events).
+    ///
+    /// A wait for a job that ended long ago used to start a barrier of its own: an `fdatasync`
+    /// and two turns of the owning queue before an answer that nothing had to wait for.
+    func whenDurable(_ work: @escaping @Sendable () -> Void) {
+        guard !durabilityLost else { return }
+        switch policy {
+        case .interval:
+            if committed.isEmpty { return work() }
+            committed.append(work)
+        case .always:
+            if dirty {
+                waiting.append(work)
+                scheduleBarrier()
+            } else if barrierScheduled {
+                // Not dirty: the barrier has started (taking the changes with it) and covers
+                // every commit so far; a barrier waiting to reopen the WAL file left `dirty` set.
+                inFlight.append(work)
+            } else {
+                work()
+            }
+        }
+    }
+
     /// Under ``SyncPolicy/always``: how long changes no acknowledgement waits for may wait for
     /// a barrier (their events go out after it), so that the changes of a burst share one
     /// `fsync` instead of starting one each.

@@ -41,6 +41,30 @@ struct GroupCommitTests {
             commit.afterDurable(work)
         }
 
+        /// Runs `work` through ``GroupCommit/whenDurable(_:)``; returns whether it ran at once.
+        func whenDurable(_ work: @escaping @Sendable () -> Void) -> Bool {
+            let ranAtOnce = LockedBox(false)
+            let inCall = LockedBox(true)
+            commit.whenDurable {
+                if inCall.value { ranAtOnce.value = true }
+                work()
+            }
+            inCall.value = false
+            return ranAtOnce.value
+        }
+
+        /// A committed change noted, then an answer that changes nothing, in one turn.
+        func changedThenWhenDurable(_ work: @escaping @Sendable () -> Void) -> Bool {
+            commit.changed()
+            return whenDurable(work)
+        }
+
+        /// An acknowledgement of a change, then an answer that changes nothing, in one turn.
+        func afterDurableThenWhenDurable(_ first: @escaping @Sendable () -> Void, _ second: @escaping @Sendable () -> Void) -> Bool {
+            commit.afterDurable(first)
+            return whenDurable(second)
+        }
+
         func setAfterBarrier(_ work: @escaping @Sendable () -> Void) {
             commit.afterBarrier = { _ in work() }
         }
@@ -77,6 +101,83 @@ struct GroupCommitTests {
         }
         #expect(acknowledged.wait(timeout: .now() + 30) == .success)
         #expect(seen.value == 1)
+    }
+
+    @Test("--sync always: an answer that changes nothing runs at once when every change is durable, and starts no barrier")
+    func whenDurableAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
+        await owner.attach()
+        #expect(await owner.whenDurable {}, "nothing committed yet")
+        let acknowledged = DispatchSemaphore(value: 0)
+        await owner.afterDurable { acknowledged.signal() }
+        #expect(acknowledged.wait(timeout: .now() + 30) == .success)
+        #expect(await owner.barriers() == 1)
+        #expect(await owner.whenDurable {}, "the one change is durable")
+        // A later acknowledgement's barrier is the second: the answer started none.
+        await owner.afterDurable { acknowledged.signal() }
+        #expect(acknowledged.wait(timeout: .now() + 30) == .success)
+        #expect(await owner.barriers() == 2)
+    }
+
+    @Test("--sync always: an answer after a change not yet durable waits for the barrier that covers it")
+    func whenDurableAfterChange() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
+        await owner.attach()
+        let answered = DispatchSemaphore(value: 0)
+        let seen = LockedBox<Int?>(nil)
+        let atOnce = await owner.changedThenWhenDurable {
+            seen.value = owner.assumeIsolated { $0.barriers() }
+            answered.signal()
+        }
+        #expect(!atOnce)
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        #expect(seen.value == 1)
+    }
+
+    @Test("--sync always: an answer while a barrier covering every change is in flight goes with that barrier")
+    func whenDurableWithBarrierInFlight() async throws {
+        let directory = try TemporaryDirectory()
+        let (syncQueue, release) = Self.heldSyncQueue()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, syncQueue: syncQueue)
+        await owner.attach()
+        let started = DispatchSemaphore(value: 0)
+        await owner.setBarrierHooks(starting: {
+            started.signal()
+            return nil
+        }, after: { _ in })
+        await owner.afterDurable {}
+        #expect(started.wait(timeout: .now() + 30) == .success, "the barrier started")
+        let answered = DispatchSemaphore(value: 0)
+        let seen = LockedBox<Int?>(nil)
+        let atOnce = await owner.whenDurable {
+            seen.value = owner.assumeIsolated { $0.barriers() }
+            answered.signal()
+        }
+        #expect(!atOnce, "the change may not be on disk yet")
+        release.signal()
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        #expect(seen.value == 1, "answered by the barrier in flight")
+        #expect(await owner.barriers() == 1, "and no other barrier started")
+    }
+
+    @Test("--sync interval: an answer that changes nothing runs at once, or after the acknowledgements already waiting")
+    func whenDurableInterval() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .interval(.seconds(3600)))
+        await owner.attach()
+        #expect(await owner.whenDurable {})
+        let order = LockedBox<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let atOnce = await owner.afterDurableThenWhenDurable({ order.value.append("acknowledgement") }, {
+            order.value.append("answer")
+            done.signal()
+        })
+        #expect(!atOnce)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(order.value == ["acknowledgement", "answer"])
+        #expect(await owner.barriers() == 0)
     }
 
     @Test("--sync interval: an acknowledgement runs once committed, before any barrier; the timer's barrier follows")
