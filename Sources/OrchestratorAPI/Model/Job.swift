@@ -90,7 +90,11 @@ public struct Job: Hashable, Sendable, Codable, Identifiable {
         state = try JobState.decode(from: c, state: .state, result: .result, exitCode: .exitCode, signal: .signal,
                                     reason: .reason, failedDependency: .failedDependency)
         attempt = try c.decode(Int.self, forKey: .attempt)
-        submittedAt = try Self.decodeDate(c, .submittedAt)!
+        guard let submittedAt = try Self.decodeDate(c, .submittedAt) else {
+            throw DecodingError.valueNotFound(
+                String.self, DecodingError.Context(codingPath: c.codingPath + [CodingKeys.submittedAt], debugDescription: "no submittedAt"))
+        }
+        self.submittedAt = submittedAt
         startedAt = try Self.decodeDate(c, .startedAt)
         finishedAt = try Self.decodeDate(c, .finishedAt)
         submitterUid = try c.decode(UInt32.self, forKey: .submitterUid)

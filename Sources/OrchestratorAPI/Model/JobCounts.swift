@@ -29,4 +29,21 @@ public struct JobCounts: Codable, Sendable, Hashable {
 
     /// Jobs not finished.
     public var live: Int { waiting + queued + running }
+
+    /// Reads `{"waiting": N, "queued": N, "running": N, "finished": N}` as the `Decodable`
+    /// conformance does (other members skipped), or gives up (`nil`) on anything else.
+    public static func read(_ reader: inout JSONByteReader) -> JobCounts? {
+        var waiting: Int64?, queued: Int64?, running: Int64?, finished: Int64?
+        let ok = reader.object { key, reader in
+            switch key {
+            case "waiting": return reader.required(&waiting) { $0.integer() }
+            case "queued": return reader.required(&queued) { $0.integer() }
+            case "running": return reader.required(&running) { $0.integer() }
+            case "finished": return reader.required(&finished) { $0.integer() }
+            default: return reader.skipValue()
+            }
+        }
+        guard ok, let waiting, let queued, let running, let finished else { return nil }
+        return JobCounts(waiting: Int(waiting), queued: Int(queued), running: Int(running), finished: Int(finished))
+    }
 }

@@ -456,3 +456,20 @@ public struct JSONByteReader {
         return value
     }
 }
+
+extension JSONByteReader {
+    /// A member that must be present and not `null`: read by `read` into `value`; `false`
+    /// (give up) when it does not take the value.
+    mutating func required<Value>(_ value: inout Value?, _ read: (inout JSONByteReader) -> Value?) -> Bool {
+        value = read(&self)
+        return value != nil
+    }
+
+    /// A member that may be `null` (`decodeIfPresent`): `value` stays `nil` for `null`, else
+    /// is read by `read`; `false` (give up) when it does not take the value.
+    mutating func nullable<Value>(_ value: inout Value?, _ read: (inout JSONByteReader) -> Value?) -> Bool {
+        if null() { return true }
+        value = read(&self)
+        return value != nil
+    }
+}

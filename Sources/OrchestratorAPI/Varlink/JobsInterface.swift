@@ -12,7 +12,7 @@ public enum JobsInterface {
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
         "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) }, readReply: JobReply.read)
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
         "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage,
@@ -20,49 +20,61 @@ public enum JobsInterface {
     /// `Get(id) -> (job, attempts)`.
     public static let get = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Get", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobReply.read)
     /// `List(ids, queue, state, limit) -> (jobs)`; with `more`, in pages.
     public static let list = VarlinkMethod<ListParameters, JobsReply>(
         "io.orchd.Jobs.List", errors: storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `Cancel(ids, signal) -> (jobs)`.
     public static let cancel = VarlinkMethod<CancelParameters, JobsReply>(
         "io.orchd.Jobs.Cancel", errors: [Errors.noSuchJob, Errors.alreadyFinished, Errors.permissionDenied] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `CancelMatching(queue, state, signal) -> (jobs)`.
     public static let cancelMatching = VarlinkMethod<CancelMatchingParameters, JobsReply>(
-        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage, writeParameters: { $0.writeJSON(to: &$1) })
+        "io.orchd.Jobs.CancelMatching", errors: [Errors.permissionDenied] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `Retry(id) -> (job)`.
     public static let retry = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Retry",
         errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notFinished, Errors.duplicateJob, Errors.dependencyNotSucceeded,
-                 Errors.invalidJobSpec, Errors.unknownQueue] + storage, writeParameters: { $0.writeJSON(to: &$1) })
+                 Errors.invalidJobSpec, Errors.unknownQueue] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobReply.read)
     /// `RetryFailed(queue) -> (jobs, refused)`.
     public static let retryFailed = VarlinkMethod<RetryFailedParameters, RetryFailedReply>(
         "io.orchd.Jobs.RetryFailed", errors: storage, writeParameters: { $0.writeJSON(to: &$1) })
     /// `Hold(ids) -> (jobs)`.
     public static let hold = VarlinkMethod<IDsParameters, JobsReply>(
         "io.orchd.Jobs.Hold", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `Release(ids) -> (jobs)`.
     public static let release = VarlinkMethod<IDsParameters, JobsReply>(
         "io.orchd.Jobs.Release", errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `Edit(id, priority, queue, notBefore, name) -> (job)`.
     public static let edit = VarlinkMethod<EditParameters, JobReply>(
         "io.orchd.Jobs.Edit",
         errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.alreadyStarted, Errors.alreadyFinished, Errors.invalidJobSpec,
-                 Errors.unknownQueue] + storage)
+                 Errors.unknownQueue] + storage,
+        readReply: JobReply.read)
     /// `Suspend(id) -> (job)`.
     public static let suspend = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Suspend",
         errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobReply.read)
     /// `Continue(id) -> (job)`.
     public static let resume = VarlinkMethod<GetParameters, JobReply>(
         "io.orchd.Jobs.Continue",
         errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.notRunning, Errors.alreadyFinished, Errors.suspendFailed] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobReply.read)
     /// `Prune(olderThanUSec) -> (pruned)`.
     public static let prune = VarlinkMethod<PruneParameters, PruneReply>(
         "io.orchd.Jobs.Prune", errors: storage,
@@ -70,7 +82,8 @@ public enum JobsInterface {
     /// `Wait(ids) -> (jobs)`; with `more`, in pages.
     public static let wait = VarlinkMethod<IDsParameters, JobsReply>(
         "io.orchd.Jobs.Wait", errors: [Errors.noSuchJob, Errors.permissionDenied] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: JobsReply.read)
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
         "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage,
@@ -359,6 +372,22 @@ public enum JobsInterface {
             self.existing = existing
             self.attempts = attempts
         }
+
+        /// Reads `{"job": {...}, "existing": ..., "attempts": [...]}` as the `Decodable`
+        /// conformance does (other members skipped), or gives up (`nil`) on anything else.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobReply? {
+            var job: Job?, existing: Bool?, attempts: [JobAttempt]?
+            let ok = reader.object { key, reader in
+                switch key {
+                case "job": return reader.required(&job, Job.read)
+                case "existing": return reader.nullable(&existing) { $0.bool() }
+                case "attempts": return reader.nullable(&attempts) { $0.list(JobAttempt.read) }
+                default: return reader.skipValue()
+                }
+            }
+            guard ok, let job else { return nil }
+            return JobReply(job: job, existing: existing, attempts: attempts)
+        }
     }
 
     /// `List(ids, queue, state, limit, result, labels) -> (jobs)`: jobs in ID order, filtered by every field
@@ -597,6 +626,12 @@ public enum JobsInterface {
         public var jobs: [Job]
         /// Creates a value with every field given.
         public init(jobs: [Job]) { self.jobs = jobs }
+
+        /// Reads `{"jobs": [...]}` as the `Decodable` conformance does (other members skipped),
+        /// or gives up (`nil`) on anything else (``Job/read(_:)``).
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobsReply? {
+            readJobs(&reader, Job.read).map(JobsReply.init(jobs:))
+        }
     }
 
     /// `Cancel(ids) -> (jobs)` and `Wait(ids) -> (jobs)`.

@@ -83,6 +83,25 @@ public enum ManagerInterface {
         }
     }
 
+    /// An ``InfoReply`` read for the job counts alone (``VarlinkMethod/decodingReply(as:reading:)``):
+    /// what `status` shows under its table.
+    public struct JobCountsReply: Codable, Sendable {
+        /// How many jobs are in each state.
+        public var jobs: JobCounts
+
+        /// Reads `{"jobs": {...}, ...}` as the `Decodable` conformance does (other members
+        /// skipped), or gives up (`nil`) on anything else.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobCountsReply? {
+            var jobs: JobCounts?
+            let ok = reader.object { key, reader in
+                guard key == "jobs" else { return reader.skipValue() }
+                return reader.required(&jobs, JobCounts.read)
+            }
+            guard ok, let jobs else { return nil }
+            return JobCountsReply(jobs: jobs)
+        }
+    }
+
     /// `Reload() -> (concurrency, error)`: the configuration file was read again (SIGHUP).
     public struct ReloadReply: Codable, Sendable {
         /// The default concurrency now in force.

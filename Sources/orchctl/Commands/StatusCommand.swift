@@ -166,6 +166,10 @@ enum StatusCommand: OrchctlCommand {
             let queues = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: [queue])).queues
             return queues.first { $0.name == queue }?.jobs ?? JobCounts()
         }
-        return try connection.call(ManagerInterface.getInfo, VarlinkNoParameters()).jobs
+        return try connection.call(countsOnly, VarlinkNoParameters()).jobs
     }
+
+    /// `GetInfo` read for the job counts alone.
+    private static let countsOnly = ManagerInterface.getInfo.decodingReply(
+        as: ManagerInterface.JobCountsReply.self, reading: ManagerInterface.JobCountsReply.read)
 }

@@ -9,7 +9,10 @@
 enum DisplayWidth {
     /// The columns `text` takes.
     static func of(_ text: some StringProtocol) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        // Printable ASCII, nearly every cell of a table, is a column a byte: no grapheme
+        // breaking, which was half of rendering `status`.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
+        return text.reduce(0) { $0 + of($1) }
     }
 
     /// The columns one character (grapheme cluster) takes: 0, 1 or 2.

@@ -13,6 +13,15 @@ struct DisplayWidthTests {
         #expect(DisplayWidth.of(text) == width)
     }
 
+    @Test("printable ASCII counts a column a byte, as the per-character count does; a control character in it counts none")
+    func asciiFastPath() {
+        let printable = String(decoding: (0x20..<0x7F).map { UInt8($0) }, as: UTF8.self)
+        #expect(DisplayWidth.of(printable) == printable.count)
+        #expect(DisplayWidth.of(printable[...]) == printable.reduce(0) { $0 + DisplayWidth.of($1) })
+        #expect(DisplayWidth.of("a\tb\u{7F}c\r\n") == 3)
+        #expect(DisplayWidth.of("sleep 1000 é") == 12)
+    }
+
     @Test("cutting keeps within the width, never splits a wide character, and ends with …")
     func truncation() {
         #expect(DisplayWidth.truncate("日本語テキスト", to: 6) == "日本…")
