@@ -458,6 +458,34 @@ public struct JSONByteReader {
 }
 
 extension JSONByteReader {
+    /// Any value as ``JSONValue`` decodes it; a number only when it is an integer that fits
+    /// an `Int64` (converted to the nearest `Double`, as the coder's parse of its text gives),
+    /// else `nil` (give up).
+    public mutating func jsonValue() -> JSONValue? {
+        skipSpace()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return jsonObject().map(JSONValue.object)
+        case UInt8(ascii: "["): return list { $0.jsonValue() }.map(JSONValue.array)
+        case UInt8(ascii: "\""): return string().map(JSONValue.string)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return bool().map(JSONValue.bool)
+        case UInt8(ascii: "n"): return null() ? JSONValue.null : nil
+        default: return integer().map { JSONValue.number(Double($0)) }
+        }
+    }
+
+    /// An object of any values, as `[String: JSONValue]` decodes it; `nil` (give up) for a
+    /// key given twice, as for any value ``jsonValue()`` does not take.
+    public mutating func jsonObject() -> [String: JSONValue]? {
+        var members: [String: JSONValue] = [:]
+        let ok = object { key, reader in
+            guard let value = reader.jsonValue() else { return false }
+            members[key] = value
+            return true
+        }
+        return ok ? members : nil
+    }
+
     /// A member that must be present and not `null`: read by `read` into `value`; `false`
     /// (give up) when it does not take the value.
     mutating func required<Value>(_ value: inout Value?, _ read: (inout JSONByteReader) -> Value?) -> Bool {

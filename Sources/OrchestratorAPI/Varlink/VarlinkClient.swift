@@ -166,6 +166,7 @@ public final class VarlinkClient {
         }
         let frame = received.removeFirst()
         if let reader, let reply = Self.readReply(frame, with: reader) { return reply }
+        if let error = Self.readError(frame) { throw .remote(error) }
         let message = Data(frame)
         // The envelope alone first (an empty parameters type skips the job objects), and the
         // parameters as a JSON tree only for an error: building that tree for every reply was
@@ -186,6 +187,28 @@ public final class VarlinkClient {
             return (parameters, reply.continues == true)
         } catch {
             throw .protocolViolation("unexpected reply: \(error)")
+        }
+    }
+
+    /// An error reply, `{"error": "name", "parameters": {...}}`, read as `JSONDecoder` reads it
+    /// below (parameters `null` or left out: none), or `nil` for `JSONDecoder` to judge: a
+    /// one-call command that met an error (no such job, permission denied) decoded the
+    /// envelope and the parameters with `JSONDecoder`, whose first use was most of its work.
+    static func readError(_ frame: [UInt8]) -> VarlinkError? {
+        frame.withUnsafeBufferPointer { bytes -> VarlinkError? in
+            var json = JSONByteReader(bytes: bytes)
+            var name: String?
+            var parameters: [String: JSONValue]?
+            let ok = json.object { key, json in
+                switch key {
+                case "error": return json.required(&name) { $0.string() }
+                case "parameters": return json.nullable(&parameters) { $0.jsonObject() }
+                case "continues": return json.null() || json.bool() != nil
+                default: return json.skipValue()
+                }
+            }
+            guard ok, json.atEnd(), let name else { return nil }
+            return VarlinkError(name, parameters ?? [:])
         }
     }
 
