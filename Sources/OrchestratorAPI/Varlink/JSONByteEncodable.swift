@@ -18,3 +18,10 @@ extension JSONByteEncodable {
         return writer.bytes
     }
 }
+
+/// An array of values that write themselves writes itself (orchctl's `--json` output of jobs).
+extension Array: JSONByteEncodable where Element: JSONByteEncodable {
+    public func writeJSON(to writer: inout JSONByteWriter) {
+        writer.array(self)
+    }
+}

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OrchestratorAPI
 
 /// `--json` output: pretty-printed, keys sorted (the encoder keeps no declaration order, and
 /// scripts diffing output need a stable one), slashes plain.
@@ -13,6 +14,72 @@ enum JSONOutput {
         } catch {
             throw CommandFailure("cannot encode JSON output: \(error)")
         }
+    }
+
+    /// Encodes `value`, which writes itself (jobs, arrays of jobs), as the general
+    /// ``text(_:)`` does, without `JSONEncoder`: its compact text (``JSONByteEncodable``, keys
+    /// already in sorted order) laid out as the encoder's `.prettyPrinted` lays it out. The
+    /// encoder's first use was most of `status --json`'s work.
+    /// - Throws: never; declared as the general one is, so that call sites read alike.
+    static func text(_ value: some Encodable & JSONByteEncodable) throws(CommandFailure) -> String {
+        prettyPrinted(value.jsonBytes) + "\n"
+    }
+
+    /// Compact JSON text (no whitespace outside strings, as ``JSONByteWriter`` writes it) laid
+    /// out as `JSONEncoder`'s `.prettyPrinted` does, two spaces a level and `" : "` after a
+    /// key, with empty arrays and objects kept as `[]` and `{}` (``compactingEmptyContainers(_:)``).
+    static func prettyPrinted(_ compact: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(compact.count * 2)
+        var depth = 0
+        var inString = false
+        var escaped = false
+        func newline() {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        }
+        var index = 0
+        while index < compact.count {
+            let byte = compact[index]
+            index += 1
+            if inString {
+                out.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                out.append(byte)
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                out.append(byte)
+                if index < compact.count, compact[index] == (byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : UInt8(ascii: "}")) {
+                    out.append(compact[index])
+                    index += 1
+                } else {
+                    depth += 1
+                    newline()
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                newline()
+                out.append(byte)
+            case UInt8(ascii: ","):
+                out.append(byte)
+                newline()
+            case UInt8(ascii: ":"):
+                out.append(contentsOf: " : ".utf8)
+            default:
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Writes an empty array or object as `[]` or `{}`: swift-corelibs-foundation's pretty
