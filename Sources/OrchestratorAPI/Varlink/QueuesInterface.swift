@@ -9,27 +9,33 @@ public enum QueuesInterface {
     /// `List(names) -> (queues)`.
     public static let list = VarlinkMethod<NamesParameters, QueuesReply>(
         "io.orchd.Queues.List", errors: storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: QueuesReply.read)
     /// `Set(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
     public static let set = VarlinkMethod<SetParameters, QueueReply>(
-        "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage)
+        "io.orchd.Queues.Set", errors: [Errors.invalidSetting, Errors.noSuchQueue] + storage,
+        readReply: QueueReply.read)
     /// `Add(name, concurrency, retryBaseUSec, retryCapUSec, hooks, maxRunningPerUser, executor, slurmPartition, slurmOptions) -> (queue)`.
     public static let add = VarlinkMethod<SetParameters, QueueReply>(
-        "io.orchd.Queues.Add", errors: [Errors.invalidSetting, Errors.queueExists] + storage)
+        "io.orchd.Queues.Add", errors: [Errors.invalidSetting, Errors.queueExists] + storage,
+        readReply: QueueReply.read)
     /// `Remove(name) -> ()`.
     public static let remove = VarlinkMethod<RemoveParameters, RemoveReply>(
         "io.orchd.Queues.Remove", errors: [Errors.noSuchQueue, Errors.queueNotRemovable] + storage)
     /// `WaitDrained(name) -> (queue)`.
     public static let waitDrained = VarlinkMethod<WaitDrainedParameters, QueueReply>(
-        "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage, writeParameters: { $0.writeJSON(to: &$1) })
+        "io.orchd.Queues.WaitDrained", errors: [Errors.noSuchQueue] + storage,
+        writeParameters: { $0.writeJSON(to: &$1) }, readReply: QueueReply.read)
     /// `Pause(names) -> (queues)`.
     public static let pause = VarlinkMethod<NamesParameters, QueuesReply>(
         "io.orchd.Queues.Pause", errors: [Errors.noSuchQueue] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: QueuesReply.read)
     /// `Resume(names) -> (queues)`.
     public static let resume = VarlinkMethod<NamesParameters, QueuesReply>(
         "io.orchd.Queues.Resume", errors: [Errors.noSuchQueue] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: QueuesReply.read)
     /// Every method of the interface.
     public static let methods = [list.erased, set.erased, waitDrained.erased, pause.erased, resume.erased, add.erased, remove.erased]
 
@@ -195,6 +201,18 @@ public enum QueuesInterface {
         public var queue: QueueInfo
         /// Creates a value with every field given.
         public init(queue: QueueInfo) { self.queue = queue }
+
+        /// Reads `{"queue": {...}}` as the `Decodable` conformance does (other members
+        /// skipped), or gives up (`nil`) on anything else (``QueueInfo/read(_:)``).
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> QueueReply? {
+            var queue: QueueInfo?
+            let ok = reader.object { key, reader in
+                guard key == "queue" else { return reader.skipValue() }
+                return reader.required(&queue, QueueInfo.read)
+            }
+            guard ok, let queue else { return nil }
+            return QueueReply(queue: queue)
+        }
     }
 
     /// A reply carrying several queues, by name.
@@ -203,6 +221,18 @@ public enum QueuesInterface {
         public var queues: [QueueInfo]
         /// Creates a value with every field given.
         public init(queues: [QueueInfo]) { self.queues = queues }
+
+        /// Reads `{"queues": [...]}` as the `Decodable` conformance does (other members
+        /// skipped), or gives up (`nil`) on anything else (``QueueInfo/read(_:)``).
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> QueuesReply? {
+            var queues: [QueueInfo]?
+            let ok = reader.object { key, reader in
+                guard key == "queues" else { return reader.skipValue() }
+                return reader.required(&queues) { $0.list(QueueInfo.read) }
+            }
+            guard ok, let queues else { return nil }
+            return QueuesReply(queues: queues)
+        }
     }
 
     /// `NoSuchQueue(name)`: no queue of this name is declared.

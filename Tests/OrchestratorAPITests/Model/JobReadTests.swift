@@ -194,4 +194,41 @@ struct JobReadTests {
             try JSONDecoder().decode(Job.self, from: Data(Self.altered("submittedAt", "null").utf8))
         }
     }
+
+    static let queues: [QueueInfo] = [
+        QueueInfo(name: .default, concurrency: 2, paused: false, retryBaseUSec: 1_000_000, retryCapUSec: 60_000_000, jobs: JobCounts()),
+        QueueInfo(
+            name: QueueName(rawValue: "builds")!, concurrency: Int.max, paused: true, retryBaseUSec: 0, retryCapUSec: Int64.max,
+            jobs: JobCounts(waiting: 1, queued: 2, running: 3, finished: 4), hooks: ["failed": #"notify "$ORCHD_JOB_ID" \ é"#],
+            maxRunningPerUser: 2, runningPerUser: ["0": 1, "1000": 2], executor: "local"),
+        QueueInfo(
+            name: QueueName(rawValue: "hpc")!, concurrency: 16, paused: false, retryBaseUSec: 5, retryCapUSec: 10, jobs: JobCounts(),
+            executor: "slurm", slurm: .init(partition: "debug", options: ["--mem=2G", "--time=1:00"], answered: false, lastError: "sbatch: error\n")),
+        QueueInfo(
+            name: QueueName(rawValue: "hpc2")!, concurrency: 1, paused: false, retryBaseUSec: 5, retryCapUSec: 10, jobs: JobCounts(),
+            executor: "slurm", slurm: .init()),
+    ]
+
+    @Test("queues, as orchd writes them, read by hand to what JSONDecoder reads; altered ones agree or are left to it")
+    func queueInfos() throws {
+        for queue in Self.queues {
+            let text = try String(decoding: JSONEncoder().encode(queue), as: UTF8.self)
+            #expect(Self.fast(text, QueueInfo.read) == queue, "\(text)")
+            let members = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+            for key in members.keys.sorted() + ["slurm"] {
+                for value in [nil, JSONValue.null, .bool(true), .number(1), .number(-1), .string("x"), .array([]), .object([:]),
+                              .object(["options": .array([])]), .object(["1": .number(2)]), .object(["waiting": .number(0)])] as [JSONValue?] {
+                    var altered = members
+                    altered[key] = value
+                    let alteredText = try String(decoding: JSONEncoder().encode(altered), as: UTF8.self)
+                    Self.expectAgreement(alteredText, QueueInfo.read)
+                }
+            }
+        }
+        let list = String(decoding: try JSONEncoder().encode(QueuesInterface.QueuesReply(queues: Self.queues)), as: UTF8.self)
+        #expect(Self.fast(list, QueuesInterface.QueuesReply.read)?.queues == Self.queues)
+        let one = String(decoding: try JSONEncoder().encode(QueuesInterface.QueueReply(queue: Self.queues[2])), as: UTF8.self)
+        #expect(Self.fast(one, QueuesInterface.QueueReply.read)?.queue == Self.queues[2])
+        #expect(Self.fast(#"{"queues":[{}]}"#, QueuesInterface.QueuesReply.read) == nil)
+    }
 }
