@@ -14,8 +14,9 @@ extension Job {
         var argv: [String]?, shell: String?, name: String?, labels: [String: String]?, after: [JobID]?
         var notBefore: Date?, timeoutUSec: Int64?, uniqueKey: String?, startedAt: Date?, finishedAt: Date?, pid: Int64?
         var slurmJobId: String?, held: Bool?, suspended: Bool?
-        var resultName: String?, exitCode: Int64?, signal: Int64?, reason: String?, failedDependency: Int64?
+        var members = JobResultMembers()
         let ok = reader.object { key, reader in
+            if let taken = members.read(key, &reader) { return taken }
             switch key {
             case "id": return reader.required(&id) { $0.integer() }
             case "cwd": return reader.required(&cwd) { $0.string() }
@@ -40,11 +41,6 @@ extension Job {
             case "slurmJobId": return reader.nullable(&slurmJobId) { $0.string() }
             case "held": return reader.nullable(&held) { $0.bool() }
             case "suspended": return reader.nullable(&suspended) { $0.bool() }
-            case "result": return reader.nullable(&resultName) { $0.string() }
-            case "exitCode": return reader.nullable(&exitCode) { $0.integer() }
-            case "signal": return reader.nullable(&signal) { $0.integer() }
-            case "reason": return reader.nullable(&reason) { $0.string() }
-            case "failedDependency": return reader.nullable(&failedDependency) { $0.integer() }
             default: return reader.skipValue()
             }
         }
@@ -62,13 +58,8 @@ extension Job {
         } else {
             return nil
         }
-        // The result's fields are decoded only for a finished job, so only then must they fit.
-        guard let state = try? JobState(name: stateName, finishedResult: { () throws(ResultNotTaken) -> JobResult in
-            guard let resultName, let result = JobResult.read(
-                name: resultName, exitCode: exitCode, signal: signal, reason: reason, failedDependency: failedDependency)
-            else { throw ResultNotTaken() }
-            return result
-        }) else { return nil }
+        // The result's members are decoded only for a finished job, so only then must they fit.
+        guard let state = members.state(named: stateName) else { return nil }
         var job = Job(
             id: JobID(rawValue: id),
             spec: JobSpec(
@@ -84,41 +75,70 @@ extension Job {
 /// A finished job's result the reader does not take.
 private struct ResultNotTaken: Error {}
 
-extension JobAttempt {
-    /// Reads an attempt as ``init(from:)`` decodes it, or gives up (`nil`).
-    @Sendable public static func read(_ reader: inout JSONByteReader) -> JobAttempt? {
-        var attempt: Int64?, finishedAt: Date?, resultName: String?, startedAt: String?, slurmJobId: String?
-        var exitCode: Int64?, signal: Int64?, reason: String?, failedDependency: Int64?
-        let ok = reader.object { key, reader in
-            switch key {
-            case "attempt": return reader.required(&attempt) { $0.integer() }
-            case "finishedAt": return reader.required(&finishedAt) { $0.string().flatMap(Timestamp.parse) }
-            case "result": return reader.required(&resultName) { $0.string() }
-            case "startedAt": return reader.nullable(&startedAt) { $0.string() }
-            case "slurmJobId": return reader.nullable(&slurmJobId) { $0.string() }
-            case "exitCode": return reader.nullable(&exitCode) { $0.integer() }
-            case "signal": return reader.nullable(&signal) { $0.integer() }
-            case "reason": return reader.nullable(&reason) { $0.string() }
-            case "failedDependency": return reader.nullable(&failedDependency) { $0.integer() }
-            default: return reader.skipValue()
-            }
-        }
-        guard ok, let attempt = attempt.flatMap({ Int(exactly: $0) }), let finishedAt, let resultName,
-              let result = JobResult.read(name: resultName, exitCode: exitCode, signal: signal, reason: reason, failedDependency: failedDependency)
-        else { return nil }
-        // A start time that is not one reads as none, as init(from:) reads it.
-        return JobAttempt(
-            attempt: attempt, startedAt: startedAt.flatMap(Timestamp.parse), finishedAt: finishedAt, result: result, slurmJobId: slurmJobId)
-    }
-}
+/// The members of a job or attempt object that carry its result (`result`, `exitCode`,
+/// `signal`, `reason`, `failedDependency`, each `null` or absent when it has none), read as
+/// they come, then made into a ``JobResult`` as ``JobResult/init(name:exitCode:signal:reason:failedDependency:)``
+/// makes one from what `JSONDecoder` decoded.
+struct JobResultMembers {
+    var name: String?
+    var exitCode: Int64?
+    var signal: Int64?
+    var reason: String?
+    var failedDependency: Int64?
 
-extension JobResult {
-    /// ``init(name:exitCode:signal:reason:failedDependency:)`` from integers as read, which
-    /// must fit their fields (`Int32`), as JSONDecoder requires; `nil` otherwise.
-    static func read(name: String, exitCode: Int64?, signal: Int64?, reason: String?, failedDependency: Int64?) -> JobResult? {
-        guard exitCode.map({ Int32(exactly: $0) != nil }) ?? true, signal.map({ Int32(exactly: $0) != nil }) ?? true else { return nil }
+    /// Reads the value of `key` when it is one of the result's members: `true` when taken,
+    /// `false` to give up, `nil` when `key` is another member.
+    mutating func read(_ key: String, _ reader: inout JSONByteReader) -> Bool? {
+        switch key {
+        case "result": reader.nullable(&name) { $0.string() }
+        case "exitCode": reader.nullable(&exitCode) { $0.integer() }
+        case "signal": reader.nullable(&signal) { $0.integer() }
+        case "reason": reader.nullable(&reason) { $0.string() }
+        case "failedDependency": reader.nullable(&failedDependency) { $0.integer() }
+        default: nil
+        }
+    }
+
+    /// The result, or `nil` without a name, for an unknown one, a missing payload, or an
+    /// `exitCode` or `signal` that does not fit an `Int32` (as `JSONDecoder` requires).
+    var result: JobResult? {
+        guard let name, exitCode.map({ Int32(exactly: $0) != nil }) ?? true, signal.map({ Int32(exactly: $0) != nil }) ?? true else {
+            return nil
+        }
         return JobResult(
             name: name, exitCode: exitCode.map { Int32($0) }, signal: signal.map { Int32($0) }, reason: reason,
             failedDependency: failedDependency.map(JobID.init(rawValue:)))
+    }
+
+    /// The state called `stateName`, its result from these members when it is `finished`; `nil`
+    /// for an unknown state, or a finished one without a result the reader takes.
+    func state(named stateName: String) -> JobState? {
+        try? JobState(name: stateName, finishedResult: { () throws(ResultNotTaken) -> JobResult in
+            guard let result else { throw ResultNotTaken() }
+            return result
+        })
+    }
+}
+
+extension JobAttempt {
+    /// Reads an attempt as ``init(from:)`` decodes it, or gives up (`nil`).
+    @Sendable public static func read(_ reader: inout JSONByteReader) -> JobAttempt? {
+        var attempt: Int64?, finishedAt: Date?, startedAt: String?, slurmJobId: String?
+        var members = JobResultMembers()
+        let ok = reader.object { key, reader in
+            if let taken = members.read(key, &reader) { return taken }
+            switch key {
+            case "attempt": return reader.required(&attempt) { $0.integer() }
+            case "finishedAt": return reader.required(&finishedAt) { $0.string().flatMap(Timestamp.parse) }
+            case "startedAt": return reader.nullable(&startedAt) { $0.string() }
+            case "slurmJobId": return reader.nullable(&slurmJobId) { $0.string() }
+            default: return reader.skipValue()
+            }
+        }
+        // `result` is required here: a null one reads as no result, and gives up.
+        guard ok, let attempt = attempt.flatMap({ Int(exactly: $0) }), let finishedAt, let result = members.result else { return nil }
+        // A start time that is not one reads as none, as init(from:) reads it.
+        return JobAttempt(
+            attempt: attempt, startedAt: startedAt.flatMap(Timestamp.parse), finishedAt: finishedAt, result: result, slurmJobId: slurmJobId)
     }
 }

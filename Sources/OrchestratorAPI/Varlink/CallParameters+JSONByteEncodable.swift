@@ -17,175 +17,106 @@ extension VarlinkNoParameters: JSONByteEncodable {
     }
 }
 
+extension JSONByteWriter {
+    /// Appends an object whose members `body` writes (`member(_:_:first:)`).
+    mutating func object(_ body: (inout JSONByteWriter, inout Bool) -> Void) {
+        var first = true
+        raw("{")
+        body(&self, &first)
+        raw("}")
+    }
+}
+
 extension JobsInterface.GetParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        writer.raw(#"{"id":"#)
-        writer.integer(id.rawValue)
-        writer.raw("}")
+        writer.object { $0.member("id", id.rawValue, first: &$1) }
     }
 }
 
 extension JobsInterface.IDsParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        writer.raw(#"{"ids":"#)
-        writer.array(ids)
-        writer.raw("}")
+        writer.object { $0.member("ids", ids, first: &$1) }
     }
 }
 
 extension JobsInterface.ListParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        var first = true
-        writer.raw("{")
-        if let ids {
-            writer.key("ids", first: &first)
-            writer.array(ids)
+        writer.object { writer, first in
+            writer.member("ids", ids, first: &first)
+            writer.member("queue", queue?.rawValue, first: &first)
+            writer.member("state", state, first: &first)
+            writer.member("limit", limit, first: &first)
+            writer.member("allUsers", allUsers, first: &first)
+            writer.member("result", result, first: &first)
+            writer.member("labels", labels, first: &first)
         }
-        if let queue {
-            writer.key("queue", first: &first)
-            writer.string(queue.rawValue)
-        }
-        if let state {
-            writer.key("state", first: &first)
-            writer.string(state)
-        }
-        if let limit {
-            writer.key("limit", first: &first)
-            writer.integer(limit)
-        }
-        if let allUsers {
-            writer.key("allUsers", first: &first)
-            writer.bool(allUsers)
-        }
-        if let result {
-            writer.key("result", first: &first)
-            writer.string(result)
-        }
-        if let labels {
-            writer.key("labels", first: &first)
-            writer.object(labels)
-        }
-        writer.raw("}")
     }
 }
 
 extension JobsInterface.CancelParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        writer.raw(#"{"ids":"#)
-        writer.array(ids)
-        if let signal {
-            writer.raw(#","signal":"#)
-            writer.string(signal)
+        writer.object { writer, first in
+            writer.member("ids", ids, first: &first)
+            writer.member("signal", signal, first: &first)
         }
-        writer.raw("}")
     }
 }
 
 extension JobsInterface.CancelMatchingParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        var first = true
-        writer.raw("{")
-        if let queue {
-            writer.key("queue", first: &first)
-            writer.string(queue.rawValue)
+        writer.object { writer, first in
+            writer.member("queue", queue?.rawValue, first: &first)
+            writer.member("state", state, first: &first)
+            writer.member("signal", signal, first: &first)
         }
-        if let state {
-            writer.key("state", first: &first)
-            writer.string(state)
-        }
-        if let signal {
-            writer.key("signal", first: &first)
-            writer.string(signal)
-        }
-        writer.raw("}")
     }
 }
 
 extension JobsInterface.LogsParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        writer.raw(#"{"id":"#)
-        writer.integer(id.rawValue)
-        writer.raw(#","stream":"#)
-        writer.string(stream.rawValue)
-        if let offset {
-            writer.raw(#","offset":"#)
-            writer.integer(offset)
+        writer.object { writer, first in
+            writer.member("id", id.rawValue, first: &first)
+            writer.member("stream", stream.rawValue, first: &first)
+            writer.member("offset", offset, first: &first)
+            writer.member("tailLines", tailLines, first: &first)
+            writer.member("follow", follow, first: &first)
+            writer.member("attempt", attempt, first: &first)
+            writer.member("fromAttempt", fromAttempt, first: &first)
         }
-        if let tailLines {
-            writer.raw(#","tailLines":"#)
-            writer.integer(tailLines)
-        }
-        if let follow {
-            writer.raw(#","follow":"#)
-            writer.bool(follow)
-        }
-        if let attempt {
-            writer.raw(#","attempt":"#)
-            writer.integer(attempt)
-        }
-        if let fromAttempt {
-            writer.raw(#","fromAttempt":"#)
-            writer.integer(fromAttempt)
-        }
-        writer.raw("}")
     }
 }
 
 extension JobsInterface.SubscribeParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        var first = true
-        writer.raw("{")
-        if let since {
-            writer.key("since", first: &first)
-            writer.integer(since)
+        writer.object { writer, first in
+            writer.member("since", since, first: &first)
+            writer.member("follow", follow, first: &first)
+            writer.member("queue", queue?.rawValue, first: &first)
+            writer.member("jobId", jobId?.rawValue, first: &first)
         }
-        if let follow {
-            writer.key("follow", first: &first)
-            writer.bool(follow)
-        }
-        if let queue {
-            writer.key("queue", first: &first)
-            writer.string(queue.rawValue)
-        }
-        if let jobId {
-            writer.key("jobId", first: &first)
-            writer.integer(jobId.rawValue)
-        }
-        writer.raw("}")
     }
 }
 
 extension JobsInterface.PruneParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        guard let olderThanUSec else { return writer.raw("{}") }
-        writer.raw(#"{"olderThanUSec":"#)
-        writer.integer(olderThanUSec)
-        writer.raw("}")
+        writer.object { $0.member("olderThanUSec", olderThanUSec, first: &$1) }
     }
 }
 
 extension JobsInterface.RetryFailedParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        guard let queue else { return writer.raw("{}") }
-        writer.raw(#"{"queue":"#)
-        writer.string(queue.rawValue)
-        writer.raw("}")
+        writer.object { $0.member("queue", queue?.rawValue, first: &$1) }
     }
 }
 
 extension QueuesInterface.NamesParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        guard let names else { return writer.raw("{}") }
-        writer.raw(#"{"names":"#)
-        writer.array(names.map(\.rawValue))
-        writer.raw("}")
+        writer.object { $0.member("names", names?.map(\.rawValue), first: &$1) }
     }
 }
 
 extension QueuesInterface.WaitDrainedParameters: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
-        writer.raw(#"{"name":"#)
-        writer.string(name.rawValue)
-        writer.raw("}")
+        writer.object { $0.member("name", name.rawValue, first: &$1) }
     }
 }

@@ -148,6 +148,57 @@ public struct JSONByteWriter: Sendable {
         raw("\":")
     }
 
+    /// Appends the member `"key":value` when `value` is present, as `encodeIfPresent` writes
+    /// it, after a comma unless it is the object's first; nothing for `nil`.
+    /// - Parameters:
+    ///   - key: the key; it must need no escaping.
+    ///   - first: whether no member of the object was written yet; `false` once one is.
+    public mutating func member(_ key: StaticString, _ value: String?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        string(value)
+    }
+
+    /// As the `String?` member, for an integer.
+    public mutating func member(_ key: StaticString, _ value: Int64?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        integer(value)
+    }
+
+    /// As the `String?` member, for an integer.
+    public mutating func member(_ key: StaticString, _ value: Int?, first: inout Bool) {
+        member(key, value.map(Int64.init), first: &first)
+    }
+
+    /// As the `String?` member, for a Boolean.
+    public mutating func member(_ key: StaticString, _ value: Bool?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        bool(value)
+    }
+
+    /// As the `String?` member, for job IDs.
+    public mutating func member(_ key: StaticString, _ value: [JobID]?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        array(value)
+    }
+
+    /// As the `String?` member, for strings (an array).
+    public mutating func member(_ key: StaticString, _ value: [String]?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        array(value)
+    }
+
+    /// As the `String?` member, for a string-to-string object.
+    public mutating func member(_ key: StaticString, _ value: [String: String]?, first: inout Bool) {
+        guard let value else { return }
+        self.key(key, first: &first)
+        object(value)
+    }
+
     /// Appends an array of job IDs.
     public mutating func array(_ ids: [JobID]) {
         bytes.append(UInt8(ascii: "["))

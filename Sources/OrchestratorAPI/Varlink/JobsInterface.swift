@@ -567,41 +567,18 @@ public enum JobsInterface {
             readJobs(&reader, readJob).map(JobEndsReply.init(jobs:))
         }
 
-        /// A finished job's result the reader does not take.
-        private struct NotTaken: Error {}
-
         private static func readJob(_ reader: inout JSONByteReader) -> JobEnd? {
-            var id: Int64?, stateName: String?, resultName: String?, reason: String?
-            var exitCode: Int64?, signal: Int64?, failedDependency: Int64?
-            func optionalInteger(_ reader: inout JSONByteReader, into value: inout Int64?) -> Bool {
-                if reader.null() { return true }
-                value = reader.integer()
-                return value != nil
-            }
+            var id: Int64?, stateName: String?
+            var members = JobResultMembers()
             let ok = reader.object { key, reader in
+                if let taken = members.read(key, &reader) { return taken }
                 switch key {
-                case "id": id = reader.integer(); return id != nil
-                case "state": stateName = reader.string(); return stateName != nil
-                case "result": return reader.null() || { resultName = reader.string(); return resultName != nil }()
-                case "reason": return reader.null() || { reason = reader.string(); return reason != nil }()
-                case "exitCode": return optionalInteger(&reader, into: &exitCode)
-                case "signal": return optionalInteger(&reader, into: &signal)
-                case "failedDependency": return optionalInteger(&reader, into: &failedDependency)
+                case "id": return reader.required(&id) { $0.integer() }
+                case "state": return reader.required(&stateName) { $0.string() }
                 default: return reader.skipValue()
                 }
             }
-            guard ok, let id, let stateName else { return nil }
-            let finishedResult = { () throws(NotTaken) -> JobResult in
-                // Int32 fields must fit, as JSONDecoder requires.
-                guard let resultName,
-                      exitCode.map({ Int32(exactly: $0) != nil }) ?? true, signal.map({ Int32(exactly: $0) != nil }) ?? true,
-                      let result = JobResult(
-                        name: resultName, exitCode: exitCode.map { Int32($0) }, signal: signal.map { Int32($0) },
-                        reason: reason, failedDependency: failedDependency.map(JobID.init(rawValue:)))
-                else { throw NotTaken() }
-                return result
-            }
-            guard let state = try? JobState(name: stateName, finishedResult: finishedResult) else { return nil }
+            guard ok, let id, let stateName, let state = members.state(named: stateName) else { return nil }
             return JobEnd(id: JobID(rawValue: id), state: state)
         }
     }
