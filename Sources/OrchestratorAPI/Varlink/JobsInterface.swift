@@ -87,7 +87,7 @@ public enum JobsInterface {
     /// `Logs(id, stream, offset, tailLines, follow) -> (data, offset)`, only with `more`.
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
         "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) }, readReply: LogsReply.read)
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage,
@@ -676,6 +676,22 @@ public enum JobsInterface {
             self.data = data
             self.offset = offset
             self.attempt = attempt
+        }
+
+        /// Reads `{"data": "...", "offset": N, "attempt": N}` as the `Decodable` conformance
+        /// does (other members skipped), or gives up (`nil`) on anything else.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> LogsReply? {
+            var data: String?, offset: Int64?, attempt: Int64?
+            let ok = reader.object { key, reader in
+                switch key {
+                case "data": return reader.required(&data) { $0.string() }
+                case "offset": return reader.required(&offset) { $0.integer() }
+                case "attempt": return reader.nullable(&attempt) { $0.integer() }
+                default: return reader.skipValue()
+                }
+            }
+            guard ok, let data, let offset else { return nil }
+            return LogsReply(data: data, offset: offset, attempt: attempt.map { Int($0) })
         }
     }
 

@@ -231,4 +231,28 @@ struct JobReadTests {
         #expect(Self.fast(one, QueuesInterface.QueueReply.read)?.queue == Self.queues[2])
         #expect(Self.fast(#"{"queues":[{}]}"#, QueuesInterface.QueuesReply.read) == nil)
     }
+
+    @Test("Logs' replies are read as JSONDecoder reads them, or left to it", arguments: [
+        #"{"data":"aGVsbG8K","offset":6,"attempt":1}"#, #"{"offset":0,"data":""}"#, #"{"data":"","offset":0,"attempt":null}"#,
+        #"{"data":"x\/y\u0041","offset":9223372036854775807,"extra":[1]}"#, #"{"data":"","offset":-1}"#, #"{"data":1,"offset":0}"#,
+        #"{"data":"","offset":1.5}"#, #"{"data":""}"#, #"{"offset":0}"#, #"{"data":null,"offset":0}"#, #"{"data":"","offset":0,"offset":1}"#,
+    ])
+    func logsReply(text: String) {
+        if text.hasPrefix(#"{"data":"aGVsbG8K""#) {
+            #expect(Self.fast(text, JobsInterface.LogsReply.read)?.data == "aGVsbG8K")
+        }
+        Self.expectAgreement(text, { JobsInterface.LogsReply.read(&$0).map(LogsPart.init) }, decoding: JobsInterface.LogsReply.self, LogsPart.init)
+    }
+
+    /// A Logs reply's fields, comparable.
+    struct LogsPart: Equatable {
+        var data: String
+        var offset: Int64
+        var attempt: Int?
+        init(_ reply: JobsInterface.LogsReply) {
+            data = reply.data
+            offset = reply.offset
+            attempt = reply.attempt
+        }
+    }
 }
