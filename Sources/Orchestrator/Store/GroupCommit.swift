@@ -173,9 +173,11 @@ final class GroupCommit {
             if dirty {
                 waiting.append(work)
                 scheduleBarrier()
-            } else if barrierScheduled {
-                // Not dirty: the barrier has started (taking the changes with it) and covers
-                // every commit so far; a barrier waiting to reopen the WAL file left `dirty` set.
+            } else if inFlightOutcome != nil {
+                // Not dirty, a barrier started (taking the changes with it): it covers every
+                // commit so far. One merely scheduled, not started, after a flush made every
+                // commit durable, covers nothing this answer waits for: it would replace
+                // `inFlight` as it starts.
                 inFlight.append(work)
             } else {
                 work()

@@ -59,6 +59,14 @@ struct GroupCommitTests {
             return whenDurable(work)
         }
 
+        /// A change's acknowledgement (its barrier scheduled, not started), a flush, then an
+        /// answer that changes nothing, in one turn: as at a stop.
+        func afterDurableFlushThenWhenDurable(_ work: @escaping @Sendable () -> Void) -> Bool {
+            commit.afterDurable {}
+            commit.flush()
+            return whenDurable(work)
+        }
+
         /// An acknowledgement of a change, then an answer that changes nothing, in one turn.
         func afterDurableThenWhenDurable(_ first: @escaping @Sendable () -> Void, _ second: @escaping @Sendable () -> Void) -> Bool {
             commit.afterDurable(first)
@@ -160,6 +168,21 @@ struct GroupCommitTests {
         #expect(answered.wait(timeout: .now() + 30) == .success)
         #expect(seen.value == 1, "answered by the barrier in flight")
         #expect(await owner.barriers() == 1, "and no other barrier started")
+    }
+
+    @Test("--sync always: an answer after a flush runs at once, though the barrier scheduled before the flush starts later")
+    func whenDurableAfterFlush() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
+        await owner.attach()
+        let answered = DispatchSemaphore(value: 0)
+        let atOnce = await owner.afterDurableFlushThenWhenDurable { answered.signal() }
+        #expect(atOnce, "the flush made every commit durable")
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        // The barrier scheduled before the flush still runs, and answers nothing twice.
+        let later = DispatchSemaphore(value: 0)
+        await owner.afterDurable { later.signal() }
+        #expect(later.wait(timeout: .now() + 30) == .success)
     }
 
     @Test("--sync interval: an answer that changes nothing runs at once, or after the acknowledgements already waiting")
