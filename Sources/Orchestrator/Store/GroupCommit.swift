@@ -54,8 +54,10 @@ final class GroupCommit {
     private var committed: [@Sendable () -> Void] = []
     /// A barrier is scheduled or in flight.
     private var barrierScheduled = false
-    /// Changes committed since the last barrier started.
-    private var dirty = false
+    /// Changes committed since the last barrier started. Set at first: the WAL may hold
+    /// commits of an orchd that was killed before their barrier, which survive a crash of
+    /// the process but not a power loss, until a barrier of this one syncs them.
+    private var dirty = true
     private var waiting: [@Sendable () -> Void] = []
     /// The acknowledgements of the barrier in flight, run when it finishes, or by ``flush()``
     /// if that comes first (at shutdown: the connections close right after it).

@@ -116,7 +116,6 @@ struct GroupCommitTests {
         let directory = try TemporaryDirectory()
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
         await owner.attach()
-        #expect(await owner.whenDurable {}, "nothing committed yet")
         let acknowledged = DispatchSemaphore(value: 0)
         await owner.afterDurable { acknowledged.signal() }
         #expect(acknowledged.wait(timeout: .now() + 30) == .success)
@@ -126,6 +125,22 @@ struct GroupCommitTests {
         await owner.afterDurable { acknowledged.signal() }
         #expect(acknowledged.wait(timeout: .now() + 30) == .success)
         #expect(await owner.barriers() == 2)
+    }
+
+    @Test("--sync always: before its first barrier, an answer waits for one: the WAL may hold another orchd's commits, not yet synced")
+    func whenDurableAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always)
+        await owner.attach()
+        let answered = DispatchSemaphore(value: 0)
+        let seen = LockedBox<Int?>(nil)
+        let atOnce = await owner.whenDurable {
+            seen.value = owner.assumeIsolated { $0.barriers() }
+            answered.signal()
+        }
+        #expect(!atOnce)
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        #expect(seen.value == 1)
     }
 
     @Test("--sync always: an answer after a change not yet durable waits for the barrier that covers it")
@@ -190,7 +205,7 @@ struct GroupCommitTests {
         let directory = try TemporaryDirectory()
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .interval(.seconds(3600)))
         await owner.attach()
-        #expect(await owner.whenDurable {})
+        #expect(await owner.whenDurable {}, "under interval, committed is enough")
         let order = LockedBox<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let atOnce = await owner.afterDurableThenWhenDurable({ order.value.append("acknowledgement") }, {
