@@ -55,6 +55,20 @@ struct JobChangesTests {
         #expect(try job(daemon, id)["result"] as? String == "cancelled")
     }
 
+    @Test("cancel of a job that ignores SIGTERM says on stderr what it waits for, then cancels it when the grace ends")
+    func cancelWaitingForGrace() throws {
+        // A grace well past the note's second, so the note must come before the reply.
+        let daemon = try TestDaemon(arguments: ["--kill-grace", "4s"])
+        let marker = try ReadyMarker(path: daemon.directory + "/ready")
+        let id = try daemon.orchctl(["submit", "--shell", "trap '' TERM; echo go > '\(marker.path)'; sleep 100"]).line
+        #expect(marker.read() == "go")
+        let cancelled = try daemon.orchctl(["cancel", id])
+        #expect(cancelled.status == 0 && cancelled.standardOutput == "cancelled \(id)\n", "\(cancelled)")
+        #expect(cancelled.standardError.contains("waiting for the jobs' processes to end"), "\(cancelled)")
+        #expect(cancelled.standardError.contains("'cancel --signal KILL' ends them now"), "\(cancelled)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled")
+    }
+
     @Test("retry --failed retries each failed job (not cancelled or succeeded), of --queue when given, and reports refusals")
     func retryFailed() throws {
         let daemon = try TestDaemon()

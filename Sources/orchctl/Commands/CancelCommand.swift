@@ -9,7 +9,7 @@ enum CancelCommand: OrchctlCommand {
         name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
-            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left.
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left. orchctl returns once the processes are gone; when that takes over a second (a process ignores the first signal and waits for SIGKILL), it says so on standard error.
 
             --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
             """,
@@ -46,9 +46,11 @@ enum CancelCommand: OrchctlCommand {
         }
         let connection = try context.connect(invocation)
         guard !matching else {
+            let note = teardownNote(context.console)
             let jobs = try connection.call(
                 JobsInterface.cancelMatching,
                 JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
+            note.finish()
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(jobs))
             } else {
@@ -71,9 +73,12 @@ enum CancelCommand: OrchctlCommand {
         var remaining: [JobID] = []
         for id in invocation.jobIDs where !remaining.contains(id) { remaining.append(id) }
         while !remaining.isEmpty {
+            let note = teardownNote(context.console)
+            defer { note.finish() }
             do {
                 cancelled = try connection.call(
                     JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
+                note.finish()
                 if !invocation.global.json {
                     for id in remaining { context.console.print(Self.outcome(of: id, in: cancelled)) }
                 }
@@ -92,6 +97,18 @@ enum CancelCommand: OrchctlCommand {
             context.console.write(try JSONOutput.text(cancelled))
         }
         return status
+    }
+
+    /// How long a cancel may take before orchctl says what it waits for: a teardown that
+    /// takes longer waits for processes that ignore the first signal.
+    static let teardownNoteDelay: Duration = .seconds(1)
+
+    /// Says on standard error, once the call has taken ``teardownNoteDelay``, that the jobs'
+    /// processes have not ended on the first signal and how to end them now.
+    private static func teardownNote(_ console: Console) -> DelayedNote {
+        DelayedNote(
+            after: teardownNoteDelay, on: console,
+            "orchctl: waiting for the jobs' processes to end: those that ignore the first signal get SIGKILL when orchd's grace period ends ('cancel --signal KILL' ends them now)")
     }
 
     /// What became of one job the call cancelled: `cancelled 5`, or, for a job whose main
