@@ -64,8 +64,34 @@ struct JobChangesTests {
         #expect(marker.read() == "go")
         let cancelled = try daemon.orchctl(["cancel", id])
         #expect(cancelled.status == 0 && cancelled.standardOutput == "cancelled \(id)\n", "\(cancelled)")
-        #expect(cancelled.standardError.contains("waiting for the jobs' processes to end"), "\(cancelled)")
-        #expect(cancelled.standardError.contains("'cancel --signal KILL' ends them now"), "\(cancelled)")
+        #expect(cancelled.standardError.contains("waiting for the processes to end"), "\(cancelled)")
+        #expect(cancelled.standardError.contains("'orchctl cancel --signal KILL' ends it now"), "\(cancelled)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled")
+    }
+
+    @Test("a second cancel --signal KILL ends at once the grace a first cancel waits out for a job that ignores SIGTERM")
+    func secondCancelKills() throws {
+        // An hour's grace: both cancels return within the test's time only if the second's
+        // SIGKILL goes to the job while the first one's teardown runs.
+        let daemon = try TestDaemon(arguments: ["--kill-grace", "1h"])
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let termed = try ReadyMarker(path: daemon.directory + "/termed")
+        let id = try daemon.orchctl([
+            "submit", "--shell", "trap 'echo term > \(termed.path)' TERM; echo go > '\(started.path)'; while :; do sleep 0.05; done",
+        ]).line
+        #expect(started.read() == "go")
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        first.arguments = ["--socket", daemon.socketPath, "cancel", id]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        #expect(termed.read() == "term", "the first cancel's SIGTERM arrived and was ignored")
+        let second = try daemon.orchctl(["cancel", "--signal", "KILL", id])
+        #expect(second.status == 0 && second.line == "cancelled \(id)", "\(second)")
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
         #expect(try job(daemon, id)["result"] as? String == "cancelled")
     }
 

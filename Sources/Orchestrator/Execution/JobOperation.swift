@@ -159,19 +159,21 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     /// the teardown runs against its process group, and the result becomes the reason's
     /// (``StopReason/jobResult``: `.cancelled`, `.timedOut`, `.interrupted`) however the
     /// process died. Already exited on its own, or already stopping: the result stays; with
-    /// `signal`, processes the main one left that are being torn down get it now.
+    /// `signal`, the processes being torn down get it now (a second `cancel --signal KILL`
+    /// ends a grace that a process ignoring SIGTERM would sit out, as it ends the grace of
+    /// processes the main one left).
     /// - Parameters:
     ///   - reason: why the job is stopped.
     ///   - signal: the signal the teardown sends first instead of its own first one
     ///     (`cancel --signal INT`); `nil` for the teardown as planned.
     public func stop(reason: StopReason, signal: Int32? = nil) {
-        enum Action { case none, cancelQueued, tearDown(LaunchedProcess), signalLeftovers(TeardownRun, Int32) }
+        enum Action { case none, cancelQueued, tearDown(LaunchedProcess), signalTeardown(TeardownRun, Int32) }
         let action = state.withLock { state -> Action in
             guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else {
-                guard let signal, state.stopReason == nil, !state.teardownDone, !state.reported else { return .none }
-                if let run = state.teardown { return .signalLeftovers(run, signal) }
-                // The main process ended; a teardown of what it left may be about to begin:
-                // it sends this signal first.
+                guard let signal, !state.teardownDone, !state.reported, !state.isFinished else { return .none }
+                if let run = state.teardown { return .signalTeardown(run, signal) }
+                // No teardown has begun (the main process ended and one of what it left may be
+                // about to, or a stop waits for the spawn): it sends this signal first.
                 state.stopSignal = signal
                 return .none
             }
@@ -185,7 +187,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         case .none: break
         case .cancelQueued: if !isCancelled { super.cancel() }
         case .tearDown(let process): beginTeardown(of: process)
-        case .signalLeftovers(let run, let signal): eventQueue.async { run.assumeIsolated { $0.signalNow(signal) } }
+        case .signalTeardown(let run, let signal): eventQueue.async { run.assumeIsolated { $0.signalNow(signal) } }
         }
     }
 

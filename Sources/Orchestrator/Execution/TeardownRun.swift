@@ -83,7 +83,8 @@ actor TeardownRun {
 
     /// Sends `signal` to what is left of the target now, the steps going on as planned (call
     /// on the queue, with `assumeIsolated`): a cancel with `--signal` that comes while the
-    /// leftovers of a main process that exited are torn down (`KILL` ends their grace).
+    /// job is torn down already, by an earlier cancel or a timeout, or while the leftovers of
+    /// a main process that exited are (`KILL` ends the grace).
     func signalNow(_ signal: Int32) {
         guard completion != nil, !target.isGone else { return }
         target.signal(signal)

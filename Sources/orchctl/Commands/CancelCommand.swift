@@ -9,7 +9,7 @@ enum CancelCommand: OrchctlCommand {
         name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
-            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left. orchctl returns once the processes are gone; when that takes over a second (a process ignores the first signal and waits for SIGKILL), it says so on standard error.
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left. orchctl returns once the processes are gone; when that takes over a second (a process ignores the first signal and waits for SIGKILL), it says so on standard error. Another cancel --signal KILL of the same job (from another shell) ends that wait at once.
 
             --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
             """,
@@ -108,7 +108,7 @@ enum CancelCommand: OrchctlCommand {
     private static func teardownNote(_ console: Console) -> DelayedNote {
         DelayedNote(
             after: teardownNoteDelay, on: console,
-            "orchctl: waiting for the jobs' processes to end: those that ignore the first signal get SIGKILL when orchd's grace period ends ('cancel --signal KILL' ends them now)")
+            "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when orchd's grace period ends ('orchctl cancel --signal KILL' ends it now, from another shell too)")
     }
 
     /// What became of one job the call cancelled: `cancelled 5`, or, for a job whose main
