@@ -91,7 +91,8 @@ public enum JobsInterface {
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage,
-        writeParameters: { $0.writeJSON(to: &$1) })
+        writeParameters: { $0.writeJSON(to: &$1) },
+        readReply: EventReply.read)
     /// Every method of the interface.
     public static let methods = [
         submit.erased, submitBatch.erased, get.erased, list.erased, cancel.erased, retry.erased, prune.erased, wait.erased,
@@ -723,6 +724,17 @@ public enum JobsInterface {
         public var event: Event?
         /// Creates a value with every field given.
         public init(event: Event?) { self.event = event }
+
+        /// Reads `{"event": {...}}` (or no event: `null` or left out) as the `Decodable`
+        /// conformance does (other members skipped), or gives up (`nil`) on anything else.
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> EventReply? {
+            var event: Event?
+            let ok = reader.object { key, reader in
+                guard key == "event" else { return reader.skipValue() }
+                return reader.nullable(&event, Event.read)
+            }
+            return ok ? EventReply(event: event) : nil
+        }
     }
 
     // MARK: - Errors

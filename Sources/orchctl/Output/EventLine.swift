@@ -9,28 +9,21 @@ import OrchestratorAPI
 /// {"at":"2026-11-29T12:00:00.000Z","attempt":1,"exitCode":null,"jobId":7,"kind":"started",...}
 /// ```
 struct EventLine {
-    private let encoder: JSONEncoder
-
     /// Creates a renderer; keep one for a whole stream.
-    init() {
-        encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    }
+    init() {}
 
-    /// The line for `event`, newline included, as bytes ready for write(2).
-    /// - Throws: ``CommandFailure`` if it cannot be encoded (not expected).
+    /// The line for `event`, newline included, as bytes ready for write(2): the event's own
+    /// writer (``Event/writeJSON(to:)``), which writes what `JSONEncoder` with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` wrote, without the encoder's first-use cost.
+    /// - Throws: never; declared so that callers read as before.
     func bytes(_ event: Event) throws(CommandFailure) -> [UInt8] {
-        do {
-            var bytes = Array(try encoder.encode(event))
-            bytes.append(UInt8(ascii: "\n"))
-            return bytes
-        } catch {
-            throw CommandFailure("cannot encode event \(event.seq) as JSON: \(error)")
-        }
+        var bytes = event.jsonBytes
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     /// The line for `event` as text, newline included.
-    /// - Throws: ``CommandFailure`` if it cannot be encoded (not expected).
+    /// - Throws: never.
     func text(_ event: Event) throws(CommandFailure) -> String {
         String(decoding: try bytes(event), as: UTF8.self)
     }
