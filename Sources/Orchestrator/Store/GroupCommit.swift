@@ -173,8 +173,7 @@ final class GroupCommit {
             committed.append(work)
         case .always:
             if dirty {
-                waiting.append(work)
-                scheduleBarrier()
+                afterDurable(work)
             } else if inFlightOutcome != nil {
                 // Not dirty, a barrier started (taking the changes with it): it covers every
                 // commit so far. One merely scheduled, not started, after a flush made every

@@ -7,12 +7,9 @@
 extension Job: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
         let result = state.result
-        writer.raw(#"{"after":["#)
-        for (index, id) in spec.after.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.integer(id.rawValue)
-        }
-        writer.raw(#"],"argv":"#)
+        writer.raw(#"{"after":"#)
+        writer.array(spec.after)
+        writer.raw(#","argv":"#)
         let shell: String?
         switch spec.command {
         case .argv(let argv):

@@ -254,12 +254,8 @@ extension JobSpec: JSONByteEncodable {
         if let name { writer.raw(#","name":"#); writer.string(name) }
         writer.raw(#","labels":"#); writer.object(labels)
         if !after.isEmpty {
-            writer.raw(#","after":["#)
-            for (index, id) in after.enumerated() {
-                if index > 0 { writer.raw(",") }
-                writer.integer(id.rawValue)
-            }
-            writer.raw("]")
+            writer.raw(#","after":"#)
+            writer.array(after)
         }
         if let notBefore { writer.raw(#","notBefore":"#); writer.timestamp(notBefore) }
         if let timeoutUSec { writer.raw(#","timeoutUSec":"#); writer.integer(timeoutUSec) }

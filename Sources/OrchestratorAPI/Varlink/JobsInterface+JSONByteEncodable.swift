@@ -34,12 +34,8 @@ extension JobsInterface.JobsReply: JSONByteEncodable {
 extension JobsInterface.SubmitBatchReply: JSONByteEncodable {
     public func writeJSON(to writer: inout JSONByteWriter) {
         writer.reserve(ids.count * 8 + (jobs?.count ?? 0) * 640 + 24)
-        writer.raw(#"{"ids":["#)
-        for (index, id) in ids.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.integer(id.rawValue)
-        }
-        writer.raw("]")
+        writer.raw(#"{"ids":"#)
+        writer.array(ids)
         if let jobs {
             writer.raw(#","jobs":"#)
             writer.array(jobs)

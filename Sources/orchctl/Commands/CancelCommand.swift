@@ -46,11 +46,11 @@ enum CancelCommand: OrchctlCommand {
         }
         let connection = try context.connect(invocation)
         guard !matching else {
-            let note = teardownNote(context.console)
-            let jobs = try connection.call(
-                JobsInterface.cancelMatching,
-                JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
-            note.finish()
+            let jobs = try noting(context.console) { () throws(CommandFailure) in
+                try connection.call(
+                    JobsInterface.cancelMatching,
+                    JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
+            }
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(jobs))
             } else {
@@ -73,12 +73,10 @@ enum CancelCommand: OrchctlCommand {
         var remaining: [JobID] = []
         for id in invocation.jobIDs where !remaining.contains(id) { remaining.append(id) }
         while !remaining.isEmpty {
-            let note = teardownNote(context.console)
-            defer { note.finish() }
             do {
-                cancelled = try connection.call(
-                    JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
-                note.finish()
+                cancelled = try noting(context.console) { () throws(CommandFailure) in
+                    try connection.call(JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
+                }
                 if !invocation.global.json {
                     for id in remaining { context.console.print(Self.outcome(of: id, in: cancelled)) }
                 }
@@ -103,12 +101,13 @@ enum CancelCommand: OrchctlCommand {
     /// takes longer waits for processes that ignore the first signal.
     static let teardownNoteDelay: Duration = .seconds(1)
 
-    /// Says on standard error, once the call has taken ``teardownNoteDelay``, that the jobs'
-    /// processes have not ended on the first signal and how to end them now.
-    private static func teardownNote(_ console: Console) -> DelayedNote {
-        DelayedNote(
-            after: teardownNoteDelay, on: console,
-            "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when orchd's grace period ends ('orchctl cancel --signal KILL' ends it now, from another shell too)")
+    /// Runs the cancel call `body`, saying on standard error once it has taken
+    /// ``teardownNoteDelay`` that a process has not ended on the first signal, and how to end
+    /// it now.
+    private static func noting<Value>(_ console: Console, _ body: () throws(CommandFailure) -> Value) throws(CommandFailure) -> Value {
+        try DelayedNote.during(
+            "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when orchd's grace period ends ('orchctl cancel --signal KILL' ends it now, from another shell too)",
+            on: console, after: teardownNoteDelay, body)
     }
 
     /// What became of one job the call cancelled: `cancelled 5`, or, for a job whose main

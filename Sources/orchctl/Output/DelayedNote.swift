@@ -5,9 +5,9 @@ import Synchronization
 /// so that a long wait is not taken for a hang; never printed when the call returns first.
 ///
 /// ```swift
-/// let note = DelayedNote(after: .seconds(1), on: console, "orchctl: waiting for ...")
-/// let reply = try connection.call(...)
-/// note.finish()  // before printing anything of the reply
+/// let reply = try DelayedNote.during("orchctl: waiting for ...", on: console, after: .seconds(1)) {
+///     try connection.call(...)
+/// }
 /// ```
 final class DelayedNote: Sendable {
     /// Whether the call is over; the note checks it under the lock it prints under, so the
@@ -19,7 +19,7 @@ final class DelayedNote: Sendable {
     ///   - delay: how long the call may take before the note is printed.
     ///   - console: where the note goes (standard error).
     ///   - text: the note, one line.
-    init(after delay: Duration, on console: Console, _ text: String) {
+    private init(after delay: Duration, on console: Console, _ text: String) {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
@@ -30,7 +30,19 @@ final class DelayedNote: Sendable {
     }
 
     /// Marks the call over: the note is not printed after this returns.
-    func finish() {
+    private func finish() {
         finished.withLock { $0 = true }
+    }
+
+    /// Runs `body`, a blocking call, with `text` printed on `console` if it is still running
+    /// after `delay`; never after it has returned or thrown.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws.
+    static func during<Value, Failure: Error>(
+        _ text: String, on console: Console, after delay: Duration, _ body: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        let note = DelayedNote(after: delay, on: console, text)
+        defer { note.finish() }
+        return try body()
     }
 }
