@@ -305,14 +305,22 @@ extension Scheduler {
     /// - Returns: the finished jobs, once their ends are durable.
     /// - Throws: `noSuchJob` for an unknown ID, `permissionDenied` for another user's job.
     public func wait(for ids: [JobID], by caller: Caller = .root) async throws(SchedulerError) -> [Job] {
-        // Each job read once, for the permission and for the wait: nothing runs between.
+        // Each job read once, for the permission and for the wait: nothing runs between. One
+        // that has not finished is read narrowly; the answer reads it once it has ended.
         var read: [JobID: Job] = [:]
-        for id in ids where read[id] == nil {
-            let job = try existingJob(id)
-            try authorize(caller, toManage: job)
-            read[id] = job
+        var unfinished: Set<JobID> = []
+        for id in ids where read[id] == nil && !unfinished.contains(id) {
+            guard let (owner, isFinished) = try storeCall({ try store.ownerAndProgress(id) }) else {
+                throw .noSuchJob(id)
+            }
+            guard caller.mayManage(owner: owner) else { throw .permissionDenied(id) }
+            if isFinished {
+                read[id] = try existingJob(id)
+            } else {
+                unfinished.insert(id)
+            }
         }
-        return try await finish(of: ids, read: read)
+        return try await finish(of: ids, read: read, unfinished: unfinished)
     }
 
     /// How many jobs are in each state, over all queues.
@@ -389,25 +397,32 @@ extension Scheduler {
     }
 
     /// Returns once every job in `ids` has finished and its end is durable.
-    /// - Parameter read: jobs of `ids` the caller has just read, as stored now; the others
-    ///   are read here.
-    func finish(of ids: [JobID], read: [JobID: Job] = [:]) async throws(SchedulerError) -> [Job] {
+    /// - Parameters:
+    ///   - read: jobs of `ids` the caller has just read, as stored now; the others are read
+    ///     here.
+    ///   - unfinished: jobs of `ids` the caller has just seen unfinished; not read here.
+    func finish(of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = []) async throws(SchedulerError) -> [Job] {
         try await withCheckedContinuation { (done: CheckedContinuation<Result<[Job], SchedulerError>, Never>) in
-            awaitFinish(of: ids, read: read) { done.resume(returning: $0) }
+            awaitFinish(of: ids, read: read, unfinished: unfinished) { done.resume(returning: $0) }
         }.get()
     }
 
     /// Registers a wait; answers at once when every job has already finished.
-    /// - Parameter read: jobs of `ids` as stored now, not to read again.
+    /// - Parameters:
+    ///   - read: jobs of `ids` as stored now, not to read again.
+    ///   - unfinished: jobs of `ids` known not to have finished now, not to read at all.
     func awaitFinish(
-        of ids: [JobID], read: [JobID: Job] = [:], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
+        of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = [],
+        completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
     ) {
         let request = WaitRequest(ids: ids, completion: completion)
         for id in Set(ids) {
-            guard let job = read[id] ?? (try? existingJob(id)) else { continue }
-            guard !job.state.isFinished else {
-                request.finished[id] = job
-                continue
+            if !unfinished.contains(id) {
+                guard let job = read[id] ?? (try? existingJob(id)) else { continue }
+                guard !job.state.isFinished else {
+                    request.finished[id] = job
+                    continue
+                }
             }
             request.remaining.insert(id)
             waiters[id, default: []].append(request)

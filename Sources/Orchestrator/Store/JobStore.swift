@@ -259,6 +259,21 @@ public final class JobStore {
         try select("SELECT \(Self.columns) FROM jobs WHERE id = ?", [.integer(id.rawValue)]).first?.job
     }
 
+    /// Who submitted a job and whether it has finished, from two plain columns of its row:
+    /// what a wait needs to register for a job that has not ended, without decoding its
+    /// command, environment and labels (the answer reads the job once it ends).
+    /// - Returns: `nil` when there is no such job.
+    /// - Throws: ``DatabaseError``.
+    public func ownerAndProgress(_ id: JobID) throws -> (submitterUid: UInt32, isFinished: Bool)? {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT submitter_uid, state = 'finished' FROM jobs WHERE id = ?1")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue)])
+            guard try statement.step() else { return nil }
+            return (UInt32(truncatingIfNeeded: statement.int64(at: 0)), statement.int64(at: 1) != 0)
+        }
+    }
+
     /// Jobs matching every filter given, in ID (submission) order, for listing: their
     /// environment is not read (``JobSpec/environment`` is empty; it is not part of a listing).
     /// - Parameters:
