@@ -110,6 +110,83 @@ struct StreamingTests {
         #expect(seqs == Array(1...Int64(seqs.count)), "every event once, in order")
     }
 
+    /// A follower that has read the backlog and is live, paused while 20,000 jobs are
+    /// recorded at once: their events (about 5 MB) are more than its connection holds
+    /// (4 MiB), so it falls behind.
+    private func pausedFollower(_ daemon: TestDaemon) throws -> (reader: PacedReader, lastSeq: Int64, read: [UInt8]) {
+        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        let reader = try PacedReader(daemon, ["events", "--follow"])
+        // The backlog's last event, the failed job's end: from here the follower is live.
+        var text: [UInt8] = []
+        while !String(decoding: text, as: UTF8.self).contains("\"kind\":\"finished\"") || text.last != UInt8(ascii: "\n") {
+            let piece = reader.read(upTo: 4096)
+            #expect(!piece.isEmpty, "the follower ended early")
+            if piece.isEmpty { break }
+            text += piece
+        }
+        // Each job is recorded as failed at once (its dependency failed): one event each.
+        let batch = String(repeating: "true\n", count: 20_000)
+        let submitted = try daemon.orchctl(["submit", "--after", failed, "--batch", "-"], input: batch)
+        #expect(submitted.status == 0, "\(submitted.standardError)")
+        let last = try #require(try daemon.orchctl(["events", "--job", String(submitted.standardOutput.split(separator: "\n").last ?? "")])
+            .standardOutput.split(separator: "\n").last)
+        return (reader, try JSONDecoder().decode(Event.self, from: Data(last.utf8)).seq, text)
+    }
+
+    private static func seqs(_ text: [UInt8]) throws -> [Int64] {
+        try String(decoding: text, as: UTF8.self).split(separator: "\n").map {
+            try JSONDecoder().decode(Event.self, from: Data($0.utf8)).seq
+        }
+    }
+
+    @Test("events --follow whose reader pauses while 20,000 jobs are recorded at once prints every event once, in order, and follows on")
+    func followerThatFallsBehind() throws {
+        let daemon = try TestDaemon()
+        let (reader, lastSeq, backlog) = try pausedFollower(daemon)
+        var seqs = try Self.seqs(backlog)
+        var partial: [UInt8] = []
+        while (seqs.last ?? 0) < lastSeq {
+            let piece = reader.read(upTo: 65536)
+            #expect(!piece.isEmpty, "the follower ended early")
+            if piece.isEmpty { break }
+            partial += piece
+            // Whole lines only; the rest waits for the next piece.
+            guard let end = partial.lastIndex(of: UInt8(ascii: "\n")) else { continue }
+            seqs += try Self.seqs(Array(partial[...end]))
+            partial.removeSubrange(...end)
+        }
+        let whole = seqs == Array(1...lastSeq)
+        #expect(whole, "every event once, in order: \(seqs.count) events, \(seqs.first ?? 0) to \(seqs.last ?? 0), of \(lastSeq)")
+
+        // Still live: the next job's events come.
+        let id = try daemon.orchctl(["submit", "--", "true"]).line
+        var more: [UInt8] = []
+        while !String(decoding: more, as: UTF8.self).contains("\"jobId\":\(id)") {
+            let piece = reader.read(upTo: 4096)
+            #expect(!piece.isEmpty, "the follower ended early")
+            if piece.isEmpty { break }
+            more += piece
+        }
+        // SIGKILL: orchctl inherits the test runner's signal mask, which blocks SIGTERM.
+        kill(reader.process.processIdentifier, SIGKILL)
+        #expect(reader.finish().standardError.isEmpty)
+    }
+
+    @Test("a follower that falls behind past --event-retention ends with an error that names it and where to resume; what it printed is whole")
+    func followerBehindRetention() throws {
+        let daemon = try TestDaemon(arguments: ["--event-retention", "1000"])
+        let (reader, _, backlog) = try pausedFollower(daemon)
+        var text = backlog
+        reader.readAll(inPiecesOf: 65536) { text += $0 }
+        let (status, errors) = reader.finish()
+        #expect(status == 1)
+        #expect(errors.contains("--event-retention"), "\(errors)")
+        let seqs = try Self.seqs(text)
+        let whole = seqs == Array(1...Int64(seqs.count))
+        #expect(whole, "every event up to the gap once, in order: \(seqs.count) events, \(seqs.first ?? 0) to \(seqs.last ?? 0)")
+        #expect(errors.contains("resume with --since \(seqs.count)"), "\(errors)")
+    }
+
     @Test("wait on 5,000 IDs in one call prints every job")
     func waitOnThousands() throws {
         let daemon = try TestDaemon()

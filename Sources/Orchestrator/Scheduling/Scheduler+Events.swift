@@ -42,9 +42,10 @@ extension Scheduler {
     ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
     ///   - whenReady: calls its closure once the reader has room for the next page of the
     ///     backlog (``VarlinkResponder/whenReady(_:)``).
-    ///   - isBackedUp: whether a live subscriber's reader has stopped keeping up: it is then
-    ///     dropped through `drop` (live events cannot wait for a reader).
-    ///   - drop: ends a live stream whose reader fell behind, with the last event it was sent.
+    ///   - isBackedUp: whether a live subscriber's reader has fallen behind: it then leaves the
+    ///     live list and catches up from the log (``catchUp(after:queue:jobID:caller:stream:)``).
+    ///   - drop: ends a live stream whose reader fell so far behind that retention trimmed
+    ///     events it had not been sent, with the last event it was sent.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller = .root,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
@@ -88,9 +89,16 @@ extension Scheduler {
         if follow {
             if let held, !send(held, false) { return }
             var lastSent = held?.seq ?? cursor
-            subscribers.append(EventSubscriber(queue: queue, jobID: jobID, caller: caller) { event in
-                if stream.isBackedUp() {
-                    stream.drop(lastSent)
+            subscribers.append(EventSubscriber(queue: queue, jobID: jobID, caller: caller) { [weak self] event in
+                guard !stream.isBackedUp() else {
+                    // Behind by a burst (a batch's submits) or a reader that paused: off the
+                    // live list, and back to the log once the reader has room, rather than
+                    // queueing live events for it without bound.
+                    guard let scheduler = self else { return false }
+                    let resumeAfter = lastSent
+                    stream.whenReady { [weak scheduler] in
+                        scheduler?.later { $0.catchUp(after: resumeAfter, queue: queue, jobID: jobID, caller: caller, stream: stream) }
+                    }
                     return false
                 }
                 lastSent = event.seq
@@ -99,6 +107,17 @@ extension Scheduler {
         } else {
             _ = send(held, true)
         }
+    }
+
+    /// Serves a live subscriber that fell behind from the log, after the last event it was
+    /// sent, a page at a time as it reads, until it rejoins the live list with the last
+    /// page (``sendBacklog(after:follow:queue:jobID:caller:pending:stream:)``): a reader
+    /// that keeps reading misses no event, however large the burst. Events it had not been
+    /// sent that retention trimmed meanwhile (`--event-retention`) cannot be served: its
+    /// stream ends with `SubscriberTooSlow`, saying where to resume.
+    func catchUp(after lastSent: Int64, queue: QueueName?, jobID: JobID?, caller: Caller, stream: EventStream) {
+        guard lastSent >= eventLogTrimmedThrough else { return stream.drop(lastSent) }
+        sendBacklog(after: lastSent, follow: true, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
     }
 
     /// Answers once the queue has no waiting, queued or running job (at once when it has none).

@@ -856,11 +856,12 @@ public enum JobsInterface {
         VarlinkError(Errors.suspendFailed, ["id": .number(Double(id.rawValue)), "message": .string(message)])
     }
 
-    /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client stopped
-    /// reading; it can subscribe again with `since` set to the last event it processed.
+    /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client fell so far
+    /// behind that the event log's retention trimmed events it had not been sent; it can
+    /// subscribe again with `since` set to the last event it processed (those events are gone).
     public static func subscriberTooSlow(lastSeen: Int64?) -> VarlinkError {
         VarlinkError(Errors.subscriberTooSlow, [
-            "message": .string("the event stream fell too far behind and was ended; resume with --since \(lastSeen.map(String.init) ?? "the last event seen")"),
+            "message": .string("the event stream fell so far behind that the event log's retention (--event-retention) dropped events it had not sent yet; resume with --since \(lastSeen.map(String.init) ?? "the last event seen") to go on without them"),
         ])
     }
 
