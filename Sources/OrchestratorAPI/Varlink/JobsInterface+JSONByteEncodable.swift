@@ -1,4 +1,4 @@
-/// The replies that carry jobs write themselves (see ``JSONByteEncodable``), keys in
+/// The replies that carry jobs, and `Subscribe`'s events, write themselves (see ``JSONByteEncodable``), keys in
 /// `.sortedKeys` order; their optional fields are left out when absent, as the synthesized
 /// `Encodable` conformance does.
 
@@ -59,5 +59,14 @@ extension JobsInterface.RetryFailedReply: JSONByteEncodable {
             writer.raw("}")
         }
         writer.raw("]}")
+    }
+}
+
+extension JobsInterface.EventReply: JSONByteEncodable {
+    public func writeJSON(to writer: inout JSONByteWriter) {
+        guard let event else { return writer.raw("{}") }
+        writer.raw(#"{"event":"#)
+        writer.value(event)
+        writer.raw("}")
     }
 }

@@ -51,6 +51,20 @@ struct DirectReplyEncoderTests {
         }
     }
 
+    @Test("Subscribe's events, and the empty backlog's reply without one")
+    func eventReply() throws {
+        try Self.expectDirect(JobsInterface.EventReply(event: nil))
+        for event in [
+            Event(seq: 1, at: Date(timeIntervalSince1970: 0), kind: .daemonReady),
+            Event(
+                seq: Int64.max, at: Date(timeIntervalSince1970: 1_795_000_000.125), kind: .finished, jobId: JobID(rawValue: 7),
+                queue: QueueName(rawValue: "builds")!, state: "finished", previousState: "running", result: "failed",
+                exitCode: -1, signal: 15, attempt: 2, ownerUid: 1000),
+        ] + Self.jobs.map({ Event(seq: 9, at: $0.submittedAt, kind: EventKind(rawValue: $0.spec.cwd), state: $0.spec.cwd, result: $0.spec.cwd) }) {
+            try Self.expectDirect(JobsInterface.EventReply(event: event))
+        }
+    }
+
     @Test("Submit's, Get's and the other single-job replies")
     func jobReply() throws {
         for job in Self.jobs {
