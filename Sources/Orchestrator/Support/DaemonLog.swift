@@ -41,6 +41,12 @@ public enum DaemonLog {
         threshold.store(level.rawValue, ordering: .relaxed)
     }
 
+    /// Whether a message of syslog `priority` (3 error ... 7 debug) is written at the level in
+    /// force: for messages that go out another way than ``line(_:_:)``, such as journal entries.
+    static func logs(priority: Int) -> Bool {
+        priority <= threshold.load(ordering: .relaxed)
+    }
+
     public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
     public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
     public static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
@@ -56,7 +62,7 @@ public enum DaemonLog {
     /// lines into one ``write(lines:)``.
     static func line(_ level: Level, _ message: () -> String) -> String? {
         // Syslog priorities grow as severity falls: write when at or below the threshold.
-        guard level.rawValue <= threshold.load(ordering: .relaxed) else { return nil }
+        guard logs(priority: level.rawValue) else { return nil }
         // The journal stamps lines itself; a plain log file needs the time on each line.
         return toJournal
             ? "<\(level.rawValue)>\(message())\n"

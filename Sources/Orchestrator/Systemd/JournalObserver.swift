@@ -22,8 +22,10 @@ final class JournalObserver: JobObserver {
     }
 
     func eventRecorded(_ event: Event) {
-        let message = EventDescription.message(event)
         let priority = EventDescription.priority(event)
+        // `--log-level` holds for journal entries as for lines: `warning` keeps failures only.
+        guard DaemonLog.logs(priority: priority) else { return }
+        let message = EventDescription.message(event)
         guard useJournal else {
             // The daemon's own log says these already, with more ("orchd 0.1.0 ready: socket
             // ..."); in the journal they stay, as entries with ORCHD_EVENT to search by.
