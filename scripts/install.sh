@@ -5,7 +5,8 @@
 # Installs: $PREFIX/bin/{orchd,orchctl} (PREFIX=/usr/local), /etc/systemd/system/orchd.{service,socket},
 # /etc/systemd/user/orchd.{service,socket} (for `systemctl --user`), a commented
 # /etc/orchd/orchd.conf unless one exists, the manual pages orchctl(1), orchd(8) and orchd.conf(5) in
-# $PREFIX/share/man, and completions for bash, zsh and fish in $PREFIX/share.
+# $PREFIX/share/man, and completions for bash, zsh and fish in $PREFIX/share; without DESTDIR,
+# it also creates the empty system group orchd (the default admin-group) if there is none.
 # Where systemd runs (PID 1), orchd.service is enabled and started: it must run from boot so
 # queued jobs run without waiting for a client. orchd.socket is installed but not enabled;
 # `systemctl enable --now orchd.socket` adds it (systemd then holds the socket, and clients
@@ -52,6 +53,11 @@ install -d -m 0755 "$bindir" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/systemd
 install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd/system/"
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
 [ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
+# The admin group (admin-group, default orchd), empty, as Debian's packages make theirs: adding
+# an admin is then one usermod, and orchd does not warn at every start that it does not exist.
+if [ -z "$DESTDIR" ] && ! getent group orchd >/dev/null; then
+    groupadd --system orchd
+fi
 
 # Manual pages (generated from the command tables; see man/) and shell completions, written
 # by the orchctl being installed so they match its commands.
