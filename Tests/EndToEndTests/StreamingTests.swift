@@ -187,6 +187,28 @@ struct StreamingTests {
         #expect(errors.contains("resume with --since \(seqs.count)"), "\(errors)")
     }
 
+    @Test("a backlog read slowly while retention trims the events after what it printed ends with the error, never a silent gap")
+    func backlogBehindRetention() throws {
+        let daemon = try TestDaemon(arguments: ["--event-retention", "10000"])
+        let failed = try daemon.orchctl(["submit", "--wait", "--", "false"]).line
+        // About 2.4 MB of events, more than the reader's pipe, its socket and orchd's outbox
+        // hold, so the backlog's later pages wait for the reader.
+        let first = try daemon.orchctl(["submit", "--after", failed, "--batch", "-"], input: String(repeating: "true\n", count: 9_900))
+        #expect(first.status == 0, "\(first.standardError)")
+        let reader = try PacedReader(daemon, ["events", "--since", "0"])
+        var text = reader.read(upTo: 4096)
+        // Meanwhile the log is trimmed far past what the reader has been sent.
+        let second = try daemon.orchctl(["submit", "--after", failed, "--batch", "-"], input: String(repeating: "true\n", count: 30_000))
+        #expect(second.status == 0, "\(second.standardError)")
+        reader.readAll(inPiecesOf: 65536) { text += $0 }
+        let (status, errors) = reader.finish()
+        #expect(status == 1, "\(errors)")
+        let seqs = try Self.seqs(text)
+        let whole = seqs == Array(1...Int64(seqs.count))
+        #expect(whole, "every event up to the gap once, in order: \(seqs.count) events, \(seqs.first ?? 0) to \(seqs.last ?? 0)")
+        #expect(errors.contains("--event-retention") && errors.contains("resume with --since \(seqs.count)"), "\(errors)")
+    }
+
     @Test("wait on 5,000 IDs in one call prints every job")
     func waitOnThousands() throws {
         let daemon = try TestDaemon()

@@ -43,9 +43,9 @@ extension Scheduler {
     ///   - whenReady: calls its closure once the reader has room for the next page of the
     ///     backlog (``VarlinkResponder/whenReady(_:)``).
     ///   - isBackedUp: whether a live subscriber's reader has fallen behind: it then leaves the
-    ///     live list and catches up from the log (``catchUp(after:queue:jobID:caller:stream:)``).
-    ///   - drop: ends a live stream whose reader fell so far behind that retention trimmed
-    ///     events it had not been sent, with the last event it was sent.
+    ///     live list and catches up from the log (``sendBacklog(after:follow:queue:jobID:caller:pending:resumed:stream:)``).
+    ///   - drop: ends a stream whose reader fell so far behind that retention trimmed events
+    ///     it had not been sent, with the last event it was sent.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller = .root,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
@@ -57,10 +57,29 @@ extension Scheduler {
         sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
     }
 
+    /// Sends a subscriber the retained events after `cursor` that it may see, a page per turn
+    /// of the control queue, each once its reader has room; with `follow`, adds it to the live
+    /// list in the turn of the last page. The same path serves a live subscriber that fell
+    /// behind (a burst of events larger than its connection holds, or a reader that paused):
+    /// it leaves the live list and comes back here after the last event it was sent, so a
+    /// reader that keeps reading misses nothing and sees nothing twice.
+    /// - Parameters:
+    ///   - pending: the previous page's last event, held back so that, without follow, the
+    ///     last event sent can say it is last.
+    ///   - resumed: the reader has had every event through `cursor` (`pending` aside): events
+    ///     after it that retention trimmed meanwhile (`--event-retention`) are a gap, and its
+    ///     stream ends with `SubscriberTooSlow`, naming where to resume, rather than skip them.
+    ///     `false` for a new subscription's first page, which starts at the oldest event
+    ///     retained after `since`.
     func sendBacklog(
-        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller, pending: Event?, stream: EventStream
+        after cursor: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller, pending: Event?,
+        resumed: Bool = false, stream: EventStream
     ) {
         let send = stream.send
+        if resumed, cursor < eventLogTrimmedThrough {
+            if let pending, !send(pending, false) { return }
+            return stream.drop(pending?.seq ?? cursor)
+        }
         let page: [Event]
         do {
             page = try eventLog.events(after: cursor, through: lastDeliveredSeq, queue: queue, jobID: jobID, limit: 500)
@@ -69,7 +88,6 @@ extension Scheduler {
             _ = send(nil, true)
             return
         }
-        // One event is held back so that, without follow, the last one can say it is last.
         var held = pending
         for event in page where EventSubscriber.shows(event, to: caller) {
             if let previous = held, !send(previous, false) { return }
@@ -81,7 +99,9 @@ extension Scheduler {
             // The next page once the reader has read most of this one.
             stream.whenReady { [self] in
                 later {
-                    $0.sendBacklog(after: next, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: carried, stream: stream)
+                    $0.sendBacklog(
+                        after: next, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: carried, resumed: true,
+                        stream: stream)
                 }
             }
             return
@@ -91,13 +111,16 @@ extension Scheduler {
             var lastSent = held?.seq ?? cursor
             subscribers.append(EventSubscriber(queue: queue, jobID: jobID, caller: caller) { [weak self] event in
                 guard !stream.isBackedUp() else {
-                    // Behind by a burst (a batch's submits) or a reader that paused: off the
-                    // live list, and back to the log once the reader has room, rather than
-                    // queueing live events for it without bound.
+                    // Off the live list, and back to the log once the reader has room, rather
+                    // than queueing live events for it without bound.
                     guard let scheduler = self else { return false }
                     let resumeAfter = lastSent
                     stream.whenReady { [weak scheduler] in
-                        scheduler?.later { $0.catchUp(after: resumeAfter, queue: queue, jobID: jobID, caller: caller, stream: stream) }
+                        scheduler?.later {
+                            $0.sendBacklog(
+                                after: resumeAfter, follow: true, queue: queue, jobID: jobID, caller: caller, pending: nil,
+                                resumed: true, stream: stream)
+                        }
                     }
                     return false
                 }
@@ -107,17 +130,6 @@ extension Scheduler {
         } else {
             _ = send(held, true)
         }
-    }
-
-    /// Serves a live subscriber that fell behind from the log, after the last event it was
-    /// sent, a page at a time as it reads, until it rejoins the live list with the last
-    /// page (``sendBacklog(after:follow:queue:jobID:caller:pending:stream:)``): a reader
-    /// that keeps reading misses no event, however large the burst. Events it had not been
-    /// sent that retention trimmed meanwhile (`--event-retention`) cannot be served: its
-    /// stream ends with `SubscriberTooSlow`, saying where to resume.
-    func catchUp(after lastSent: Int64, queue: QueueName?, jobID: JobID?, caller: Caller, stream: EventStream) {
-        guard lastSent >= eventLogTrimmedThrough else { return stream.drop(lastSent) }
-        sendBacklog(after: lastSent, follow: true, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
     }
 
     /// Answers once the queue has no waiting, queued or running job (at once when it has none).
