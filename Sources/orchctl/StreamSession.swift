@@ -11,8 +11,8 @@ import Glibc
 /// stream is meant to end, so they end it quietly, as a success.
 ///
 /// The stream blocks in read(2) on orchd's socket for as long as no event comes, so it runs on
-/// another thread while this one waits for the first of the three endings. Signals arrive as
-/// events on a dispatch source, not in a handler; SIGPIPE is ignored so a write to a closed
+/// another thread while this one waits for the first of the three endings. SIGINT is taken by
+/// a thread waiting in sigwait(3), not in a handler; SIGPIPE is ignored so a write to a closed
 /// pipe fails with `EPIPE` instead of killing the process. On an early end the stream's
 /// thread is left blocked and ends with the process.
 enum StreamSession {
@@ -50,9 +50,20 @@ enum StreamSession {
         signal(SIGINT, SIG_IGN)
         let ending = Ending()
 
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { ending.finish(.success(())) }
-        interrupt.resume()
+        // SIGINT is taken with sigwait(3), not through a dispatch source, which handed it over
+        // half a second late: blocked here (dispatch's own threads block it already), it stays
+        // pending, ignored disposition or not, until the waiting thread takes it.
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &interrupt, nil)
+        DispatchQueue.global().async {
+            var interrupt = sigset_t()
+            sigemptyset(&interrupt)
+            sigaddset(&interrupt, SIGINT)
+            var number: Int32 = 0
+            if sigwait(&interrupt, &number) == 0 { ending.finish(.success(())) }
+        }
 
         DispatchQueue.global().async {
             if waitForReaderToGo(outputDescriptor) { ending.finish(.success(())) }
@@ -60,9 +71,7 @@ enum StreamSession {
         DispatchQueue.global().async {
             ending.finish(Result { () throws(CommandFailure) in try body() })
         }
-        let result = ending.wait()
-        interrupt.cancel()
-        try result.get()
+        try ending.wait().get()
     }
 
     /// Blocks until `fd` reports an error or hang-up: for the write end of a pipe, that its

@@ -37,6 +37,20 @@ struct EventTests {
         #expect(replayed.last?.result == "failed" && replayed.last?.exitCode == 4)
     }
 
+    @Test("events --follow ends quietly at SIGINT (Ctrl-C), with exit status 0")
+    func followEndsAtInterrupt() throws {
+        let daemon = try TestDaemon()
+        _ = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        let stream = try OrchctlStream(daemon, ["events", "--follow"], captureErrors: true)
+        defer { stream.stop() }
+        // Following: the backlog's last event has come.
+        while let line = stream.nextLine(), !line.contains("\"kind\":\"finished\"") {}
+        kill(stream.process.processIdentifier, SIGINT)
+        #expect(stream.rest() != nil, "orchctl ended its output")
+        #expect(stream.exitStatus() == 0)
+        #expect(stream.nextErrorLine(timeout: 1) == nil, "nothing on standard error")
+    }
+
     @Test("wait --queue Q --drained returns once the queue's last job finishes, not before")
     func waitDrained() throws {
         let daemon = try TestDaemon()

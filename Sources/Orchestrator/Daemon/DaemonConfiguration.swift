@@ -150,7 +150,7 @@ public struct DaemonConfiguration: CommandOptions {
             \.syncInterval, "sync-interval", "span", kind: .timeSpanIn(.milliseconds(1) ... .seconds(3600)),
             help: "With --sync interval, the longest a committed change waits for its fsync.", default: "100ms"),
         OptionBinding(
-            spec: .value("log-level", "level", kind: .choice(["debug", "info", "warning", "error"]), help: "The lowest level logged.", default: "info")
+            spec: .value("log-level", "level", kind: .choice(["debug", "info", "warning", "error"]), help: "The lowest level logged: debug, info, warning or error; job events are info, those of jobs that failed warning.", default: "info")
         ) { configuration, value in
             configuration.logLevel = choice(value, DaemonLog.Level.init(name:))
         },
