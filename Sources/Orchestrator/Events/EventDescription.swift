@@ -14,6 +14,9 @@ enum EventDescription {
             return "\(subject) \(verb): \(outcome)\(event.kind == .retrying ? "; will retry" : "")"
         case .started:
             return "\(subject) started (attempt \(event.attempt ?? 1))"
+        case .submitted where event.result != nil:
+            // Recorded finished as it was submitted (a dependency had already failed).
+            return "\(subject) submitted and finished at once: \(event.result ?? "")"
         case .queuePaused: return "\(subject) paused"
         case .queueResumed: return "\(subject) resumed"
         case .queueDrained: return "\(subject) drained"

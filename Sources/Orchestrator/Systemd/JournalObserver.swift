@@ -30,7 +30,7 @@ final class JournalObserver: JobObserver {
             // The daemon's own log says these already, with more ("orchd 0.1.0 ready: socket
             // ..."); in the journal they stay, as entries with ORCHD_EVENT to search by.
             if event.kind == .daemonReady || event.kind == .daemonStopping { return }
-            if let line = DaemonLog.line(priority <= 4 ? .warning : .info, { message }) {
+            if let line = DaemonLog.line(DaemonLog.Level(rawValue: priority) ?? (priority <= 4 ? .warning : .info), { message }) {
                 pendingLines.withLock { $0.append(contentsOf: line.utf8) }
             }
             return
