@@ -53,14 +53,10 @@ enum StreamSession {
         // SIGINT is taken with sigwait(3), not through a dispatch source, which handed it over
         // half a second late: blocked here (dispatch's own threads block it already), it stays
         // pending, ignored disposition or not, until the waiting thread takes it.
-        var interrupt = sigset_t()
-        sigemptyset(&interrupt)
-        sigaddset(&interrupt, SIGINT)
+        var interrupt = interruptSet()
         pthread_sigmask(SIG_BLOCK, &interrupt, nil)
         DispatchQueue.global().async {
-            var interrupt = sigset_t()
-            sigemptyset(&interrupt)
-            sigaddset(&interrupt, SIGINT)
+            var interrupt = interruptSet()
             var number: Int32 = 0
             if sigwait(&interrupt, &number) == 0 { ending.finish(.success(())) }
         }
@@ -72,6 +68,14 @@ enum StreamSession {
             ending.finish(Result { () throws(CommandFailure) in try body() })
         }
         try ending.wait().get()
+    }
+
+    /// The set holding SIGINT alone.
+    private static func interruptSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        return set
     }
 
     /// Blocks until `fd` reports an error or hang-up: for the write end of a pipe, that its

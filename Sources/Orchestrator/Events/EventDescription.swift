@@ -5,6 +5,8 @@ enum EventDescription {
     /// One line, e.g. `job 7 finished: failed(3)` or `queue builds drained`.
     static func message(_ event: Event) -> String {
         let subject = event.jobId.map { "job \($0)" } ?? event.queue.map { "queue \($0)" } ?? "orchd"
+        // Recorded finished as it was submitted (a dependency had already failed).
+        if event.kind == .submitted, let result = event.result { return "\(subject) submitted and finished at once: \(result)" }
         switch event.kind {
         case .finished, .cancelled, .retrying:
             var outcome = event.result ?? event.kind.rawValue
@@ -14,9 +16,6 @@ enum EventDescription {
             return "\(subject) \(verb): \(outcome)\(event.kind == .retrying ? "; will retry" : "")"
         case .started:
             return "\(subject) started (attempt \(event.attempt ?? 1))"
-        case .submitted where event.result != nil:
-            // Recorded finished as it was submitted (a dependency had already failed).
-            return "\(subject) submitted and finished at once: \(event.result ?? "")"
         case .queuePaused: return "\(subject) paused"
         case .queueResumed: return "\(subject) resumed"
         case .queueDrained: return "\(subject) drained"
@@ -26,13 +25,14 @@ enum EventDescription {
         }
     }
 
-    /// The syslog priority (sd-daemon(3)): 3 for a job that could not start, 4 for a job that
-    /// did not succeed, 6 otherwise.
-    static func priority(_ event: Event) -> Int {
+    /// How serious it is: `error` for a job that could not start, `warning` for a job that did
+    /// not succeed, `info` otherwise; the level's raw value is its syslog priority
+    /// (sd-daemon(3)), which a journal entry carries.
+    static func level(_ event: Event) -> DaemonLog.Level {
         switch event.result {
-        case "spawn_failed": 3
-        case "failed", "signaled", "timed_out", "interrupted", "dependency_failed": event.kind == .retrying ? 6 : 4
-        default: 6
+        case "spawn_failed": .error
+        case "failed", "signaled", "timed_out", "interrupted", "dependency_failed": event.kind == .retrying ? .info : .warning
+        default: .info
         }
     }
 }

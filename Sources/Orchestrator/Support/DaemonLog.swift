@@ -41,10 +41,11 @@ public enum DaemonLog {
         threshold.store(level.rawValue, ordering: .relaxed)
     }
 
-    /// Whether a message of syslog `priority` (3 error ... 7 debug) is written at the level in
-    /// force: for messages that go out another way than ``line(_:_:)``, such as journal entries.
-    static func logs(priority: Int) -> Bool {
-        priority <= threshold.load(ordering: .relaxed)
+    /// Whether a message at `level` is written at the level in force: also for messages that
+    /// go out another way than ``line(_:_:)``, such as journal entries.
+    static func logs(_ level: Level) -> Bool {
+        // Syslog priorities grow as severity falls: written when at or below the threshold.
+        level.rawValue <= threshold.load(ordering: .relaxed)
     }
 
     public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
@@ -61,8 +62,7 @@ public enum DaemonLog {
     /// included, or `nil` when `level` is below the threshold; for a caller that gathers many
     /// lines into one ``write(lines:)``.
     static func line(_ level: Level, _ message: () -> String) -> String? {
-        // Syslog priorities grow as severity falls: write when at or below the threshold.
-        guard logs(priority: level.rawValue) else { return nil }
+        guard logs(level) else { return nil }
         // The journal stamps lines itself; a plain log file needs the time on each line.
         return toJournal
             ? "<\(level.rawValue)>\(message())\n"

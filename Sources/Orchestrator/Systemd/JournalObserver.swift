@@ -22,20 +22,20 @@ final class JournalObserver: JobObserver {
     }
 
     func eventRecorded(_ event: Event) {
-        let priority = EventDescription.priority(event)
+        let level = EventDescription.level(event)
         // `--log-level` holds for journal entries as for lines: `warning` keeps failures only.
-        guard DaemonLog.logs(priority: priority) else { return }
+        guard DaemonLog.logs(level) else { return }
         let message = EventDescription.message(event)
         guard useJournal else {
             // The daemon's own log says these already, with more ("orchd 0.1.0 ready: socket
             // ..."); in the journal they stay, as entries with ORCHD_EVENT to search by.
             if event.kind == .daemonReady || event.kind == .daemonStopping { return }
-            if let line = DaemonLog.line(DaemonLog.Level(rawValue: priority) ?? (priority <= 4 ? .warning : .info), { message }) {
+            if let line = DaemonLog.line(level, { message }) {
                 pendingLines.withLock { $0.append(contentsOf: line.utf8) }
             }
             return
         }
-        let fields = Self.fields(of: event, message: message, priority: priority)
+        let fields = Self.fields(of: event, message: message, priority: level.rawValue)
         // sd_journal_sendv takes the fields as iovecs; each must stay alive for the call.
         let buffers = fields.map { Array($0.utf8) }
         var iovecs: [iovec] = []

@@ -486,6 +486,21 @@ extension JSONByteReader {
         return ok ? members : nil
     }
 
+    /// An object read for its member `name` alone, every other member skipped, as a
+    /// `Decodable` with that one stored property decodes it (the replies that orchctl reads
+    /// for one part, such as a reply's `jobs`).
+    /// - Returns: the member's value as `read` takes it; `nil` (give up) when the member is
+    ///   missing or `null`, `read` does not take it, or the text is not such an object (a key
+    ///   given twice included).
+    mutating func member<Value>(_ name: String, _ read: (inout JSONByteReader) -> Value?) -> Value? {
+        var value: Value?
+        let ok = object { key, reader in
+            guard key == name else { return reader.skipValue() }
+            return reader.required(&value, read)
+        }
+        return ok ? value : nil
+    }
+
     /// A member that must be present and not `null`: read by `read` into `value`; `false`
     /// (give up) when it does not take the value.
     mutating func required<Value>(_ value: inout Value?, _ read: (inout JSONByteReader) -> Value?) -> Bool {

@@ -334,28 +334,14 @@ public enum JobsInterface {
 
             /// Reads `{"id": N, ...}` (other members skipped), or gives up (`nil`).
             static func read(_ reader: inout JSONByteReader) -> IdentifiedJob? {
-                var id: Int64?
-                let ok = reader.object { key, reader in
-                    guard key == "id" else { return reader.skipValue() }
-                    id = reader.integer()
-                    return id != nil
-                }
-                guard ok, let id else { return nil }
-                return IdentifiedJob(id: JobID(rawValue: id))
+                reader.member("id") { $0.integer() }.map { IdentifiedJob(id: JobID(rawValue: $0)) }
             }
         }
 
         /// Reads `{"job": {"id": N, ...}, ...}` as the `Decodable` conformance does (other
         /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDReply? {
-            var job: IdentifiedJob?
-            let ok = reader.object { key, reader in
-                guard key == "job" else { return reader.skipValue() }
-                job = IdentifiedJob.read(&reader)
-                return job != nil
-            }
-            guard ok, let job else { return nil }
-            return JobIDReply(job: job)
+            reader.member("job", IdentifiedJob.read).map(JobIDReply.init(job:))
         }
     }
 
@@ -432,7 +418,7 @@ public enum JobsInterface {
         /// Reads `{"jobs": [{"id": N, ...}, ...]}` as the `Decodable` conformance does (other
         /// members skipped), or gives up (`nil`) on anything else, a key given twice included.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobIDsReply? {
-            readJobs(&reader, JobIDReply.IdentifiedJob.read).map(JobIDsReply.init(jobs:))
+            reader.member("jobs") { $0.list(JobIDReply.IdentifiedJob.read) }.map(JobIDsReply.init(jobs:))
         }
     }
 
@@ -492,7 +478,7 @@ public enum JobsInterface {
         /// `Decodable` conformance does (other members skipped), or gives up (`nil`): a key
         /// given twice, a number that does not fit, a time that is not RFC 3339.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobStartsReply? {
-            readJobs(&reader, readJob).map(JobStartsReply.init(jobs:))
+            reader.member("jobs") { $0.list(readJob) }.map(JobStartsReply.init(jobs:))
         }
 
         private static func readJob(_ reader: inout JSONByteReader) -> JobStart? {
@@ -565,7 +551,7 @@ public enum JobsInterface {
         /// conformance does (other members skipped), or gives up (`nil`): a key given twice, a
         /// number that does not fit, an unknown state or result.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobEndsReply? {
-            readJobs(&reader, readJob).map(JobEndsReply.init(jobs:))
+            reader.member("jobs") { $0.list(readJob) }.map(JobEndsReply.init(jobs:))
         }
 
         private static func readJob(_ reader: inout JSONByteReader) -> JobEnd? {
@@ -584,19 +570,6 @@ public enum JobsInterface {
         }
     }
 
-    /// The `jobs` array of a reply object (other members skipped), each element read by
-    /// `element`; `nil` when it or any element is not taken.
-    private static func readJobs<Element>(
-        _ reader: inout JSONByteReader, _ element: (inout JSONByteReader) -> Element?
-    ) -> [Element]? {
-        var jobs: [Element]?
-        let ok = reader.object { key, reader in
-            guard key == "jobs" else { return reader.skipValue() }
-            jobs = reader.list(element)
-            return jobs != nil
-        }
-        return ok ? jobs : nil
-    }
 
     /// A reply carrying several jobs.
     public struct JobsReply: Codable, Sendable {
@@ -608,7 +581,7 @@ public enum JobsInterface {
         /// Reads `{"jobs": [...]}` as the `Decodable` conformance does (other members skipped),
         /// or gives up (`nil`) on anything else (``Job/read(_:)``).
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobsReply? {
-            readJobs(&reader, Job.read).map(JobsReply.init(jobs:))
+            reader.member("jobs") { $0.list(Job.read) }.map(JobsReply.init(jobs:))
         }
     }
 

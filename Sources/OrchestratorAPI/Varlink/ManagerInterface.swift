@@ -92,13 +92,7 @@ public enum ManagerInterface {
         /// Reads `{"jobs": {...}, ...}` as the `Decodable` conformance does (other members
         /// skipped), or gives up (`nil`) on anything else.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobCountsReply? {
-            var jobs: JobCounts?
-            let ok = reader.object { key, reader in
-                guard key == "jobs" else { return reader.skipValue() }
-                return reader.required(&jobs, JobCounts.read)
-            }
-            guard ok, let jobs else { return nil }
-            return JobCountsReply(jobs: jobs)
+            reader.member("jobs", JobCounts.read).map(JobCountsReply.init(jobs:))
         }
     }
 

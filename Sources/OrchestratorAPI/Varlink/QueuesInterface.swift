@@ -205,13 +205,7 @@ public enum QueuesInterface {
         /// Reads `{"queue": {...}}` as the `Decodable` conformance does (other members
         /// skipped), or gives up (`nil`) on anything else (``QueueInfo/read(_:)``).
         @Sendable public static func read(_ reader: inout JSONByteReader) -> QueueReply? {
-            var queue: QueueInfo?
-            let ok = reader.object { key, reader in
-                guard key == "queue" else { return reader.skipValue() }
-                return reader.required(&queue, QueueInfo.read)
-            }
-            guard ok, let queue else { return nil }
-            return QueueReply(queue: queue)
+            reader.member("queue", QueueInfo.read).map(QueueReply.init(queue:))
         }
     }
 
@@ -225,13 +219,7 @@ public enum QueuesInterface {
         /// Reads `{"queues": [...]}` as the `Decodable` conformance does (other members
         /// skipped), or gives up (`nil`) on anything else (``QueueInfo/read(_:)``).
         @Sendable public static func read(_ reader: inout JSONByteReader) -> QueuesReply? {
-            var queues: [QueueInfo]?
-            let ok = reader.object { key, reader in
-                guard key == "queues" else { return reader.skipValue() }
-                return reader.required(&queues) { $0.list(QueueInfo.read) }
-            }
-            guard ok, let queues else { return nil }
-            return QueuesReply(queues: queues)
+            reader.member("queues") { $0.list(QueueInfo.read) }.map(QueuesReply.init(queues:))
         }
     }
 
