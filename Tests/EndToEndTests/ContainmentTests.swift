@@ -321,6 +321,34 @@ struct ContainmentTests {
     @Test("process-group: cancel tears down a setsid'ed process found by its ORCHD_JOB_ID")
     func fallbackCancel() throws { try cancelTearsDownEscapedProcess(mode: "process-group") }
 
+    @Test("process-group: cancel tears down a chain of processes each starting the next in a new session and exiting, which ignore SIGTERM")
+    func fallbackCancelHopChain() throws {
+        let fixture = try Fixture(mode: "process-group", arguments: ["--kill-grace", "1s"])
+        let directory = fixture.daemon.directory
+        // Each link logs its pid, starts the next in a new session and exits at once, so the
+        // chain's one live process is forever moving: a look that catches it handing its
+        // successor over to orchd finds nothing. The stop file ends a chain that escaped.
+        let hop = directory + "/hop.sh"
+        try "trap '' TERM\n[ -e \(directory)/stop ] && exit 0\necho $$ >> \(directory)/hops\nsetsid sh \(hop) &\n"
+            .write(toFile: hop, atomically: true, encoding: .utf8)
+        defer { _ = creat(directory + "/stop", 0o600) }
+        // A hand-over is missed now and then, so the chain is torn down several times.
+        for round in 1...3 {
+            let marker = try ReadyMarker(path: directory + "/hopping-\(round)")
+            let script = "setsid sh \(hop) & while [ ! -s \(directory)/hops ]; do sleep 0.01; done; echo go > \(marker.path); sleep 900"
+            let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+            _ = try #require(marker.read())
+            #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+            let waited = try fixture.daemon.orchctl(["wait", id])
+            #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+            // Every process is in /proc whatever its parent, so this scan misses no link.
+            let left = fixture.leftovers
+            #expect(left.isEmpty, "round \(round): the chain outlived its job: \(left)")
+            guard left.isEmpty else { return }
+            unlink(directory + "/hops")
+        }
+    }
+
     @Test("process-group: --timeout tears down a setsid'ed process found by its ORCHD_JOB_ID")
     func fallbackTimeout() throws { try timeoutTearsDownEscapedProcess(mode: "process-group") }
 

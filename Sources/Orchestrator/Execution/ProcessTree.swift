@@ -19,7 +19,7 @@ enum ProcessTree {
         for task in ProcStat.entryNames(of: "\(procRoot)/\(process)/task") {
             guard let bytes = ProcStat.readFile("\(procRoot)/\(process)/task/\(task)/children") else { continue }
             readAny = true
-            pids += bytes.split(separator: UInt8(ascii: " ")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
+            pids += Self.pids(in: bytes)
         }
         return readAny ? pids : nil
     }
@@ -36,21 +36,53 @@ enum ProcessTree {
     /// `CONFIG_PROC_CHILDREN`): an empty tree there would hide every escaped process.
     static func daemonDescendants() -> [Int32]? {
         guard cposix_is_child_subreaper() == 1 else { return nil }
-        return descendants(of: "self")
+        return descendants(of: "self", orphansArriveAt: getpid())
     }
 
     /// Every live descendant of `process` under `procRoot`, or `nil` when its own `children`
     /// files cannot be read.
-    static func descendants(of process: String, procRoot: String = "/proc") -> [Int32]? {
-        guard var next = readChildren(of: process, procRoot: procRoot) else { return nil }
+    ///
+    /// The files are read one after another, not at one instant. A process whose parent
+    /// exits while they are read is handed over to the subreaper (`process`, when it is one)
+    /// after the subreaper's list was read and before its parent's is: it is in neither. The
+    /// kernel gives orphans to the subreaper's first live thread, its main thread, whose
+    /// list is read again after the walk, and what arrived there walked too, until nothing
+    /// new arrives (at most ``mostOrphanRereads`` times). A chain of processes each starting
+    /// the next and exiting at once is so found at every look, not at most of them.
+    /// - Parameters:
+    ///   - process: `self` or a pid, under `procRoot`.
+    ///   - orphansArriveAt: the thread whose children list receives `process`'s orphans
+    ///     (its main thread's id, its pid), when it is a subreaper; `nil`: not read again.
+    static func descendants(of process: String, procRoot: String = "/proc", orphansArriveAt mainThread: Int32? = nil) -> [Int32]? {
+        guard let top = readChildren(of: process, procRoot: procRoot) else { return nil }
         var found: [Int32] = []
         var seen: Set<Int32> = []
-        while let pid = next.popLast() {
-            // A pid read twice (one that ended and was reused meanwhile) is looked at once.
-            guard seen.insert(pid).inserted else { continue }
-            found.append(pid)
-            next += readChildren(of: String(pid), procRoot: procRoot) ?? []
+        func walk(from start: [Int32]) {
+            var next = start
+            while let pid = next.popLast() {
+                // A pid read twice (one that ended and was reused meanwhile) is looked at once.
+                guard seen.insert(pid).inserted else { continue }
+                found.append(pid)
+                next += readChildren(of: String(pid), procRoot: procRoot) ?? []
+            }
+        }
+        walk(from: top)
+        guard let mainThread else { return found }
+        for _ in 0..<mostOrphanRereads {
+            guard let bytes = ProcStat.readFile("\(procRoot)/\(process)/task/\(mainThread)/children") else { break }
+            let arrived = pids(in: bytes).filter { !seen.contains($0) }
+            if arrived.isEmpty { break }
+            walk(from: arrived)
         }
         return found
+    }
+
+    /// How many times one walk reads the subreaper's list again for orphans that arrived
+    /// during it: a bound for processes that exit faster than they can be walked.
+    static let mostOrphanRereads = 32
+
+    /// The pids in a `children` file: decimal numbers separated by spaces.
+    private static func pids(in bytes: [UInt8]) -> [Int32] {
+        bytes.split(separator: UInt8(ascii: " ")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
     }
 }

@@ -74,7 +74,7 @@ actor TeardownRun {
     /// Ends the run now if nothing of the group is left.
     func mainProcessExited() {
         guard completion != nil else { return }
-        if target.isGone { return finish() }
+        if target.isGone { return finishOnceGone() }
         // Members signalled with the leader may still be dying: watch them by pidfd and end
         // the grace early once they are gone, instead of waiting it out. (A cgroup's
         // emptiness arrives as targetEmptied().)
@@ -101,7 +101,9 @@ actor TeardownRun {
         cancelExitWatches()
         guard completion != nil else { return }
         while nextStep < steps.count {
-            if target.isGone { break }
+            // Without a cgroup one look that finds nothing is not proof (finishOnceGone()):
+            // the step's signal goes out anyway, to whatever its own look finds.
+            if target.cgroup != nil, target.isGone { break }
             let step = steps[nextStep]
             nextStep += 1
             switch step {
@@ -125,7 +127,8 @@ actor TeardownRun {
     /// Waits (by pidfd; pidfd_open(2) works for non-children too) until the live members
     /// exit, then ends the run once nothing of the target is left. During a `.wait` step the
     /// step's timer caps it; after the last step (signals are in flight, but delivery is
-    /// asynchronous), ``exitWaitLimit`` does, so the run ends with the group down.
+    /// asynchronous), ``exitWaitLimit`` does, counted from the last look that found a member
+    /// not yet signalled: a job that goes on starting processes is stopped, not given up on.
     private func awaitMembersExit() {
         if target.isGone { return finishOnceGone() }
         if timer == nil {
@@ -150,7 +153,12 @@ actor TeardownRun {
         // processes each starting the next in a new session is stopped by the first look
         // that sees it, not only by the one at the step.
         if nextStep >= steps.count, case .signal(let last)? = steps.last {
-            for pid in members.all where signalledAfterLastStep.insert(pid).inserted { kill(pid, last) }
+            var signalledNew = false
+            for pid in members.all where signalledAfterLastStep.insert(pid).inserted {
+                kill(pid, last)
+                signalledNew = true
+            }
+            if signalledNew { timer?.schedule(deadline: .now() + Self.exitWaitLimit.dispatchInterval) }
         }
         for pid in members.all.prefix(Self.mostWatchedMembers) {
             let pidfd = cposix_pidfd_open(pid)
@@ -179,23 +187,32 @@ actor TeardownRun {
         }
     }
 
-    /// Ends the run, its target having been found gone; within the grace (steps still to
-    /// come) a target without a cgroup must be found gone once more, ``goneConfirmationDelay``
-    /// later, and no process may have left the job's process group since the first look. A
-    /// scan can miss a process whose parent is exiting and handing it over to orchd (for that
+    /// Ends the run, its target having been found gone; a target without a cgroup must be
+    /// found gone once more, ``goneConfirmationDelay`` later, and within the grace (steps still
+    /// to come) no process may have left the job's process group since the first look. A scan
+    /// can miss a process whose parent is exiting and handing it over to orchd (for that
     /// moment it is in neither's list of children): a chain of such processes, each starting
     /// the next in a new session, would otherwise end its job's grace early and never get the
-    /// SIGKILL that follows it. Such a job waits out its grace, as without this early end. A
-    /// cgroup's `populated 0` misses nothing.
+    /// SIGKILL that follows it, or outlive that SIGKILL. Such a job waits out its grace, as
+    /// without this early end, and after the last step each look signals what it finds until
+    /// two looks find nothing. A cgroup's `populated 0` misses nothing.
     private func finishOnceGone() {
-        guard target.cgroup == nil, nextStep < steps.count else { return finish() }
-        guard !confirmingGone, !escapersAppeared else { return }
+        guard target.cgroup == nil else { return finish() }
+        guard !confirmingGone else { return }
         confirmingGone = true
+        // Looked at again either way: a job whose processes went on leaving its group keeps
+        // being looked at until its grace ends, so that what it starts is watched and gets
+        // the next step's signal.
         queue.asyncAfter(deadline: .now() + Self.goneConfirmationDelay) { [weak self] in
             self?.assumeIsolated { run in
                 run.confirmingGone = false
                 guard run.completion != nil, run.exitWatches.isEmpty else { return }
-                if run.target.isGone { run.finish() } else { run.awaitMembersExit() }
+                let withinGrace = run.nextStep < run.steps.count
+                if run.target.isGone && !(withinGrace && run.escapersAppeared) {
+                    run.finish()
+                } else {
+                    run.awaitMembersExit()
+                }
             }
         }
     }
