@@ -46,6 +46,26 @@ struct ContainmentTests {
             "setsid sh -c 'echo $$ > \(marker); exec sleep 900' & \(then)"
         }
 
+        /// Writes a script that logs its pid to `hops` in the daemon's directory, starts itself
+        /// again in a new session and exits at once, ignoring SIGTERM: a chain whose one live
+        /// process is forever moving, so that a look catching it handing its successor over
+        /// to its new parent finds nothing. A `stop` file beside it ends the chain.
+        /// - Returns: a job script that starts the chain and, once the first link has logged,
+        ///   writes to `marker` and sleeps.
+        func hopChainScript(marker: String) throws -> String {
+            let directory = daemon.directory
+            let hop = directory + "/hop.sh"
+            try "trap '' TERM\n[ -e \(directory)/stop ] && exit 0\necho $$ >> \(directory)/hops\nsetsid sh \(hop) &\n"
+                .write(toFile: hop, atomically: true, encoding: .utf8)
+            unlink(directory + "/hops")
+            return "setsid sh \(hop) & while [ ! -s \(directory)/hops ]; do sleep 0.01; done; echo go > \(marker); sleep 900"
+        }
+
+        /// Ends any chain of ``hopChainScript(marker:)`` at its next link.
+        func stopHopChain() {
+            _ = creat(daemon.directory + "/stop", 0o600)
+        }
+
         /// Whether the process is gone (or a zombie waiting to be reaped).
         func isGone(_ pid: Int32) -> Bool {
             ProcessGroup(id: pid).isGone
@@ -324,19 +344,11 @@ struct ContainmentTests {
     @Test("process-group: cancel tears down a chain of processes each starting the next in a new session and exiting, which ignore SIGTERM")
     func fallbackCancelHopChain() throws {
         let fixture = try Fixture(mode: "process-group", arguments: ["--kill-grace", "1s"])
-        let directory = fixture.daemon.directory
-        // Each link logs its pid, starts the next in a new session and exits at once, so the
-        // chain's one live process is forever moving: a look that catches it handing its
-        // successor over to orchd finds nothing. The stop file ends a chain that escaped.
-        let hop = directory + "/hop.sh"
-        try "trap '' TERM\n[ -e \(directory)/stop ] && exit 0\necho $$ >> \(directory)/hops\nsetsid sh \(hop) &\n"
-            .write(toFile: hop, atomically: true, encoding: .utf8)
-        defer { _ = creat(directory + "/stop", 0o600) }
+        defer { fixture.stopHopChain() }
         // A hand-over is missed now and then, so the chain is torn down several times.
         for round in 1...3 {
-            let marker = try ReadyMarker(path: directory + "/hopping-\(round)")
-            let script = "setsid sh \(hop) & while [ ! -s \(directory)/hops ]; do sleep 0.01; done; echo go > \(marker.path); sleep 900"
-            let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+            let marker = try ReadyMarker(path: fixture.daemon.directory + "/hopping-\(round)")
+            let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.hopChainScript(marker: marker.path)]).line
             _ = try #require(marker.read())
             #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
             let waited = try fixture.daemon.orchctl(["wait", id])
@@ -345,7 +357,24 @@ struct ContainmentTests {
             let left = fixture.leftovers
             #expect(left.isEmpty, "round \(round): the chain outlived its job: \(left)")
             guard left.isEmpty else { return }
-            unlink(directory + "/hops")
+        }
+    }
+
+    @Test("process-group: after kill -9, the restarted orchd kills a chain of processes each starting the next in a new session")
+    func fallbackRecoveryHopChain() throws {
+        let fixture = try Fixture(mode: "process-group")
+        defer { fixture.stopHopChain() }
+        for round in 1...2 {
+            let marker = try ReadyMarker(path: fixture.daemon.directory + "/hopping-\(round)")
+            let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.hopChainScript(marker: marker.path)]).line
+            _ = try #require(marker.read())
+            fixture.daemon.crash()
+            try fixture.daemon.start()
+            let waited = try fixture.daemon.orchctl(["wait", id])
+            #expect(waited.standardOutput.contains("interrupted"), "\(waited)")
+            let left = fixture.leftovers
+            #expect(left.isEmpty, "round \(round): the chain outlived the daemon's recovery: \(left)")
+            guard left.isEmpty else { return }
         }
     }
 

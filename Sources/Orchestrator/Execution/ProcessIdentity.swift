@@ -29,24 +29,24 @@ enum ProcessIdentity {
         var isHook = false
     }
 
-    /// The process groups holding a process whose environment names this job of this daemon,
-    /// from a scan of `/proc/PID/environ` (proc_pid_environ(5); readable for our own uid, or
-    /// as root). Hook processes are not the job's.
+    /// The process groups holding a process of one of `jobs`, or of any hook run, of this
+    /// daemon (recovery: what a previous incarnation left running, in one look at every
+    /// process). Hook processes count as hooks, not as the job whose event fired them.
+    /// - Parameters:
+    ///   - jobs: the job IDs.
+    ///   - stateDirectory: the daemon's state directory.
     /// - Returns: the process group IDs, each once.
-    static func processGroups(ofJob id: Int64, stateDirectory: String) -> [Int32] {
-        // Every process: a previous daemon's jobs are not this one's descendants.
-        groups(of: processes(of: Job(id: id, stateDirectory: stateDirectory), among: nil))
-    }
-
-    /// The process groups holding a process of any hook run of this daemon (recovery: hooks
-    /// a previous incarnation left running).
-    /// - Parameter stateDirectory: the daemon's state directory.
-    /// - Returns: the process group IDs, each once.
-    static func processGroupsOfHooks(stateDirectory: String) -> [Int32] {
+    static func processGroups(ofJobs jobs: Set<Int64>, orHooksOf stateDirectory: String) -> [Int32] {
+        let jobPrefix = Array("\(jobVariable)=".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(stateDirectory)".utf8)
-        return groups(of: scan(nil) { entries in
-            entries.contains(where: { $0.starts(with: hookPrefix) }) && entries.contains(where: { $0.elementsEqual(directoryEntry) })
+        return groups(of: scan(everyProcess) { entries in
+            guard entries.contains(where: { $0.elementsEqual(directoryEntry) }) else { return false }
+            if entries.contains(where: { $0.starts(with: hookPrefix) }) { return true }
+            guard let entry = entries.first(where: { $0.starts(with: jobPrefix) }),
+                let id = Int64(String(decoding: entry.dropFirst(jobPrefix.count), as: UTF8.self))
+            else { return false }
+            return jobs.contains(id)
         })
     }
 
@@ -57,15 +57,10 @@ enum ProcessIdentity {
     /// - Parameter job: the job or hook run, and daemon.
     /// - Returns: their pids.
     static func processes(of job: Job) -> [Int32] {
-        processes(of: job, among: ProcessTree.daemonDescendants())
-    }
-
-    /// The processes of `job` among `candidates`, or among every process when `nil`.
-    static func processes(of job: Job, among candidates: [Int32]?) -> [Int32] {
         let ownEntry = Array("\(job.isHook ? hookVariable : jobVariable)=\(job.id)".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(job.stateDirectory)".utf8)
-        return scan(candidates) { entries in
+        return scan({ ProcessTree.daemonDescendants() ?? everyProcess() }) { entries in
             guard entries.contains(where: { $0.elementsEqual(ownEntry) }),
                 entries.contains(where: { $0.elementsEqual(directoryEntry) })
             else { return false }
@@ -78,21 +73,35 @@ enum ProcessIdentity {
         Set(pids.map { getpgid($0) }.filter { $0 > 1 }).sorted()
     }
 
-    /// The pids (other than orchd's) among `candidates`, or among every process when `nil`,
-    /// whose environment entries satisfy `matches`.
-    private static func scan(_ candidates: [Int32]?, _ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
+    /// The pids (other than orchd's) among those `list` returns whose environment entries
+    /// satisfy `matches`.
+    ///
+    /// A listing is read before any environment, so a process that exits after it was listed,
+    /// having started another, would be missed with its successor: listed in no look, and a
+    /// chain of processes each starting the next and exiting hides so at many a look. So the
+    /// candidates are listed again after their environments were read, and the new ones read,
+    /// until a listing brings none (at most ``mostListings`` listings): a live successor is in
+    /// the next listing. Newest first: pids are handed out rising.
+    private static func scan(_ list: () -> [Int32], _ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
         var pids: [Int32] = []
-        func look(at pid: Int32) {
-            guard pid > 1, pid != getpid(), let environ = ProcStat.readFile("/proc/\(pid)/environ") else { return }
-            if matches(environ.split(separator: 0)) { pids.append(pid) }
-        }
-        if let candidates {
-            candidates.forEach(look)
-            return pids
-        }
-        for name in ProcStat.entryNames(of: "/proc") {
-            if let pid = Int32(name) { look(at: pid) }
+        var looked: Set<Int32> = []
+        for _ in 0..<mostListings {
+            let fresh = list().filter { looked.insert($0).inserted }
+            if fresh.isEmpty { break }
+            for pid in fresh.sorted(by: >) where pid > 1 && pid != getpid() {
+                guard let environ = ProcStat.readFile("/proc/\(pid)/environ") else { continue }
+                if matches(environ.split(separator: 0)) { pids.append(pid) }
+            }
         }
         return pids
+    }
+
+    /// How many times one look lists its candidates at most: a bound on a machine whose new
+    /// processes never stop coming.
+    static let mostListings = 8
+
+    /// Every process's pid, from `/proc`.
+    private static func everyProcess() -> [Int32] {
+        ProcStat.entryNames(of: "/proc").compactMap { Int32($0) }
     }
 }

@@ -18,28 +18,28 @@ extension Scheduler {
     /// - Returns: how many jobs were recovered.
     func recoverInterruptedJobs() throws -> Int {
         killLeftoverCgroups()
-        killLeftoverHookGroups()
         let all = try store.runningJobs()
         // Attempts in Slurm go on without orchd: re-attached, not killed (reattachSlurmJobs).
         slurmAttemptsToReattach = all.filter { $0.slurmJobID != nil }
         let records = all.filter { $0.slurmJobID == nil }
+        // Each job's recorded group, when its leader is still the process we started; and
+        // every group holding a process with the identity of one of these jobs or of a hook in
+        // its environment: survivors whose leader already exited, processes spawned before
+        // their pid was recorded, and the hooks the previous daemon left running.
+        let recorded = records.compactMap { record -> Int32? in
+            guard let pid = record.job.pid, pid > 1, let ticks = record.processStartTicks,
+                record.bootID == ProcStat.bootID, ProcStat.startTicks(pid: pid) == ticks
+            else { return nil }
+            return pid
+        }
+        let jobs = Set(records.map { $0.job.id.rawValue })
+        let stateDirectory = configuration.stateDirectory
+        let killed = Self.killUntilNoneLeft(first: recorded, expectingSome: !records.isEmpty) {
+            ProcessIdentity.processGroups(ofJobs: jobs, orHooksOf: stateDirectory)
+        }
+        if !killed.isEmpty { DaemonLog.warning("killed \(Self.describe(killed)) left by the previous daemon") }
         for record in records {
             let job = record.job
-            // The recorded group, when its leader is still the process we started; and every
-            // group holding a process with this job's identity in its environment: survivors
-            // whose leader already exited, and processes spawned before their pid was recorded.
-            var groups: Set<Int32> = []
-            if let pid = job.pid, pid > 1, let ticks = record.processStartTicks, record.bootID == ProcStat.bootID,
-                ProcStat.startTicks(pid: pid) == ticks
-            {
-                groups.insert(pid)
-            }
-            groups.formUnion(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: configuration.stateDirectory))
-            for group in groups.sorted().map({ ProcessGroup(id: $0) }) {
-                group.signal(SIGKILL)
-                group.waitUntilGone(timeout: .seconds(5))
-                DaemonLog.warning("job \(job.id): killed process group \(group.id) left by the previous daemon")
-            }
             try attemptEnded(job.id, result: .interrupted)
             DaemonLog.warning("job \(job.id) was running when the previous daemon stopped; \(job.attempt < job.maxAttempts ? "retrying it" : "recorded as interrupted")")
         }
@@ -75,14 +75,57 @@ extension Scheduler {
         }
     }
 
-    /// Kills the process groups of hooks a previous daemon left running (found by their
-    /// `ORCHD_HOOK_ID`; in cgroup containment their cgroups are already killed).
-    private func killLeftoverHookGroups() {
-        for group in ProcessIdentity.processGroupsOfHooks(stateDirectory: configuration.stateDirectory).map({ ProcessGroup(id: $0) }) {
-            group.signal(SIGKILL)
-            group.waitUntilGone(timeout: .seconds(5))
-            DaemonLog.warning("killed process group \(group.id) of a hook left by the previous daemon")
+    /// Kills the process groups `find` returns (and `first`), and looks again, until the
+    /// looks have found nothing for ``quietPeriod`` (at least three of them); a first look
+    /// that finds nothing, where nothing was expected, ends it at once (a restart after a
+    /// clean stop pays one look). One look is not
+    /// enough: a process may start another in a new session between the look and the kill,
+    /// or exit after the look listed `/proc` and before it read the process's environment,
+    /// having started one the listing missed; a chain of processes each doing so would run on
+    /// beside the retry of its job. Each look reads every process, whoever its parent now is.
+    /// Gives up after ``longestRecoverySweep``.
+    /// - Parameters:
+    ///   - first: groups known without a look (jobs' recorded process groups).
+    ///   - expectingSome: whether processes may be left (jobs were running).
+    ///   - find: a look: the process groups holding a process with the identities sought.
+    /// - Returns: the groups killed, each once, in the order found.
+    static func killUntilNoneLeft(first: [Int32] = [], expectingSome: Bool, _ find: () -> [Int32]) -> [Int32] {
+        var killed: [Int32] = []
+        var seen: Set<Int32> = []
+        var groups = first
+        let clock = ContinuousClock()
+        let giveUp = clock.now + longestRecoverySweep
+        var quietSince = clock.now
+        var emptyLooks = 0
+        while clock.now < giveUp {
+            groups += find()
+            if groups.isEmpty {
+                emptyLooks += 1
+                if !expectingSome && killed.isEmpty { break }
+                if emptyLooks >= 3 && quietSince.duration(to: clock.now) >= quietPeriod { break }
+                continue
+            }
+            let found = groups.map { ProcessGroup(id: $0) }
+            for group in found { group.signal(SIGKILL) }
+            for group in found { group.waitUntilGone(timeout: .seconds(5)) }
+            for id in groups where seen.insert(id).inserted { killed.append(id) }
+            groups = []
+            emptyLooks = 0
+            quietSince = clock.now
         }
+        return killed
+    }
+
+    /// How long the looks of ``killUntilNoneLeft(first:expectingSome:_:)`` must find nothing, and how long
+    /// it looks at most.
+    static let quietPeriod: Duration = .milliseconds(50)
+    static let longestRecoverySweep: Duration = .seconds(30)
+
+    /// "process group 123", or "3 process groups (123, 456, 789)", for the log.
+    private static func describe(_ groups: [Int32]) -> String {
+        guard groups.count > 1 else { return "process group \(groups[0])" }
+        let shown = groups.prefix(8).map(String.init).joined(separator: ", ")
+        return "\(groups.count) process groups (\(shown)\(groups.count > 8 ? ", …" : ""))"
     }
 
     /// Kills and removes every job and hook cgroup of this daemon's subtree. At start-up none belongs to

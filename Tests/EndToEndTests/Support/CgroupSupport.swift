@@ -43,7 +43,9 @@ enum CgroupSupport {
     static func liveJobProcesses(stateDirectory: String) -> [Int32] {
         let needle = Array("ORCHD_STATE_DIR=\(stateDirectory)".utf8)
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap { Int32($0) }.filter { pid in
+        // Newest first: a process that exits after the listing, having started another, is
+        // then read before it goes more often than not.
+        return entries.compactMap { Int32($0) }.sorted(by: >).filter { pid in
             guard pid != getpid(), let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
             return environ.split(separator: 0).contains { $0.elementsEqual(needle) }
         }

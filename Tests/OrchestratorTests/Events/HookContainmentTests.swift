@@ -50,9 +50,9 @@ struct HookContainmentTests {
             exited.wait()
         }
         #expect(ProcessIdentity.processes(of: .init(id: 7, stateDirectory: directory.path)).isEmpty)
-        #expect(ProcessIdentity.processGroups(ofJob: 7, stateDirectory: directory.path).isEmpty)
         #expect(ProcessIdentity.processes(of: .init(id: 3, stateDirectory: directory.path, isHook: true)) == [process.pid])
-        #expect(ProcessIdentity.processGroupsOfHooks(stateDirectory: directory.path) == [process.pid])
-        #expect(ProcessIdentity.processGroupsOfHooks(stateDirectory: directory.path + "/other").isEmpty)
+        // Recovery's look: every hook of the daemon, whatever the jobs asked for.
+        #expect(ProcessIdentity.processGroups(ofJobs: [], orHooksOf: directory.path) == [process.pid])
+        #expect(ProcessIdentity.processGroups(ofJobs: [7], orHooksOf: directory.path + "/other").isEmpty)
     }
 }

@@ -115,7 +115,8 @@ struct RecoveryTests {
             environment: ["ORCHD_JOB_ID": job.id.description, "ORCHD_STATE_DIR": other.path, "PATH": "/usr/bin:/bin"],
             standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
         defer { kill(-process.pid, SIGKILL) }
-        #expect(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: directory.path).isEmpty)
-        #expect(ProcessIdentity.processGroups(ofJob: job.id.rawValue, stateDirectory: other.path) == [process.pid])
+        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], orHooksOf: directory.path).isEmpty)
+        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], orHooksOf: other.path) == [process.pid])
+        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue + 1], orHooksOf: other.path).isEmpty, "only the jobs asked for")
     }
 }
