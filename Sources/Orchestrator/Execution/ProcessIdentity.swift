@@ -78,20 +78,25 @@ enum ProcessIdentity {
     ///
     /// A listing is read before any environment, so a process that exits after it was listed,
     /// having started another, would be missed with its successor: listed in no look, and a
-    /// chain of processes each starting the next and exiting hides so at many a look. So the
-    /// candidates are listed again after their environments were read, and the new ones read,
-    /// until a listing brings none (at most ``mostListings`` listings): a live successor is in
-    /// the next listing. Newest first: pids are handed out rising.
+    /// chain of processes each starting the next and exiting hides so at many a look. So
+    /// when a listed process turned out gone (no environment to read: exited, or a zombie),
+    /// the candidates are listed again and the new ones read, until a listing brings none or
+    /// every process read was there (at most ``mostListings`` listings): a live successor is
+    /// in the next listing. Newest first: pids are handed out rising.
     private static func scan(_ list: () -> [Int32], _ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
         var pids: [Int32] = []
         var looked: Set<Int32> = []
         for _ in 0..<mostListings {
             let fresh = list().filter { looked.insert($0).inserted }
-            if fresh.isEmpty { break }
+            var someGone = false
             for pid in fresh.sorted(by: >) where pid > 1 && pid != getpid() {
-                guard let environ = ProcStat.readFile("/proc/\(pid)/environ") else { continue }
+                guard let environ = ProcStat.readFile("/proc/\(pid)/environ"), !environ.isEmpty else {
+                    someGone = true
+                    continue
+                }
                 if matches(environ.split(separator: 0)) { pids.append(pid) }
             }
+            if !someGone { break }
         }
         return pids
     }
