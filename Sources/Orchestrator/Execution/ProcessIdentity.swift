@@ -60,13 +60,20 @@ enum ProcessIdentity {
         let ownEntry = Array("\(job.isHook ? hookVariable : jobVariable)=\(job.id)".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(job.stateDirectory)".utf8)
-        return scan({ ProcessTree.daemonDescendants() ?? everyProcess() }) { entries in
+        let matches = { (entries: [ArraySlice<UInt8>]) -> Bool in
             guard entries.contains(where: { $0.elementsEqual(ownEntry) }),
                 entries.contains(where: { $0.elementsEqual(directoryEntry) })
             else { return false }
             // A hook carries the ORCHD_JOB_ID of the job that fired it, but is not the job's.
             return job.isHook || !entries.contains(where: { $0.starts(with: hookPrefix) })
         }
+        // Each descendant's environment is read as the walk finds it, before its children
+        // (ProcessTree.descendants says why that misses no process that exits meanwhile).
+        var found: [Int32] = []
+        let walked = ProcessTree.daemonDescendants { pid in
+            if let environ = environment(of: pid), matches(environ.split(separator: 0)) { found.append(pid) }
+        }
+        return walked != nil ? found : scan(everyProcess, matches)
     }
 
     private static func groups(of pids: [Int32]) -> [Int32] {
@@ -74,7 +81,7 @@ enum ProcessIdentity {
     }
 
     /// The pids (other than orchd's) among those `list` returns whose environment entries
-    /// satisfy `matches`.
+    /// satisfy `matches`: a look at processes that are not orchd's descendants.
     ///
     /// A listing is read before any environment, so a process that exits after it was listed,
     /// having started another, would be missed with its successor: listed in no look, and a
@@ -90,7 +97,7 @@ enum ProcessIdentity {
             let fresh = list().filter { looked.insert($0).inserted }
             var someGone = false
             for pid in fresh.sorted(by: >) where pid > 1 && pid != getpid() {
-                guard let environ = ProcStat.readFile("/proc/\(pid)/environ"), !environ.isEmpty else {
+                guard let environ = environment(of: pid) else {
                     someGone = true
                     continue
                 }
@@ -100,6 +107,26 @@ enum ProcessIdentity {
         }
         return pids
     }
+
+    /// The environment of `pid` (proc_pid_environ(5)), or `nil` when it is gone or a zombie.
+    ///
+    /// A process in the middle of execve(2) reads as empty for a moment, its new image's
+    /// environment not set up yet; a chain of processes each executing the next would be
+    /// missed whenever a look caught its one live process doing so. So a process that reads
+    /// as empty and is not a zombie is read again, up to ``execRereads`` times a quarter of a
+    /// millisecond apart; one whose environment is really empty costs a look that long.
+    static func environment(of pid: Int32) -> [UInt8]? {
+        for attempt in 0...execRereads {
+            guard let bytes = ProcStat.readFile("/proc/\(pid)/environ") else { return nil }
+            if !bytes.isEmpty { return bytes }
+            guard let state = ProcStat.fields(pid: pid)?.first, state != "Z", state != "X" else { return nil }
+            if attempt < execRereads { usleep(250) }
+        }
+        return []
+    }
+
+    /// How many times ``environment(of:)`` reads an empty environment again.
+    static let execRereads = 8
 
     /// How many times one look lists its candidates at most: a bound on a machine whose new
     /// processes never stop coming.

@@ -34,9 +34,11 @@ enum ProcessTree {
     /// escapes any scan (README, "Containment").
     /// Also `nil` when the daemon's own `children` files cannot be read (a kernel without
     /// `CONFIG_PROC_CHILDREN`): an empty tree there would hide every escaped process.
-    static func daemonDescendants() -> [Int32]? {
+    /// - Parameter visit: called with each descendant as it is found, before its own
+    ///   children are read (see ``descendants(of:procRoot:orphansArriveAt:visiting:)``).
+    static func daemonDescendants(visiting visit: ((Int32) -> Void)? = nil) -> [Int32]? {
         guard cposix_is_child_subreaper() == 1 else { return nil }
-        return descendants(of: "self", orphansArriveAt: getpid())
+        return descendants(of: "self", orphansArriveAt: getpid(), visiting: visit)
     }
 
     /// Every live descendant of `process` under `procRoot`, or `nil` when its own `children`
@@ -49,11 +51,21 @@ enum ProcessTree {
     /// list is read again after the walk, and what arrived there walked too, until nothing
     /// new arrives (at most ``mostOrphanRereads`` times). A chain of processes each starting
     /// the next and exiting at once is so found at every look, not at most of them.
+    ///
+    /// What is learnt of a process is best learnt in `visit`, before its children are read
+    /// (``ProcessIdentity`` reads its environment there): a process found gone then has handed
+    /// its children over already (the kernel does so before the parent becomes a zombie), so
+    /// they are read where they arrived; one found alive is found, and what it starts after its
+    /// list was read descends from a process found.
     /// - Parameters:
     ///   - process: `self` or a pid, under `procRoot`.
     ///   - orphansArriveAt: the thread whose children list receives `process`'s orphans
     ///     (its main thread's id, its pid), when it is a subreaper; `nil`: not read again.
-    static func descendants(of process: String, procRoot: String = "/proc", orphansArriveAt mainThread: Int32? = nil) -> [Int32]? {
+    ///   - visit: called with each descendant as it is found, before its children are read.
+    static func descendants(
+        of process: String, procRoot: String = "/proc", orphansArriveAt mainThread: Int32? = nil,
+        visiting visit: ((Int32) -> Void)? = nil
+    ) -> [Int32]? {
         guard let top = readChildren(of: process, procRoot: procRoot) else { return nil }
         var found: [Int32] = []
         var seen: Set<Int32> = []
@@ -63,6 +75,7 @@ enum ProcessTree {
                 // A pid read twice (one that ended and was reused meanwhile) is looked at once.
                 guard seen.insert(pid).inserted else { continue }
                 found.append(pid)
+                visit?(pid)
                 next += readChildren(of: String(pid), procRoot: procRoot) ?? []
             }
         }
