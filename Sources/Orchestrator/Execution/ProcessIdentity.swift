@@ -57,6 +57,15 @@ enum ProcessIdentity {
     /// - Parameter job: the job or hook run, and daemon.
     /// - Returns: their pids.
     static func processes(of job: Job) -> [Int32] {
+        look(for: job).pids
+    }
+
+    /// The live processes of `job`, as ``processes(of:)`` finds them, and whether the look was
+    /// unsettled: processes were handed over to orchd while it walked its descendants, so
+    /// something in its tree was exiting and leaving children. A look that finds nothing but
+    /// was unsettled proves little (a chain of processes each starting the next and exiting
+    /// is forever being handed over); a second one, a moment later, settles it.
+    static func look(for job: Job) -> (pids: [Int32], unsettled: Bool) {
         let ownEntry = Array("\(job.isHook ? hookVariable : jobVariable)=\(job.id)".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(job.stateDirectory)".utf8)
@@ -70,10 +79,12 @@ enum ProcessIdentity {
         // Each descendant's environment is read as the walk finds it, before its children
         // (ProcessTree.descendants says why that misses no process that exits meanwhile).
         var found: [Int32] = []
-        let walked = ProcessTree.daemonDescendants { pid in
+        var unsettled = false
+        let walked = ProcessTree.daemonDescendants { pid, handedOver in
+            if handedOver { unsettled = true }
             if let environ = environment(of: pid), matches(environ.split(separator: 0)) { found.append(pid) }
         }
-        return walked != nil ? found : scan(everyProcess, matches)
+        return walked != nil ? (found, unsettled) : (scan(everyProcess, matches), false)
     }
 
     private static func groups(of pids: [Int32]) -> [Int32] {

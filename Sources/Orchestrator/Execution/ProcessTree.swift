@@ -36,7 +36,7 @@ enum ProcessTree {
     /// `CONFIG_PROC_CHILDREN`): an empty tree there would hide every escaped process.
     /// - Parameter visit: called with each descendant as it is found, before its own
     ///   children are read (see ``descendants(of:procRoot:orphansArriveAt:visiting:)``).
-    static func daemonDescendants(visiting visit: ((Int32) -> Void)? = nil) -> [Int32]? {
+    static func daemonDescendants(visiting visit: ((_ pid: Int32, _ handedOver: Bool) -> Void)? = nil) -> [Int32]? {
         guard cposix_is_child_subreaper() == 1 else { return nil }
         return descendants(of: "self", orphansArriveAt: getpid(), visiting: visit)
     }
@@ -61,31 +61,33 @@ enum ProcessTree {
     ///   - process: `self` or a pid, under `procRoot`.
     ///   - orphansArriveAt: the thread whose children list receives `process`'s orphans
     ///     (its main thread's id, its pid), when it is a subreaper; `nil`: not read again.
-    ///   - visit: called with each descendant as it is found, before its children are read.
+    ///   - visit: called with each descendant as it is found, before its children are read,
+    ///     and whether it was handed over to `process` while the walk ran (or descends from
+    ///     one that was): something in the tree exited leaving children meanwhile.
     static func descendants(
         of process: String, procRoot: String = "/proc", orphansArriveAt mainThread: Int32? = nil,
-        visiting visit: ((Int32) -> Void)? = nil
+        visiting visit: ((_ pid: Int32, _ handedOver: Bool) -> Void)? = nil
     ) -> [Int32]? {
         guard let top = readChildren(of: process, procRoot: procRoot) else { return nil }
         var found: [Int32] = []
         var seen: Set<Int32> = []
-        func walk(from start: [Int32]) {
+        func walk(from start: [Int32], handedOver: Bool) {
             var next = start
             while let pid = next.popLast() {
                 // A pid read twice (one that ended and was reused meanwhile) is looked at once.
                 guard seen.insert(pid).inserted else { continue }
                 found.append(pid)
-                visit?(pid)
+                visit?(pid, handedOver)
                 next += readChildren(of: String(pid), procRoot: procRoot) ?? []
             }
         }
-        walk(from: top)
+        walk(from: top, handedOver: false)
         guard let mainThread else { return found }
         for _ in 0..<mostOrphanRereads {
             guard let bytes = ProcStat.readFile("\(procRoot)/\(process)/task/\(mainThread)/children") else { break }
             let arrived = pids(in: bytes).filter { !seen.contains($0) }
             if arrived.isEmpty { break }
-            walk(from: arrived)
+            walk(from: arrived, handedOver: true)
         }
         return found
     }
