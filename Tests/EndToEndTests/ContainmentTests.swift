@@ -51,14 +51,14 @@ struct ContainmentTests {
         /// process is forever moving, so that a look catching it handing its successor over
         /// to its new parent finds nothing. A `stop` file beside it ends the chain.
         /// - Returns: a job script that starts the chain and, once the first link has logged,
-        ///   writes to `marker` and sleeps.
-        func hopChainScript(marker: String) throws -> String {
+        ///   writes to `marker` and runs `then`.
+        func hopChainScript(marker: String, then: String = "sleep 900") throws -> String {
             let directory = daemon.directory
             let hop = directory + "/hop.sh"
             try "trap '' TERM\n[ -e \(directory)/stop ] && exit 0\necho $$ >> \(directory)/hops\nsetsid sh \(hop) &\n"
                 .write(toFile: hop, atomically: true, encoding: .utf8)
             unlink(directory + "/hops")
-            return "setsid sh \(hop) & while [ ! -s \(directory)/hops ]; do sleep 0.01; done; echo go > \(marker); sleep 900"
+            return "setsid sh \(hop) & while [ ! -s \(directory)/hops ]; do sleep 0.01; done; echo go > \(marker); \(then)"
         }
 
         /// Ends any chain of ``hopChainScript(marker:)`` at its next link.
@@ -341,18 +341,20 @@ struct ContainmentTests {
     @Test("process-group: cancel tears down a setsid'ed process found by its ORCHD_JOB_ID")
     func fallbackCancel() throws { try cancelTearsDownEscapedProcess(mode: "process-group") }
 
-    @Test("process-group: cancel tears down a chain of processes each starting the next in a new session and exiting, which ignore SIGTERM")
-    func fallbackCancelHopChain() throws {
-        let fixture = try Fixture(mode: "process-group", arguments: ["--kill-grace", "1s"])
+    /// Starts a chain of ``Fixture/hopChainScript(marker:)`` as a job, ends it with `end`
+    /// (given the job's ID), and checks that the job ended with `result` and that no link of
+    /// the chain lives on; `rounds` times, since a hand-over missed is a matter of timing.
+    private func hopChainIsStopped(
+        _ fixture: Fixture, rounds: Int, result: String, mainThen: String = "sleep 900", by end: (String) throws -> Void
+    ) throws {
         defer { fixture.stopHopChain() }
-        // A hand-over is missed now and then, so the chain is torn down several times.
-        for round in 1...3 {
+        for round in 1...rounds {
             let marker = try ReadyMarker(path: fixture.daemon.directory + "/hopping-\(round)")
-            let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.hopChainScript(marker: marker.path)]).line
+            let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.hopChainScript(marker: marker.path, then: mainThen)]).line
             _ = try #require(marker.read())
-            #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+            try end(id)
             let waited = try fixture.daemon.orchctl(["wait", id])
-            #expect(waited.standardOutput.contains("cancelled"), "\(waited)")
+            #expect(waited.standardOutput.contains(result), "\(waited)")
             // Every process is in /proc whatever its parent, so this scan misses no link.
             let left = fixture.leftovers
             #expect(left.isEmpty, "round \(round): the chain outlived its job: \(left)")
@@ -360,21 +362,27 @@ struct ContainmentTests {
         }
     }
 
+    @Test("process-group: cancel tears down a chain of processes each starting the next in a new session and exiting, which ignore SIGTERM")
+    func fallbackCancelHopChain() throws {
+        let fixture = try Fixture(mode: "process-group", arguments: ["--kill-grace", "1s"])
+        try hopChainIsStopped(fixture, rounds: 3, result: "cancelled") { id in
+            let cancelled = try fixture.daemon.orchctl(["cancel", id])
+            #expect(cancelled.status == 0, "\(cancelled)")
+        }
+    }
+
+    @Test("process-group: a chain of processes each starting the next in a new session, left by a main process that exits, is torn down; the job keeps its result")
+    func fallbackLeftoverHopChain() throws {
+        let fixture = try Fixture(mode: "process-group", arguments: ["--kill-grace", "1s"])
+        try hopChainIsStopped(fixture, rounds: 3, result: "succeeded", mainThen: "exit 0") { _ in }
+    }
+
     @Test("process-group: after kill -9, the restarted orchd kills a chain of processes each starting the next in a new session")
     func fallbackRecoveryHopChain() throws {
         let fixture = try Fixture(mode: "process-group")
-        defer { fixture.stopHopChain() }
-        for round in 1...2 {
-            let marker = try ReadyMarker(path: fixture.daemon.directory + "/hopping-\(round)")
-            let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.hopChainScript(marker: marker.path)]).line
-            _ = try #require(marker.read())
+        try hopChainIsStopped(fixture, rounds: 2, result: "interrupted") { _ in
             fixture.daemon.crash()
             try fixture.daemon.start()
-            let waited = try fixture.daemon.orchctl(["wait", id])
-            #expect(waited.standardOutput.contains("interrupted"), "\(waited)")
-            let left = fixture.leftovers
-            #expect(left.isEmpty, "round \(round): the chain outlived the daemon's recovery: \(left)")
-            guard left.isEmpty else { return }
         }
     }
 
