@@ -81,7 +81,8 @@ enum ProcessIdentity {
         var found: [Int32] = []
         var unsettled = false
         let walked = ProcessTree.daemonDescendants { pid, handedOver in
-            if handedOver { unsettled = true }
+            // A job's main process moves too when the thread that spawned it ends: no orphan.
+            if handedOver && !SpawnedProcesses.isSpawned(pid) { unsettled = true }
             if let environ = environment(of: pid), matches(environ.split(separator: 0)) { found.append(pid) }
         }
         return walked != nil ? (found, unsettled) : (scan(everyProcess, matches), false)

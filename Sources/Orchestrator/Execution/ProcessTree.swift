@@ -62,8 +62,8 @@ enum ProcessTree {
     ///   - orphansArriveAt: the thread whose children list receives `process`'s orphans
     ///     (its main thread's id, its pid), when it is a subreaper; `nil`: not read again.
     ///   - visit: called with each descendant as it is found, before its children are read,
-    ///     and whether it was handed over to `process` while the walk ran (or descends from
-    ///     one that was): something in the tree exited leaving children meanwhile.
+    ///     and whether it was handed over to `process` while the walk ran: a process whose
+    ///     parent exited meanwhile, or a child of one of `process`'s threads that ended.
     static func descendants(
         of process: String, procRoot: String = "/proc", orphansArriveAt mainThread: Int32? = nil,
         visiting visit: ((_ pid: Int32, _ handedOver: Bool) -> Void)? = nil
@@ -73,11 +73,12 @@ enum ProcessTree {
         var seen: Set<Int32> = []
         func walk(from start: [Int32], handedOver: Bool) {
             var next = start
+            let arrived = handedOver ? Set(start) : []
             while let pid = next.popLast() {
                 // A pid read twice (one that ended and was reused meanwhile) is looked at once.
                 guard seen.insert(pid).inserted else { continue }
                 found.append(pid)
-                visit?(pid, handedOver)
+                visit?(pid, arrived.contains(pid))
                 next += readChildren(of: String(pid), procRoot: procRoot) ?? []
             }
         }

@@ -99,6 +99,11 @@ enum SpawnedProcesses {
         return result
     }
 
+    /// Whether `pid` is a child this daemon spawned and has not reaped yet.
+    static func isSpawned(_ pid: Int32) -> Bool {
+        registry.withLock { $0.pids.contains(pid) }
+    }
+
     /// Forgets a child once it was reaped.
     static func reaped(_ pid: Int32) {
         _ = registry.withLock { $0.pids.remove(pid) }
