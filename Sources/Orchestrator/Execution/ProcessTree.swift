@@ -49,8 +49,8 @@ enum ProcessTree {
     /// after the subreaper's list was read and before its parent's is: it is in neither. The
     /// kernel gives orphans to the subreaper's first live thread, its main thread, whose
     /// list is read again after the walk, and what arrived there walked too, until nothing
-    /// new arrives (at most ``mostOrphanRereads`` times). A chain of processes each starting
-    /// the next and exiting at once is so found at every look, not at most of them.
+    /// new arrives (at most ``mostOrphanRereads`` times), so that a chain of processes each
+    /// starting the next and exiting at once is not lost in its hand-overs.
     ///
     /// What is learnt of a process is best learnt in `visit`, before its children are read
     /// (``ProcessIdentity`` reads its environment there): a process found gone then has handed
