@@ -61,10 +61,11 @@ enum ProcessIdentity {
     }
 
     /// The live processes of `job`, as ``processes(of:)`` finds them, and whether the look was
-    /// unsettled: processes were handed over to orchd while it walked its descendants, so
-    /// something in its tree was exiting and leaving children. A look that finds nothing but
-    /// was unsettled proves little (a chain of processes each starting the next and exiting
-    /// is forever being handed over); a second one, a moment later, settles it.
+    /// unsettled: processes were handed over to orchd while it walked its descendants (so
+    /// something in its tree was exiting and leaving children), or one was executing a new
+    /// program and could not be read. A look that finds nothing but was unsettled proves
+    /// little (a chain of processes each starting the next and exiting is forever being
+    /// handed over or executing); a second one, a moment later, settles it.
     static func look(for job: Job) -> (pids: [Int32], unsettled: Bool) {
         let ownEntry = Array("\(job.isHook ? hookVariable : jobVariable)=\(job.id)".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
@@ -80,12 +81,26 @@ enum ProcessIdentity {
         // (ProcessTree.descendants says why that misses no process that exits meanwhile).
         var found: [Int32] = []
         var unsettled = false
+        var executing: [Int32] = []
         let walked = ProcessTree.daemonDescendants { pid, handedOver in
             // A job's main process moves too when the thread that spawned it ends: no orphan.
             if handedOver && !SpawnedProcesses.isSpawned(pid) { unsettled = true }
-            if let environ = environment(of: pid), matches(environ.split(separator: 0)) { found.append(pid) }
+            switch read(pid) {
+            case .environment(let environ): if matches(environ.split(separator: 0)) { found.append(pid) }
+            case .executing: executing.append(pid)
+            case .gone: break
+            }
         }
-        return walked != nil ? (found, unsettled) : (scan(everyProcess, matches), false)
+        guard walked != nil else { return (scan(everyProcess, matches), false) }
+        // Read once more after the walk, by when most have their new image's environment.
+        for pid in executing {
+            switch read(pid) {
+            case .environment(let environ): if matches(environ.split(separator: 0)) { found.append(pid) }
+            case .executing: unsettled = true
+            case .gone: break
+            }
+        }
+        return (found, unsettled)
     }
 
     private static func groups(of pids: [Int32]) -> [Int32] {
@@ -101,7 +116,8 @@ enum ProcessIdentity {
     /// when a listed process turned out gone (no environment to read: exited, or a zombie),
     /// the candidates are listed again and the new ones read, until a listing brings none or
     /// every process read was there (at most ``mostListings`` listings): a live successor is
-    /// in the next listing. Newest first: pids are handed out rising.
+    /// in the next listing. A process caught executing is read again with the next listing.
+    /// Newest first: pids are handed out rising.
     private static func scan(_ list: () -> [Int32], _ matches: ([ArraySlice<UInt8>]) -> Bool) -> [Int32] {
         var pids: [Int32] = []
         var looked: Set<Int32> = []
@@ -109,36 +125,43 @@ enum ProcessIdentity {
             let fresh = list().filter { looked.insert($0).inserted }
             var someGone = false
             for pid in fresh.sorted(by: >) where pid > 1 && pid != getpid() {
-                guard let environ = environment(of: pid) else {
+                switch read(pid) {
+                case .environment(let environ): if matches(environ.split(separator: 0)) { pids.append(pid) }
+                case .executing:
+                    looked.remove(pid)
                     someGone = true
-                    continue
+                case .gone: someGone = true
                 }
-                if matches(environ.split(separator: 0)) { pids.append(pid) }
             }
             if !someGone { break }
         }
         return pids
     }
 
-    /// The environment of `pid` (proc_pid_environ(5)), or `nil` when it is gone or a zombie.
-    ///
-    /// A process in the middle of execve(2) reads as empty for a moment, its new image's
-    /// environment not set up yet; a chain of processes each executing the next would be
-    /// missed whenever a look caught its one live process doing so. So a process that reads
-    /// as empty and is not a zombie is read again, up to ``execRereads`` times a quarter of a
-    /// millisecond apart; one whose environment is really empty costs a look that long.
-    static func environment(of pid: Int32) -> [UInt8]? {
-        for attempt in 0...execRereads {
-            guard let bytes = ProcStat.readFile("/proc/\(pid)/environ") else { return nil }
-            if !bytes.isEmpty { return bytes }
-            guard let state = ProcStat.fields(pid: pid)?.first, state != "Z", state != "X" else { return nil }
-            if attempt < execRereads { usleep(250) }
-        }
-        return []
+    /// What a look reads of one process.
+    enum Reading {
+        /// Its environment (`NUL`-separated entries; empty for a process started without one).
+        case environment([UInt8])
+        /// In the middle of execve(2): its new image's environment and command line are not set
+        /// up yet, so both read as empty for a moment.
+        case executing
+        /// Exited, or a zombie.
+        case gone
     }
 
-    /// How many times ``environment(of:)`` reads an empty environment again.
-    static let execRereads = 8
+    /// Reads the environment of `pid` (proc_pid_environ(5)). An empty one is told apart from a
+    /// zombie's (`/proc/PID/stat`) and from one not set up yet (an empty command line,
+    /// proc_pid_cmdline(5): every program has one once it runs, a zombie or one executing has
+    /// none), so a chain of processes each executing the next is not taken for gone when a
+    /// look catches its one live process executing.
+    static func read(_ pid: Int32) -> Reading {
+        guard let bytes = ProcStat.readFile("/proc/\(pid)/environ") else { return .gone }
+        if !bytes.isEmpty { return .environment(bytes) }
+        guard let state = ProcStat.fields(pid: pid)?.first, state != "Z", state != "X",
+            let commandLine = ProcStat.readFile("/proc/\(pid)/cmdline")
+        else { return .gone }
+        return commandLine.isEmpty ? .executing : .environment([])
+    }
 
     /// How many times one look lists its candidates at most: a bound on a machine whose new
     /// processes never stop coming.

@@ -32,11 +32,15 @@ struct TeardownTarget: Sendable {
     }
 
     /// Whether nothing of the job runs any more: the cgroup is not populated, or (without one)
-    /// the process group and every process with the job's identity are gone.
+    /// the process group and every process with the job's identity are gone, by a look that
+    /// was settled (``ProcessIdentity/look(for:)``: none of orchd's processes was being
+    /// handed over or executing a new program, which could hide the job's).
     var isGone: Bool {
         if let cgroup { return !cgroup.isPopulated }
         guard group.isGone else { return false }
-        return identity.map { ProcessIdentity.processes(of: $0).isEmpty } ?? true
+        guard let identity else { return true }
+        let look = ProcessIdentity.look(for: identity)
+        return look.pids.isEmpty && !look.unsettled
     }
 
     /// The live members to watch by pidfd, without a cgroup (whose emptiness is watched by
