@@ -82,24 +82,23 @@ enum ProcessIdentity {
         var found: [Int32] = []
         var unsettled = false
         var executing: [Int32] = []
+        /// Whether `pid` was executing; takes it when it is the job's.
+        func take(_ pid: Int32) -> Bool {
+            switch read(pid) {
+            case .environment(let environ): if matches(environ.split(separator: 0)) { found.append(pid) }
+            case .executing: return true
+            case .gone: break
+            }
+            return false
+        }
         let walked = ProcessTree.daemonDescendants { pid, handedOver in
             // A job's main process moves too when the thread that spawned it ends: no orphan.
             if handedOver && !SpawnedProcesses.isSpawned(pid) { unsettled = true }
-            switch read(pid) {
-            case .environment(let environ): if matches(environ.split(separator: 0)) { found.append(pid) }
-            case .executing: executing.append(pid)
-            case .gone: break
-            }
+            if take(pid) { executing.append(pid) }
         }
         guard walked != nil else { return (scan(everyProcess, matches), false) }
         // Read once more after the walk, by when most have their new image's environment.
-        for pid in executing {
-            switch read(pid) {
-            case .environment(let environ): if matches(environ.split(separator: 0)) { found.append(pid) }
-            case .executing: unsettled = true
-            case .gone: break
-            }
-        }
+        for pid in executing where take(pid) { unsettled = true }
         return (found, unsettled)
     }
 
