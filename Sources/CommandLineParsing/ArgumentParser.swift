@@ -63,7 +63,7 @@ public struct ArgumentParser: Sendable {
 
     /// `word` as a POSIX shell reads it back: as it is when it has nothing the shell would
     /// read otherwise, else in single quotes (a quote inside as `'\''`).
-    static func shellQuoted(_ word: String) -> String {
+    public static func shellQuoted(_ word: String) -> String {
         let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
             scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_./=:,+@%".unicodeScalars.contains(scalar)
         }

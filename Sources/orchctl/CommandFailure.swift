@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CommandLineParsing
 import OrchestratorAPI
 
 /// A failure a command reports to the user: the message after `Error: ` and the exit code.
@@ -39,7 +40,13 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     ///     lost before that means the daemon is not there (69), after it that it went away
     ///     mid-request (1).
     ///   - uid: the caller's uid, to suggest the system or the user service.
-    init(_ error: VarlinkClientError, socket: String, afterReply: Bool, uid: UInt32) {
+    ///   - plainOrchdSocket: the socket an `orchd` started with no options would serve for this
+    ///     caller (by default from orchctl's own environment), so that the hint to start one
+    ///     names `--socket` when the socket is another.
+    init(
+        _ error: VarlinkClientError, socket: String, afterReply: Bool, uid: UInt32,
+        plainOrchdSocket: @autoclosure () -> String = OrchdPaths.socket(explicit: nil, environment: ProcessEnvironment.current.variables, uid: getuid())
+    ) {
         switch error {
         case .connectFailed(_, let code) where code == EACCES || code == EPERM:
             self.init(
@@ -47,7 +54,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
                 exitCode: .permissionDenied)
         case .connectFailed(_, let code):
             self.init(
-                "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? \(Self.startHint(uid: uid))",
+                "cannot reach orchd at \(socket) (\(Self.errnoText(code))). Is it running? \(Self.startHint(uid: uid, socket: socket, plainOrchdSocket: plainOrchdSocket()))",
                 exitCode: .unavailable)
             isConnectionLoss = true
         case .pathTooLong(let path):
@@ -72,9 +79,27 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// How to start orchd: with systemctl only where systemd is the init system, which it is
-    /// when /run/systemd/system exists (the test sd_booted(3) makes).
-    static func startHint(uid: UInt32, systemdBooted: Bool = Self.systemdBooted) -> String {
+    /// How to start an orchd that serves `socket`, for a caller that could not reach one.
+    ///
+    /// The units are offered only where systemd is the init system, which it is when
+    /// /run/systemd/system exists (the test sd_booted(3) makes). A plain `orchd` is offered only
+    /// for the socket it would serve; for any other socket (a `--socket` of the caller's), the
+    /// hint is `orchd --socket` with that path. A user other than root who was pointed at the
+    /// system service's socket is told that an administrator starts it, or that their own
+    /// `orchd` would serve them: orchctl prefers a user's own orchd when one runs.
+    /// - Parameters:
+    ///   - uid: the caller's uid.
+    ///   - socket: the socket that could not be reached.
+    ///   - plainOrchdSocket: the socket `orchd` with no options would serve for this caller.
+    ///   - systemdBooted: whether systemd is the init system.
+    static func startHint(uid: UInt32, socket: String, plainOrchdSocket: String, systemdBooted: Bool = Self.systemdBooted) -> String {
+        if uid != 0, socket == OrchdPaths.systemSocket {
+            let administrator = systemdBooted ? "an administrator starts it with 'systemctl start orchd'" : "an administrator starts it"
+            return "It is the system service's socket: \(administrator); or run your own with 'orchd' in another terminal."
+        }
+        guard socket == plainOrchdSocket else {
+            return "Start one that serves it in another terminal: orchd --socket \(ArgumentParser.shellQuoted(socket))"
+        }
         guard systemdBooted else { return "Start it by running 'orchd' in another terminal." }
         let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
         return "Start it with '\(service)' or run 'orchd' in another terminal."

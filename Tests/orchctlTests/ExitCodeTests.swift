@@ -6,7 +6,11 @@ import Testing
 @Suite("Exit codes")
 struct ExitCodeTests {
     func failure(_ error: VarlinkClientError, afterReply: Bool = false, uid: UInt32 = 1000) -> CommandFailure {
-        CommandFailure(error, socket: "/run/orchd/orchd.sock", afterReply: afterReply, uid: uid)
+        CommandFailure(error, socket: "/run/orchd/orchd.sock", afterReply: afterReply, uid: uid, plainOrchdSocket: "/run/orchd/orchd.sock")
+    }
+
+    func hint(uid: UInt32 = 0, socket: String = "/run/orchd/orchd.sock", systemdBooted: Bool) -> String {
+        CommandFailure.startHint(uid: uid, socket: socket, plainOrchdSocket: uid == 0 ? "/run/orchd/orchd.sock" : "/run/user/\(uid)/orchd/orchd.sock", systemdBooted: systemdBooted)
     }
 
     @Test("an absent or refusing daemon exits 69 with a hint to start it", arguments: [ENOENT, ECONNREFUSED, ENOTDIR])
@@ -14,22 +18,37 @@ struct ExitCodeTests {
         let result = failure(.connectFailed(path: "/run/orchd/orchd.sock", errno: code), uid: 0)
         #expect(result.exitCode == .unavailable)
         #expect(result.message.hasPrefix("cannot reach orchd at /run/orchd/orchd.sock ("))
-        #expect(result.message.hasSuffix("Is it running? \(CommandFailure.startHint(uid: 0))"))
+        #expect(result.message.hasSuffix("Is it running? \(hint(systemdBooted: CommandFailure.systemdBooted))"))
     }
 
     @Test("where systemd is the init system, root is pointed at the system service and others at the user service")
     func systemdHint() {
-        #expect(CommandFailure.startHint(uid: 0, systemdBooted: true) == "Start it with 'systemctl start orchd' or run 'orchd' in another terminal.")
-        #expect(CommandFailure.startHint(uid: 1000, systemdBooted: true).contains("'systemctl --user start orchd'"))
+        #expect(hint(systemdBooted: true) == "Start it with 'systemctl start orchd' or run 'orchd' in another terminal.")
+        #expect(hint(uid: 1000, socket: "/run/user/1000/orchd/orchd.sock", systemdBooted: true).contains("'systemctl --user start orchd'"))
     }
 
     @Test("without systemd as the init system, the hint does not mention systemctl")
     func noSystemdHint() {
         for uid: UInt32 in [0, 1000] {
-            let hint = CommandFailure.startHint(uid: uid, systemdBooted: false)
-            #expect(!hint.contains("systemctl"))
-            #expect(hint.contains("'orchd'"))
+            let socket = uid == 0 ? "/run/orchd/orchd.sock" : "/run/user/1000/orchd/orchd.sock"
+            let text = hint(uid: uid, socket: socket, systemdBooted: false)
+            #expect(!text.contains("systemctl"))
+            #expect(text == "Start it by running 'orchd' in another terminal.")
         }
+    }
+
+    @Test("a socket that a plain orchd would not serve gets a hint to start one with --socket, quoted for the shell")
+    func otherSocketHint() {
+        for booted in [true, false] {
+            #expect(hint(socket: "/tmp/mine/orchd.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket /tmp/mine/orchd.sock")
+            #expect(hint(uid: 1000, socket: "/tmp/my jobs/o.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket '/tmp/my jobs/o.sock'")
+        }
+    }
+
+    @Test("a user pointed at the system service's socket is told an administrator starts it, or to run their own")
+    func systemSocketHintForUsers() {
+        #expect(hint(uid: 1000, systemdBooted: true) == "It is the system service's socket: an administrator starts it with 'systemctl start orchd'; or run your own with 'orchd' in another terminal.")
+        #expect(!hint(uid: 1000, systemdBooted: false).contains("systemctl"))
     }
 
     @Test("permission denied exits 77", arguments: [EACCES, EPERM])

@@ -9,7 +9,7 @@ struct OrchctlTests {
         let status = Orchctl.run(["--socket", "/nonexistent/orchd.sock", "status"], context: testContext(capture))
         #expect(status == .unavailable)
         #expect(capture.standardOutput.isEmpty)
-        #expect(capture.standardError == "Error: cannot reach orchd at /nonexistent/orchd.sock (No such file or directory). Is it running? \(CommandFailure.startHint(uid: 1000))\n")
+        #expect(capture.standardError == "Error: cannot reach orchd at /nonexistent/orchd.sock (No such file or directory). Is it running? Start one that serves it in another terminal: orchd --socket /nonexistent/orchd.sock\n")
     }
 
     @Test("submit without a command exits 64 with usage and a help hint")

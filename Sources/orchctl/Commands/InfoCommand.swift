@@ -34,7 +34,8 @@ enum InfoCommand: OrchctlCommand {
             ("state directory", info.stateDirectory),
             ("socket", info.socket),
             ("concurrency", "\(info.concurrency) by default (a queue's own: orchctl queues)"),
-            ("jobs", "\(jobs.running) running, \(jobs.queued) queued, \(jobs.waiting) waiting, \(jobs.finished) finished"),
+            ("jobs", [(jobs.running, "running"), (jobs.queued, "queued"), (jobs.waiting, "waiting"), (jobs.finished, "finished")]
+                .map { count, state in "\(JobTable.grouped(count)) \(state)" }.joined(separator: ", ")),
             ("containment", info.cgroup.map { "\(info.containment) \($0)" } ?? info.containment),
             ("sync", info.syncIntervalUSec.map { "\(info.sync), every \(TimeSpan.format(Duration(microseconds: $0)))" } ?? info.sync),
         ])
