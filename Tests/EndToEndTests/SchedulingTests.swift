@@ -224,6 +224,52 @@ struct SchedulingTests {
         #expect(all.nextErrorLine() == nil)
     }
 
+    @Test("wait, wait --all, wait --queue Q --drained and submit --wait say on standard error, as they begin, that an awaited job's queue is paused; resuming it ends the wait as usual")
+    func waitNamesPausedQueues() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "io"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "io"]).status == 0)
+        let first = try daemon.orchctl(["submit", "--queue", "io", "--", "true"]).line
+        let second = try daemon.orchctl(["submit", "--queue", "io", "--", "true"]).line
+        let open = try daemon.orchctl(["submit", "--", "sleep", "60"]).line
+        let resume = "('orchctl resume io')"
+
+        let one = try OrchctlStream(daemon, ["wait", first], captureErrors: true)
+        defer { one.stop() }
+        #expect(one.nextErrorLine() == "orchctl: queue io is paused, so job \(first) starts only once it is resumed \(resume)")
+        let both = try OrchctlStream(daemon, ["wait", first, second, open], captureErrors: true)
+        defer { both.stop() }
+        #expect(both.nextErrorLine() == "orchctl: queue io is paused, so 2 awaited jobs start only once it is resumed \(resume)")
+        let all = try OrchctlStream(daemon, ["wait", "--all"], captureErrors: true)
+        defer { all.stop() }
+        #expect(all.nextErrorLine() == "orchctl: queue io is paused, so 2 awaited jobs start only once it is resumed \(resume)")
+        let drained = try OrchctlStream(daemon, ["wait", "--queue", "io", "--drained"], captureErrors: true)
+        defer { drained.stop() }
+        #expect(drained.nextErrorLine() == "orchctl: queue io is paused and 2 of its jobs have not started: it drains only once it is resumed \(resume)")
+        let submitted = try OrchctlStream(daemon, ["submit", "--wait", "--queue", "io", "--", "sh", "-c", "exit 3"], captureErrors: true)
+        defer { submitted.stop() }
+        let third = try #require(submitted.nextLine())
+        #expect(submitted.nextErrorLine() == "orchctl: queue io is paused, so job \(third) starts only once it is resumed \(resume)")
+
+        #expect(try daemon.orchctl(["resume", "io"]).status == 0)
+        #expect(one.rest() == "\(first) succeeded\n")
+        #expect(one.exitStatus() == 0)
+        #expect(drained.rest() == "")
+        #expect(drained.exitStatus() == 0)
+        #expect(submitted.rest() == "")
+        #expect(submitted.exitStatus() == 3)
+        #expect(try daemon.orchctl(["cancel", open]).status == 0)
+        #expect(both.exitStatus() == 1)
+        #expect(all.exitStatus() == 1)
+        for stream in [one, both, all, drained, submitted] { #expect(stream.nextErrorLine() == nil, "one note, once") }
+
+        // An open queue, or a job already running: nothing is said.
+        let quiet = try daemon.orchctl(["submit", "--wait", "--queue", "io", "--", "true"])
+        #expect(quiet.status == 0 && quiet.standardError.isEmpty, "\(quiet)")
+        let drainedAtOnce = try daemon.orchctl(["wait", "--queue", "io", "--drained"])
+        #expect(drainedAtOnce.status == 0 && drainedAtOnce.standardError.isEmpty, "\(drainedAtOnce)")
+    }
+
     @Test("--unique refuses a second live job with the key, or returns it with --reuse")
     func uniqueness() throws {
         let daemon = try TestDaemon()

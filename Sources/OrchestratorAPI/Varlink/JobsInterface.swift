@@ -422,13 +422,13 @@ public enum JobsInterface {
         }
     }
 
-    /// A ``JobsReply`` read for each job's ID, state and earliest start alone: what `wait`
-    /// needs of `List` to say which awaited jobs may not start for a while.
+    /// A ``JobsReply`` read for each job's ID, state, earliest start, hold and queue alone:
+    /// what `wait` needs of `List` to say which awaited jobs may not start for a while.
     public struct JobStartsReply: Codable, Sendable {
-        /// The jobs, their ID, state, earliest start and hold only.
+        /// The jobs, their ID, state, earliest start, hold and queue only.
         public var jobs: [JobStart]
 
-        /// A job as its ID, state, earliest start and hold.
+        /// A job as its ID, state, earliest start, hold and queue.
         public struct JobStart: Codable, Sendable {
             /// The job's ID.
             public var id: JobID
@@ -438,15 +438,18 @@ public enum JobsInterface {
             public var notBefore: Date?
             /// Whether it is held (``Job/held``): it starts only once released.
             public var held: Bool
+            /// Its queue (``JobSpec/queue``), which may be paused; `nil` when the reply had none.
+            public var queue: QueueName?
 
-            private enum CodingKeys: String, CodingKey { case id, state, notBefore, held }
+            private enum CodingKeys: String, CodingKey { case id, state, notBefore, held, queue }
 
             /// Creates a value with every field given.
-            public init(id: JobID, state: String, notBefore: Date?, held: Bool = false) {
+            public init(id: JobID, state: String, notBefore: Date?, held: Bool = false, queue: QueueName? = nil) {
                 self.id = id
                 self.state = state
                 self.notBefore = notBefore
                 self.held = held
+                self.queue = queue
             }
 
             public init(from decoder: any Decoder) throws {
@@ -462,6 +465,7 @@ public enum JobsInterface {
                     notBefore = nil
                 }
                 held = try c.decodeIfPresent(Bool.self, forKey: .held) ?? false
+                queue = try c.decodeIfPresent(QueueName.self, forKey: .queue)
             }
 
             /// Encodes what a ``Job`` encodes of these fields.
@@ -471,18 +475,22 @@ public enum JobsInterface {
                 try c.encode(state, forKey: .state)
                 try c.encode(notBefore.map(Timestamp.format), forKey: .notBefore)
                 try c.encode(held, forKey: .held)
+                try c.encodeIfPresent(queue, forKey: .queue)
             }
         }
 
-        /// Reads `{"jobs": [{"id": N, "state": S, "notBefore": T, "held": B, ...}, ...]}` as the
-        /// `Decodable` conformance does (other members skipped), or gives up (`nil`): a key
-        /// given twice, a number that does not fit, a time that is not RFC 3339.
+        /// Reads `{"jobs": [{"id": N, "state": S, "notBefore": T, "held": B, "queue": Q, ...}, ...]}`
+        /// as the `Decodable` conformance does (other members skipped), or gives up (`nil`): a key
+        /// given twice, a number that does not fit, a time that is not RFC 3339, a queue name
+        /// that is not one.
         @Sendable public static func read(_ reader: inout JSONByteReader) -> JobStartsReply? {
             reader.member("jobs") { $0.list(readJob) }.map(JobStartsReply.init(jobs:))
         }
 
-        private static func readJob(_ reader: inout JSONByteReader) -> JobStart? {
-            var id: Int64?, state: String?, notBefore: Date?, held = false
+        /// Reads one job's `{"id": N, "state": S, "notBefore": T, "held": B, "queue": Q, ...}` as
+        /// ``JobStart``'s `Decodable` conformance does, or gives up (`nil`).
+        static func readJob(_ reader: inout JSONByteReader) -> JobStart? {
+            var id: Int64?, state: String?, notBefore: Date?, held = false, queue: QueueName?
             let ok = reader.object { key, reader in
                 switch key {
                 case "id": id = reader.integer(); return id != nil
@@ -495,11 +503,28 @@ public enum JobsInterface {
                     guard let value = reader.bool() else { return false }
                     held = value
                     return true
+                case "queue":
+                    if reader.null() { return true }
+                    queue = reader.string().flatMap(QueueName.init(rawValue:))
+                    return queue != nil
                 default: return reader.skipValue()
                 }
             }
             guard ok, let id, let state else { return nil }
-            return JobStart(id: JobID(rawValue: id), state: state, notBefore: notBefore, held: held)
+            return JobStart(id: JobID(rawValue: id), state: state, notBefore: notBefore, held: held, queue: queue)
+        }
+    }
+
+    /// A ``JobReply`` read for the job's ID, state, earliest start, hold and queue alone: what
+    /// `submit --wait` needs of `Submit`'s answer to say that the job waits in a paused queue.
+    public struct JobStartReply: Codable, Sendable {
+        /// The job, as its ID, state, earliest start, hold and queue.
+        public var job: JobStartsReply.JobStart
+
+        /// Reads `{"job": {...}, ...}` as the `Decodable` conformance does (other members
+        /// skipped), or gives up (`nil`).
+        @Sendable public static func read(_ reader: inout JSONByteReader) -> JobStartReply? {
+            reader.member("job", JobStartsReply.readJob).map(JobStartReply.init(job:))
         }
     }
 

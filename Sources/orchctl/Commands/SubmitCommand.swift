@@ -88,14 +88,25 @@ enum SubmitCommand: OrchctlCommand {
                 return .success
             }
             id = submitted.id
+            let start = JobsInterface.JobStartsReply.JobStart(
+                id: id, state: submitted.state.name, notBefore: submitted.spec.notBefore, held: submitted.held, queue: submitted.spec.queue)
+            WaitCommand.notePausedQueues(of: [start], on: connection, console: context.console)
+        } else if options.wait {
+            let submitForStart = JobsInterface.submit.decodingReply(as: JobsInterface.JobStartReply.self, reading: JobsInterface.JobStartReply.read)
+            let submitted = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
+                try connection.call(submitForStart, parameters).job
+            }
+            id = submitted.id
+            // The ID goes out first, so a caller sees which job it is waiting for.
+            context.console.print(id.description)
+            WaitCommand.notePausedQueues(of: [submitted], on: connection, console: context.console)
         } else {
             let submitForID = JobsInterface.submit.decodingReply(as: JobsInterface.JobIDReply.self, reading: JobsInterface.JobIDReply.read)
             id = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
                 try connection.call(submitForID, parameters).job.id
             }
-            // The ID goes out first, so a caller sees which job it is waiting for.
             context.console.print(id.description)
-            guard options.wait else { return .success }
+            return .success
         }
         // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
         let state: JobState

@@ -11,7 +11,7 @@ enum WaitCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Wait until jobs finish or a queue drains.",
-        discussion: "The wait is event-driven: orchd answers when the last job finishes. An ID that names no job, or another user's job, refuses the whole wait before anything is waited for (exit 1, or 77 for another user's). With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nAn awaited job that is held (it starts only once released), or waits for a start time more than a minute ahead (--delay, --at, a retry backoff), is named on standard error as the wait begins, so that a long silence is not taken for a hang: 'orchctl: waiting for job 5, which may start no sooner than 04:06:30 (in 2h)'. One line per such job, at most five lines of each kind, the last counting the rest; standard output is unchanged.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing on standard output, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
+        discussion: "The wait is event-driven: orchd answers when the last job finishes. An ID that names no job, or another user's job, refuses the whole wait before anything is waited for (exit 1, or 77 for another user's). With one job, exits with its status as a shell would report it (the exit code, 128+SIGNAL when signaled, 124 when timed out, 127 when it could not start, 1 when cancelled); with several, 0 when all succeeded, else 1. When --timeout runs out first, exits 124 and the jobs go on. When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and waits on for the same jobs.\n\nAn awaited job that is held (it starts only once released), or waits for a start time more than a minute ahead (--delay, --at, a retry backoff), is named on standard error as the wait begins, so that a long silence is not taken for a hang: 'orchctl: waiting for job 5, which may start no sooner than 04:06:30 (in 2h)'. One line per such job, at most five lines of each kind, the last counting the rest. Awaited jobs that wait in a paused queue get one line per queue ('orchctl: queue io is paused, so job 5 starts only once it is resumed (...)'), and so does a paused queue that --drained waits for while jobs wait in it, with its held and late jobs; submit --wait says the same of its job. Standard output is unchanged.\n\nWith --all, waits for every job not finished when it is called (jobs submitted later are not waited for), prints nothing on standard output, and exits 0 when all succeeded, else 1. A job that finishes and is pruned by retention before orchd is asked about it counts as finished; its result is gone and does not count.\n\nWith --queue Q --drained, waits until queue Q has no waiting, queued or running job (at once when it has none), including jobs submitted while it waits; prints nothing (the queue with --json) and exits 0 however its jobs ended.",
         usage: "wait (<id> ... | --all | --queue <queue> --drained) [--timeout <span>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .zeroOrMore, help: "The jobs to wait for.")],
         options: Options.specs)
@@ -87,9 +87,11 @@ enum WaitCommand: OrchctlCommand {
         case .drainedQueue(let queue):
             return try waitDrained(queue, invocation: invocation, context: context)
         case .all:
+            let connection = try OrchdConnection(socket: socket, uid: uid)
             let starts: [JobsInterface.JobStartsReply.JobStart]
-            (ids, starts) = try unfinishedJobs(socket: socket, uid: uid)
+            (ids, starts) = try unfinishedJobs(on: connection)
             noteLateStarts(starts, now: Date(), time: context.time, console: context.console)
+            notePausedQueues(of: starts, on: connection, console: context.console)
         case .jobs(let given):
             ids = given
         }
@@ -97,7 +99,9 @@ enum WaitCommand: OrchctlCommand {
         // Given IDs: their start times are asked on the connection the wait then uses, so an
         // orchd that goes away after that is one the wait reconnects to.
         let noteFirst: (@Sendable (OrchdConnection) -> Void)? = all ? nil : { @Sendable [ids, time = context.time, console = context.console] connection in
-            noteLateStarts(waitingStarts(of: ids, on: connection), now: Date(), time: time, console: console)
+            let starts = waitingStarts(of: ids, on: connection)
+            noteLateStarts(starts, now: Date(), time: time, console: console)
+            notePausedQueues(of: starts, on: connection, console: console)
         }
         if ids.isEmpty {
             if invocation.global.json { context.console.write(try JSONOutput.text([Job]())) }
@@ -155,6 +159,7 @@ enum WaitCommand: OrchctlCommand {
     /// once the queue has no waiting, queued or running job.
     static func waitDrained(_ queue: QueueName, invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
+        noteWhatHoldsUp(queue, on: try context.connect(invocation), now: Date(), time: context.time, console: context.console)
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
             // After a restart of orchd the same question is asked again.
             try reconnection.run { (connection) throws(CommandFailure) -> QueueInfo in
@@ -175,12 +180,11 @@ enum WaitCommand: OrchctlCommand {
         return .success
     }
 
-    /// The IDs of every job waiting, queued or running now, and the earliest starts and holds
-    /// of the ones not running.
+    /// The IDs of every job waiting, queued or running now, and the earliest starts, holds and
+    /// queues of the ones not running.
     static func unfinishedJobs(
-        socket: String, uid: UInt32
+        on connection: OrchdConnection
     ) throws(CommandFailure) -> (ids: [JobID], starts: [JobsInterface.JobStartsReply.JobStart]) {
-        let connection = try OrchdConnection(socket: socket, uid: uid)
         var starts: [JobsInterface.JobStartsReply.JobStart] = []
         // IDs (and, of those not started, start times and holds) only: a backlog of many jobs
         // is not decoded whole to learn their IDs.
@@ -215,6 +219,56 @@ enum WaitCommand: OrchctlCommand {
             return []
         }
         return Set(starts.map(\.id)) == Set(ids) ? starts : []
+    }
+
+    /// Says on standard error, once as `wait --queue Q --drained` begins, what keeps `queue` from
+    /// draining that only a person can change: the queue is paused while jobs wait in it, or some
+    /// of its jobs are held or may not start for more than a minute (as ``noteLateStarts(_:now:time:console:)``).
+    /// Nothing when orchd cannot say (no such queue: the wait itself reports it).
+    static func noteWhatHoldsUp(_ queue: QueueName, on connection: OrchdConnection, now: Date, time: TimeFormatter, console: Console) {
+        do throws(CommandFailure) {
+            guard let info = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: [queue])).queues.first else {
+                return
+            }
+            let notStarted = info.jobs.waiting + info.jobs.queued
+            if info.paused, notStarted > 0 {
+                let jobs = notStarted == 1 ? "1 of its jobs has" : "\(JobTable.grouped(notStarted)) of its jobs have"
+                console.printError("orchctl: queue \(queue) is paused and \(jobs) not started: it drains only once it is resumed ('orchctl resume \(queue)')")
+            }
+            guard notStarted > 0 else { return }
+            var starts: [JobsInterface.JobStartsReply.JobStart] = []
+            for state in [JobState.waiting.name, JobState.queued.name] {
+                try connection.stream(listStarts, JobsInterface.ListParameters(queue: queue, state: state)) { (reply) throws(CommandFailure) in
+                    starts += reply.jobs
+                }
+            }
+            noteLateStarts(starts, now: now, time: time, console: console)
+        } catch {
+            return
+        }
+    }
+
+    /// Says on standard error, once as a wait begins, which awaited jobs wait in a paused queue:
+    /// they start only once it is resumed, so the wait lasts until then. One line per paused
+    /// queue, naming the job when it is one. Held jobs are left to ``noteLateStarts(_:now:time:console:)``;
+    /// nothing is said when orchd cannot tell which queues are paused.
+    static func notePausedQueues(of starts: [JobsInterface.JobStartsReply.JobStart], on connection: OrchdConnection, console: Console) {
+        var waiting: [QueueName: [JobID]] = [:]
+        for job in starts where !job.held && (job.state == JobState.waiting.name || job.state == JobState.queued.name) {
+            if let queue = job.queue { waiting[queue, default: []].append(job.id) }
+        }
+        guard !waiting.isEmpty else { return }
+        let queues: [QueueInfo]
+        do throws(CommandFailure) {
+            queues = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: waiting.keys.sorted())).queues
+        } catch {
+            return
+        }
+        for queue in queues.filter(\.paused).sorted(by: { $0.name < $1.name }) {
+            guard let ids = waiting[queue.name]?.sorted() else { continue }
+            let jobs = ids.count == 1 ? "job \(ids[0]) starts" : "\(JobTable.grouped(ids.count)) awaited jobs start"
+            console.printError("orchctl: queue \(queue.name) is paused, so \(jobs) only once it is resumed ('orchctl resume \(queue.name)')")
+        }
     }
 
     /// How far ahead an awaited job's start must be for the wait to say so as it begins.

@@ -213,10 +213,15 @@ struct SubmitCallJSONBytesTests {
         #"{"jobs":[{"id":1,"state":"waiting","notBefore":"2026-11-29T14:00:00Z","notBefore":null}]}"#,
         #"{"jobs":[{"id":1,"state":"queued","held":true}]}"#, #"{"jobs":[{"id":1,"state":"queued","held":false}]}"#,
         #"{"jobs":[{"id":1,"state":"queued","held":1}]}"#, #"{"jobs":[{"id":1,"state":"queued","held":null}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued","queue":"io"}]}"#, #"{"jobs":[{"id":1,"state":"queued","queue":null}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued","queue":"bad name!"}]}"#, #"{"jobs":[{"id":1,"state":"queued","queue":7}]}"#,
+        #"{"jobs":[{"id":1,"state":"queued","queue":"io","queue":"io"}]}"#,
     ])
     func jobStarts(text: String) {
         typealias Start = JobsInterface.JobStartsReply.JobStart
-        func fields(_ jobs: [Start]) -> [String] { jobs.map { "\($0.id) \($0.state) \(String(describing: $0.notBefore)) \($0.held)" } }
+        func fields(_ jobs: [Start]) -> [String] {
+            jobs.map { "\($0.id) \($0.state) \(String(describing: $0.notBefore)) \($0.held) \(String(describing: $0.queue))" }
+        }
         let codable = (try? JSONDecoder().decode(JobsInterface.JobStartsReply.self, from: Data(text.utf8)).jobs).map(fields)
         let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> [String]? in
             var reader = JSONByteReader(bytes: bytes)
@@ -241,6 +246,26 @@ struct SubmitCallJSONBytesTests {
         let decoded = try JSONDecoder().decode(JobsInterface.JobsReply.self, from: Data(text.utf8)).jobs
         #expect(read.map { $0.notBefore?.timeIntervalSince1970.bitPattern } == decoded.map { $0.spec.notBefore?.timeIntervalSince1970.bitPattern })
         #expect(read.map(\.held) == decoded.map(\.held))
+        #expect(read.map(\.queue) == decoded.map(\.spec.queue))
+    }
+
+    @Test("a Submit reply read for the job's start and queue reads as JSONDecoder reads it, or is left to it", arguments: [
+        #"{"job":{"id":3,"state":"queued","queue":"io","held":false,"notBefore":null,"argv":["true"]},"existing":false}"#,
+        #"{"job":{"id":3,"state":"running"}}"#, #"{"job":{"id":3}}"#, #"{"job":[]}"#, #"{}"#,
+        #"{"job":{"id":3,"state":"queued","queue":"no such name!"}}"#,
+    ])
+    func jobStart(text: String) {
+        func fields(_ job: JobsInterface.JobStartsReply.JobStart) -> String {
+            "\(job.id) \(job.state) \(String(describing: job.notBefore)) \(job.held) \(String(describing: job.queue))"
+        }
+        let codable = (try? JSONDecoder().decode(JobsInterface.JobStartReply.self, from: Data(text.utf8)).job).map(fields)
+        let fast = Array(text.utf8).withUnsafeBufferPointer { bytes -> String? in
+            var reader = JSONByteReader(bytes: bytes)
+            guard let reply = JobsInterface.JobStartReply.read(&reader), reader.atEnd() else { return nil }
+            return fields(reply.job)
+        }
+        if let fast { #expect(fast == codable) }
+        if codable == nil { #expect(fast == nil) }
     }
 
     @Test("a List page of every sample job gives its IDs in order")
