@@ -6,6 +6,44 @@ import Testing
 /// connection, and other clients are served throughout.
 @Suite("Varlink robustness end to end")
 struct ProtocolRobustnessTests {
+    @Test("a List without more gives every matching job in ID order however many there are (past one page, it is read a page per turn), and the newest N with a limit")
+    func listWithoutMoreReadsEveryPage() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        let file = daemon.directory + "/jobs.txt"
+        try String(repeating: "true\n", count: 2_500).write(toFile: file, atomically: true, encoding: .utf8)
+        let ids = try daemon.orchctl(["submit", "--batch", file]).standardOutput.split(separator: "\n").compactMap { Int($0) }
+        #expect(ids.count == 2_500)
+        func list(_ parameters: String) throws -> [Int] {
+            let socket = try RawSocket(path: daemon.socketPath)
+            #expect(socket.send(Array(#"{"method":"io.orchd.Jobs.List","parameters":\#(parameters)}"#.utf8) + [0]))
+            let reply = try #require(socket.readMessages(untilClosed: false, timeout: 60).messages.first)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])
+            let jobs = try #require((object["parameters"] as? [String: Any])?["jobs"] as? [[String: Any]], "\(reply.prefix(300))")
+            return jobs.compactMap { $0["id"] as? Int }
+        }
+        #expect(try list("{}") == ids)
+        #expect(try list(#"{"state":"queued","limit":1500}"#) == Array(ids.suffix(1_500)))
+        #expect(try list(#"{"limit":10}"#) == Array(ids.suffix(10)))
+        #expect(try list(#"{"ids":\#(Array(ids.prefix(1_200)))}"#) == Array(ids.prefix(1_200)))
+        #expect(try list(#"{"state":"running"}"#) == [])
+    }
+
+    @Test("listings whose clients hang up at once are dropped unread: the daemon goes on serving and running jobs")
+    func hungUpListings() throws {
+        let daemon = try TestDaemon()
+        let file = daemon.directory + "/jobs.txt"
+        try String(repeating: "true\n", count: 1_500).write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try daemon.orchctl(["submit", "--batch", file]).status == 0)
+        for _ in 0..<200 {
+            let socket = try RawSocket(path: daemon.socketPath)
+            #expect(socket.send(Array(#"{"method":"io.orchd.Jobs.List","parameters":{"allUsers":true}}"#.utf8) + [0]))
+        }
+        let waited = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+    }
+
     @Test("malformed JSON gets an error reply and the connection is closed")
     func malformedJSON() throws {
         let daemon = try TestDaemon()

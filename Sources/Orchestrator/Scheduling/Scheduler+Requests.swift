@@ -160,6 +160,18 @@ extension Scheduler {
         }
     }
 
+    /// ``list(ids:queue:stateName:limit:owner:result:labels:)`` for a caller that may have gone
+    /// while the request waited for its turn: `nil`, and nothing read, when `isWanted` says so
+    /// as the turn begins. A client that hangs up at once costs the scheduler nothing, so a loop
+    /// of such calls cannot pile work onto the control queue.
+    public func list(
+        ids: [JobID]?, queue: QueueName?, stateName: String?, limit: Int?, owner: UInt32?, result: String?,
+        labels: [String: String]?, while isWanted: @Sendable () -> Bool
+    ) throws(SchedulerError) -> [Job]? {
+        guard isWanted() else { return nil }
+        return try list(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner, result: result, labels: labels)
+    }
+
     /// Cancels jobs: finishes those not started, tears down the running ones.
     /// - Parameters:
     ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
