@@ -128,4 +128,21 @@ struct JobLifecycleTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "exit 7"]).status == 7)
         #expect(try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "kill -TERM $$"]).status == 128 + SIGTERM)
     }
+
+    @Test("a --timeout shorter than a call, even 0, still gives what orchd knows at once: a finished job's result, an unknown ID's error, an empty queue; only a job still running times out (124)")
+    func waitTimeoutZero() throws {
+        let daemon = try TestDaemon()
+        let finished = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "exit 5"]).line
+        let waited = try daemon.orchctl(["wait", "--timeout", "0", finished])
+        #expect(waited.status == 5 && waited.standardOutput == "\(finished) failed(5)\n", "\(waited)")
+        let unknown = try daemon.orchctl(["wait", "--timeout", "0", "999999"])
+        #expect(unknown.status == 1 && unknown.standardError == "Error: no job with ID 999999\n", "\(unknown)")
+        #expect(try daemon.orchctl(["wait", "--timeout", "0", "--queue", "default", "--drained"]).status == 0)
+
+        let running = try daemon.orchctl(["submit", "--", "sleep", "60"]).line
+        let timedOut = try daemon.orchctl(["wait", "--timeout", "0", finished, running])
+        #expect(timedOut.status == 124 && timedOut.standardError.contains("timed out after 0ms"), "\(timedOut)")
+        #expect(try daemon.orchctl(["wait", "--timeout", "0", "--queue", "default", "--drained"]).status == 124)
+        #expect(try daemon.orchctl(["cancel", running]).status == 0)
+    }
 }

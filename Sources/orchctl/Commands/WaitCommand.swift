@@ -98,8 +98,12 @@ enum WaitCommand: OrchctlCommand {
         let all = target == .all
         // Given IDs: their start times are asked on the connection the wait then uses, so an
         // orchd that goes away after that is one the wait reconnects to.
+        let firstLook = FirstLook()
         let noteFirst: (@Sendable (OrchdConnection) -> Void)? = all ? nil : { @Sendable [ids, time = context.time, console = context.console] connection in
-            let starts = waitingStarts(of: ids, on: connection)
+            let looked = waitingStarts(of: ids, on: connection)
+            // No starts: orchd does not know (or show) every ID, and the wait reports why at once.
+            firstLook.record(hasAnswer: looked?.allSatisfy { $0.state == "finished" } ?? false)
+            let starts = looked ?? []
             noteLateStarts(starts, now: Date(), time: time, console: console)
             notePausedQueues(of: starts, on: connection, console: console)
         }
@@ -110,7 +114,8 @@ enum WaitCommand: OrchctlCommand {
         let timeout = Options(decoding: invocation).timeout
         if invocation.global.json {
             guard let jobs = try waitForAll(
-                ids, all: all, timeout: timeout, reconnection: reconnection, noteFirst: noteFirst, method: JobsInterface.wait, { $0.jobs })
+                ids, all: all, timeout: timeout, firstLook: firstLook, reconnection: reconnection, noteFirst: noteFirst, method: JobsInterface.wait,
+                { $0.jobs })
             else {
                 context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
                 return .timedOut
@@ -120,7 +125,8 @@ enum WaitCommand: OrchctlCommand {
         }
         // The ID and state are all the text and the exit status need: whole jobs are not decoded.
         let waitForEnds = JobsInterface.wait.decodingReply(as: JobsInterface.JobEndsReply.self, reading: JobsInterface.JobEndsReply.read)
-        guard let jobs = try waitForAll(ids, all: all, timeout: timeout, reconnection: reconnection, noteFirst: noteFirst, method: waitForEnds, { $0.jobs })
+        guard let jobs = try waitForAll(
+            ids, all: all, timeout: timeout, firstLook: firstLook, reconnection: reconnection, noteFirst: noteFirst, method: waitForEnds, { $0.jobs })
         else {
             context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
             return .timedOut
@@ -134,7 +140,7 @@ enum WaitCommand: OrchctlCommand {
     /// The jobs `ids` once all have finished, through `method`; `nil` when `timeout` ran out first.
     /// - Parameter noteFirst: given, runs on the first connection before the wait is asked.
     private static func waitForAll<Reply: Codable & Sendable, Found: WaitedJob>(
-        _ ids: [JobID], all: Bool, timeout: Duration?, reconnection: Reconnection, noteFirst: (@Sendable (OrchdConnection) -> Void)?,
+        _ ids: [JobID], all: Bool, timeout: Duration?, firstLook: FirstLook, reconnection: Reconnection, noteFirst: (@Sendable (OrchdConnection) -> Void)?,
         method: VarlinkMethod<JobsInterface.IDsParameters, Reply>, _ jobsOf: @escaping @Sendable (Reply) -> [Found]
     ) throws(CommandFailure) -> [Found]? {
         let body: @Sendable () throws(CommandFailure) -> [Found] = { () throws(CommandFailure) -> [Found] in
@@ -147,7 +153,7 @@ enum WaitCommand: OrchctlCommand {
             return try wait(ids: ids, reconnection: reconnection, prunedAreFinished: all, method: method, on: first, jobsOf)
         }
         guard let timeout else { return try body() }
-        return try waitWithDeadline(timeout: timeout, body)
+        return try waitWithDeadline(timeout: timeout, firstLook: noteFirst == nil ? nil : firstLook, body)
     }
 
     /// `--all`: 0 when every job succeeded, else 1.
@@ -159,7 +165,7 @@ enum WaitCommand: OrchctlCommand {
     /// once the queue has no waiting, queued or running job.
     static func waitDrained(_ queue: QueueName, invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
-        noteWhatHoldsUp(queue, on: try context.connect(invocation), now: Date(), time: context.time, console: context.console)
+        let empty = noteWhatHoldsUp(queue, on: try context.connect(invocation), now: Date(), time: context.time, console: context.console)
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
             // After a restart of orchd the same question is asked again.
             try reconnection.run { (connection) throws(CommandFailure) -> QueueInfo in
@@ -167,7 +173,8 @@ enum WaitCommand: OrchctlCommand {
             }
         }
         let drained: QueueInfo
-        if let timeout = Options(decoding: invocation).timeout {
+        // An empty queue is orchd's answer already, whatever the timeout (even 0).
+        if let timeout = Options(decoding: invocation).timeout, !empty {
             guard let answer = try waitWithDeadline(timeout: timeout, waitForQueue) else {
                 context.console.printError("Error: timed out after \(TimeSpan.format(timeout)) waiting for queue \(queue) to drain")
                 return .timedOut
@@ -206,15 +213,17 @@ enum WaitCommand: OrchctlCommand {
     private static let listStarts = JobsInterface.list.decodingReply(
         as: JobsInterface.JobStartsReply.self, reading: JobsInterface.JobStartsReply.read)
 
-    /// The states, earliest starts and holds of `ids`, asked on `connection`; none when orchd cannot
-    /// say, or does not know (or show this caller) every one of them: the wait that follows
-    /// reports why.
-    static func waitingStarts(of ids: [JobID], on connection: OrchdConnection) -> [JobsInterface.JobStartsReply.JobStart] {
+    /// The states, earliest starts, holds and queues of `ids`, asked on `connection`; none when
+    /// orchd does not know (or show this caller) every one of them (the wait that follows
+    /// reports why), `nil` when orchd could not be asked.
+    static func waitingStarts(of ids: [JobID], on connection: OrchdConnection) -> [JobsInterface.JobStartsReply.JobStart]? {
         var starts: [JobsInterface.JobStartsReply.JobStart] = []
         do throws(CommandFailure) {
             try connection.stream(listStarts, JobsInterface.ListParameters(ids: ids)) { (reply) throws(CommandFailure) in
                 starts += reply.jobs
             }
+        } catch where error.remoteErrorName == nil {
+            return nil
         } catch {
             return []
         }
@@ -225,17 +234,19 @@ enum WaitCommand: OrchctlCommand {
     /// draining that only a person can change: the queue is paused while jobs wait in it, or some
     /// of its jobs are held or may not start for more than a minute (as ``noteLateStarts(_:now:time:console:)``).
     /// Nothing when orchd cannot say (no such queue: the wait itself reports it).
-    static func noteWhatHoldsUp(_ queue: QueueName, on connection: OrchdConnection, now: Date, time: TimeFormatter, console: Console) {
+    /// - Returns: whether the queue is drained already (no waiting, queued or running job).
+    @discardableResult
+    static func noteWhatHoldsUp(_ queue: QueueName, on connection: OrchdConnection, now: Date, time: TimeFormatter, console: Console) -> Bool {
         do throws(CommandFailure) {
             guard let info = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: [queue])).queues.first else {
-                return
+                return false
             }
             let notStarted = info.jobs.waiting + info.jobs.queued
             if info.paused, notStarted > 0 {
                 let jobs = notStarted == 1 ? "1 of its jobs has" : "\(JobTable.grouped(notStarted)) of its jobs have"
                 console.printError("orchctl: queue \(queue) is paused and \(jobs) not started: it drains only once it is resumed ('orchctl resume \(queue)')")
             }
-            guard notStarted > 0 else { return }
+            guard notStarted > 0 else { return info.jobs.running == 0 }
             var starts: [JobsInterface.JobStartsReply.JobStart] = []
             for state in [JobState.waiting.name, JobState.queued.name] {
                 try connection.stream(listStarts, JobsInterface.ListParameters(queue: queue, state: state)) { (reply) throws(CommandFailure) in
@@ -243,8 +254,9 @@ enum WaitCommand: OrchctlCommand {
                 }
             }
             noteLateStarts(starts, now: now, time: time, console: console)
+            return false
         } catch {
-            return
+            return false
         }
     }
 
@@ -360,8 +372,12 @@ enum WaitCommand: OrchctlCommand {
     /// The client blocks in read(2) without a deadline of its own, so the deadline is kept
     /// here; on timeout the blocked thread is left behind and ends with the process.
     /// - Returns: what `body` returned, or `nil` when the timeout ran out first.
+    /// - Parameter firstLook: given, what `body`'s first look found: when it shows that orchd
+    ///   has the answer already (every job finished, or one it does not know), the answer is
+    ///   given even past the deadline, so that `--timeout 0` on a finished job says how it
+    ///   ended rather than that time ran out.
     private static func waitWithDeadline<Value: Sendable>(
-        timeout: Duration, _ body: @escaping @Sendable () throws(CommandFailure) -> Value
+        timeout: Duration, firstLook: FirstLook? = nil, _ body: @escaping @Sendable () throws(CommandFailure) -> Value
     ) throws(CommandFailure) -> Value? {
         let outcome = WaitOutcome<Value>()
         DispatchQueue.global().async {
@@ -371,7 +387,10 @@ enum WaitCommand: OrchctlCommand {
         }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = min(seconds, Int64(Int.max / 1_000_000_000 - 1)) * 1_000_000_000 + attoseconds / 1_000_000_000
-        guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
+        if outcome.done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) != .success {
+            guard let firstLook, firstLook.hasAnswer(within: FirstLook.patience) else { return nil }
+            outcome.done.wait()
+        }
         return try outcome.result.withLock { $0 }?.get()
     }
 
@@ -382,6 +401,28 @@ enum WaitCommand: OrchctlCommand {
 }
 
 /// The result of a wait running on another thread.
+/// What a wait's first look at its jobs found, for a deadline that ran out before the answer
+/// came: whether orchd has the answer already.
+final class FirstLook: Sendable {
+    /// How long a deadline that ran out waits for the first look itself.
+    static let patience: DispatchTimeInterval = .seconds(5)
+    private let looked = DispatchSemaphore(value: 0)
+    private let answered = Atomic<Bool>(false)
+
+    /// Records the look: whether every awaited job had finished, or orchd did not know one.
+    func record(hasAnswer: Bool) {
+        answered.store(hasAnswer, ordering: .sequentiallyConsistent)
+        looked.signal()
+    }
+
+    /// Whether the look, once made (waiting for it at most `limit`), found the answer there.
+    func hasAnswer(within limit: DispatchTimeInterval) -> Bool {
+        guard looked.wait(timeout: .now() + limit) == .success else { return false }
+        looked.signal()
+        return answered.load(ordering: .sequentiallyConsistent)
+    }
+}
+
 private final class WaitOutcome<Value: Sendable>: Sendable {
     let done = DispatchSemaphore(value: 0)
     /// Written before `done` is signalled, read after waiting on it; the lock lets the
