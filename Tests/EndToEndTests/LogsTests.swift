@@ -155,4 +155,16 @@ struct LogsTests {
         #expect(try daemon.orchctl(["cancel", queued]).status == 0)
         #expect(try daemon.orchctl(["logs", "--follow", queued]).status == 0)
     }
+
+    @Test("a log directory removed while orchd runs is made again for the next job, which runs and keeps its output")
+    func logDirectoryRemoved() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "echo", "before"]).status == 0)
+        try FileManager.default.removeItem(atPath: daemon.stateDirectory + "/logs")
+        let after = try daemon.orchctl(["submit", "--wait", "--", "echo", "after"])
+        #expect(after.status == 0, "\(after)\n\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", after.line]).standardOutput == "after\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/logs")[.posixPermissions] as? Int
+        #expect(mode == (geteuid() == 0 ? 0o711 : 0o700))
+    }
 }

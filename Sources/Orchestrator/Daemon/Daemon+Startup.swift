@@ -39,7 +39,7 @@ extension Daemon {
     /// - Throws: ``StartupFailure``: mkdir(2) failed other than with `EEXIST`.
     static func makeLogDirectory(in stateDirectory: String) throws(StartupFailure) -> String {
         let logDirectory = stateDirectory + "/logs"
-        let logDirectoryMode: mode_t = geteuid() == 0 ? 0o711 : 0o700
+        let logDirectoryMode = LogDirectory.parentMode
         if mkdir(logDirectory, logDirectoryMode) != 0 && errno != EEXIST {
             let code = errno
             throw StartupFailure("cannot create \(logDirectory): \(String(cString: strerror(code)))", errno: code)
