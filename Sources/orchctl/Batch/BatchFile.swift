@@ -44,6 +44,9 @@ enum BatchFile {
         var defaultsProblem: JobSpecError?
         do { try defaults.validate() } catch { defaultsProblem = error }
 
+        // A byte order mark, which some editors write at the start of a UTF-8 file, is not
+        // part of the first line: it would hide a JSON line's '{' and run it as a command.
+        let text = text.hasPrefix("\u{FEFF}") ? Substring(text.dropFirst()) : Substring(text)
         // "\r\n" is one Character in Swift, so CRLF files need it named as a separator.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let line = rawLine.trimmingCharacters(while: \.isWhitespace)

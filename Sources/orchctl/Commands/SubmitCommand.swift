@@ -345,6 +345,9 @@ enum SubmitCommand: OrchctlCommand {
             }
             return current
         }
+        guard !option.isEmpty else {
+            throw CommandLineError(.invalidValue, "invalid value for option '--cwd': an empty path; leave --cwd out for the current directory", command: spec.name)
+        }
         var path = option
         if !path.hasPrefix("/") {
             guard let current else {

@@ -46,6 +46,16 @@ struct BatchFileTests {
         #expect(specs[3].maxAttempts == 3)
     }
 
+    @Test("a byte order mark before the first line is not part of it: a JSON line after one is still a JSON line")
+    func byteOrderMark() throws {
+        let specs = try BatchFile.parse("\u{FEFF}{\"argv\": [\"true\"]}\r\n\u{FEFF}echo kept", defaults: defaults)
+        try #require(specs.count == 2)
+        #expect(specs[0].command == .argv(["true"]))
+        // Only the file's first character is a byte order mark; one later belongs to its line.
+        #expect(specs[1].command == .shell("\u{FEFF}echo kept"))
+        #expect(try BatchFile.parse("\u{FEFF}", defaults: defaults).isEmpty)
+    }
+
     @Test("a JSON line without an environment, or with an empty one, gets the caller's; another is its own, byte for byte")
     func environments() throws {
         let text = #"""

@@ -42,6 +42,8 @@ struct SubmitCommandTests {
         let error = #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/nonexistent-dir", "--", "ls"]) }
         #expect(error?.message == "invalid value for option '--cwd': /nonexistent-dir: No such file or directory")
         #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "/etc/passwd", "--", "ls"]) }
+        let empty = #expect(throws: CommandLineError.self) { try spec(["submit", "--cwd", "", "--", "ls"]) }
+        #expect(empty?.message == "invalid value for option '--cwd': an empty path; leave --cwd out for the current directory")
     }
 
     func spec(_ arguments: [String], now: Date, zone: LocalTimeZone) throws -> JobSpec {
