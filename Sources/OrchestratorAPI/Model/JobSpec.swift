@@ -127,7 +127,8 @@ public struct JobSpec: Hashable, Sendable, Codable {
 
     /// Checks the rules the type cannot express.
     /// - Throws: ``JobSpecError`` naming the first rule broken: an empty argv, an empty shell
-    ///   string, a relative cwd, a NUL byte in any string, an environment name with `=`, a
+    ///   string, a relative cwd, a NUL byte in any string, an environment name or label key
+    ///   that is empty or has `=`, a
     ///   timeout outside 1 µs...100 years, a start time past the year 9999, attempts outside
     ///   1...1000, or an empty unique key or one that is not stream-safe text (more than 30
     ///   combining marks in a row, ``JSONByteReader/isStreamSafe(_:)``).
@@ -151,7 +152,10 @@ public struct JobSpec: Hashable, Sendable, Codable {
         if Self.containsNUL(cwd) { throw .nulByte(field: "cwd") }
         if let name, Self.containsNUL(name) { throw .nulByte(field: "name") }
         if let uniqueKey, Self.containsNUL(uniqueKey) { throw .nulByte(field: "uniqueKey") }
-        for (key, value) in labels where Self.containsNUL(key) || Self.containsNUL(value) { throw .nulByte(field: "labels") }
+        for (key, value) in labels {
+            if key.isEmpty || key.utf8.contains(UInt8(ascii: "=")) { throw .invalidLabelKey(key) }
+            if Self.containsNUL(key) || Self.containsNUL(value) { throw .nulByte(field: "labels") }
+        }
         if environmentAlreadyValid { return }
         for (key, value) in environment {
             // Bytes, not `contains("=")`: the substring search was most of validating a spec.

@@ -5,6 +5,9 @@ public enum JobSpecError: Error, Hashable, Sendable {
     case relativeWorkingDirectory(String)
     case nulByte(field: String)
     case invalidEnvironmentName(String)
+    /// A label key that is empty or has `=`: `--label key=value` and `status --label` could
+    /// never name it.
+    case invalidLabelKey(String)
     case invalidTimeout
     case startTooLate
     case invalidAttempts(Int)
@@ -25,6 +28,7 @@ public enum JobSpecError: Error, Hashable, Sendable {
         case .relativeWorkingDirectory(let path): "the working directory must be an absolute path, not '\(path)'"
         case .nulByte(let field): "\(field) contains a NUL byte"
         case .invalidEnvironmentName(let name): "invalid environment variable name '\(name)'"
+        case .invalidLabelKey(let key): "invalid label key '\(key)': a key is not empty and has no '='"
         case .invalidTimeout: "the timeout must be longer than zero and at most 100 years"
         case .startTooLate: "the start time must be before the year 10000"
         case .invalidAttempts(let count): "attempts must be from 1 to 1000 (retries 0 to 999), not \(count)"

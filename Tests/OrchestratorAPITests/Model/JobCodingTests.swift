@@ -66,7 +66,7 @@ struct JobCodingTests {
     }
 
     @Test("validation names the broken rule")
-    func validation() {
+    func validation() throws {
         let empty = JobSpec(command: .argv([]), cwd: "/", environment: [:])
         #expect(throws: JobSpecError.emptyCommand) { try empty.validate() }
         let relative = JobSpec(command: .shell("true"), cwd: "tmp", environment: [:])
@@ -85,6 +85,13 @@ struct JobCodingTests {
         #expect(throws: JobSpecError.nulByte(field: "uniqueKey")) { try nulKey.validate() }
         let badName = JobSpec(command: .shell("true"), cwd: "/", environment: ["A=B": "c"])
         #expect(throws: JobSpecError.invalidEnvironmentName("A=B")) { try badName.validate() }
+        // A label key as `--label key=value` can give it: not empty, no '='.
+        for key in ["", "a=b", "="] {
+            let badLabel = JobSpec(command: .shell("true"), cwd: "/", environment: [:], labels: [key: "v"])
+            #expect(throws: JobSpecError.invalidLabelKey(key)) { try badLabel.validate() }
+            #expect(throws: JobSpecError.invalidLabelKey(key)) { try badLabel.validate(environmentAlreadyValid: true) }
+        }
+        try JobSpec(command: .shell("true"), cwd: "/", environment: [:], labels: ["team": "", "é": "a=b"]).validate()
     }
 
     @Test("an environment validated before is skipped, and only it: the command, cwd and the rest are still checked")
