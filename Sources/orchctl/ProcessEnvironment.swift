@@ -1,4 +1,5 @@
 import Glibc
+import OrchestratorAPI
 
 /// The environment as orchd can store it (UTF-8 text, names distinct as Swift strings), and
 /// what reading it that way changed.
@@ -40,6 +41,12 @@ struct ProcessEnvironment: Sendable {
             let nameBytes = UnsafeBufferPointer(rebasing: bytes[..<equals])
             let valueBytes = UnsafeBufferPointer(rebasing: bytes[(equals + 1)...])
             var name = String(decoding: nameBytes, as: UTF8.self)
+            // orchd refuses a name it would hash in quadratic time (JSONByteReader.isStreamSafe),
+            // and with it the whole submit: such a variable is left out, and said so.
+            if nameBytes.contains(where: { $0 >= 0x80 }), !JSONByteReader.isStreamSafe(name) {
+                changes.append("'\(name)' has more than \(JSONByteReader.maximumNonStarters) combining marks in a row, which orchd refuses in a name: the job does not get it")
+                continue
+            }
             if let index = variables.index(forKey: name) {
                 var earlier = variables[index].key
                 if !earlier.withUTF8({ Self.sameBytes($0, nameBytes) }) {

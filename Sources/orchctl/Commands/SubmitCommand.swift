@@ -319,6 +319,12 @@ enum SubmitCommand: OrchctlCommand {
         }
 
         let cwd = try workingDirectory(options.cwd, current: context.currentDirectory)
+        for name in options.environment.keys where !JSONByteReader.isStreamSafe(name) {
+            throw CommandLineError(
+                .invalidValue,
+                "invalid value for option '--env': the name '\(name)' has more than \(JSONByteReader.maximumNonStarters) combining marks in a row",
+                command: spec.name)
+        }
         var environment = context.environment
         environment.merge(options.environment) { _, new in new }
         return JobSpec(

@@ -46,6 +46,13 @@ struct SubmitCommandTests {
         #expect(empty?.message == "invalid value for option '--cwd': an empty path; leave --cwd out for the current directory")
     }
 
+    @Test("--env with a name orchd would refuse (more than 30 combining marks in a row) is a usage error naming it")
+    func envNotStreamSafe() {
+        let name = "e" + String(repeating: "\u{0301}", count: 40)
+        let error = #expect(throws: CommandLineError.self) { try spec(["submit", "--env", "\(name)=1", "--", "true"]) }
+        #expect(error?.message == "invalid value for option '--env': the name '\(name)' has more than 30 combining marks in a row")
+    }
+
     func spec(_ arguments: [String], now: Date, zone: LocalTimeZone) throws -> JobSpec {
         let parsed = try invocation(arguments)
         return try SubmitCommand.makeSpec(
@@ -155,6 +162,15 @@ struct ProcessEnvironmentTests {
         let read = Self.read([Array("A=1".utf8), Array("B=x=y".utf8), Array("A=2".utf8), Array("NOEQUALS".utf8), Array("E=".utf8)])
         #expect(read.variables == ["A": "1", "B": "x=y", "E": ""])
         #expect(read.changes.isEmpty)
+    }
+
+    @Test("a name with more than 30 combining marks in a row, which orchd refuses, is left out and reported; 30 are kept")
+    func notStreamSafe() {
+        let long = "x" + String(repeating: "\u{0301}", count: 31)
+        let kept = "y" + String(repeating: "\u{0301}", count: 30)
+        let read = Self.read([Array("\(long)=1".utf8), Array("\(kept)=2".utf8), Array("A=\(long)".utf8)])
+        #expect(read.variables == [kept: "2", "A": long])
+        #expect(read.changes == ["'\(long)' has more than 30 combining marks in a row, which orchd refuses in a name: the job does not get it"])
     }
 
     @Test("bytes that are not UTF-8, and a name equal to an earlier one only as a Swift string, are reported by name")
