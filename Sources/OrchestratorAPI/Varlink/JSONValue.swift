@@ -30,7 +30,10 @@ public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
+        // A whole number goes out as an integer: the interfaces declare IDs and counts `int`,
+        // and a Double past 1e16 would be written with an exponent.
+        case .number(let value):
+            if let integer = Int64(exactly: value) { try container.encode(integer) } else { try container.encode(value) }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)

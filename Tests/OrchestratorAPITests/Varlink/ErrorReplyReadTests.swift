@@ -37,6 +37,15 @@ struct ErrorReplyReadTests {
         if codable == nil { #expect(fast == nil, "\(text)") }
     }
 
+    @Test("a whole number in error parameters is written as an integer, as the interfaces declare IDs; a fraction as a number")
+    func wholeNumbersAsIntegers() throws {
+        let parameters: [String: JSONValue] = ["id": .number(4_611_686_018_427_387_904), "small": .number(7), "negative": .number(-3), "f": .number(1.5)]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(parameters), as: UTF8.self)
+        #expect(text == #"{"f":1.5,"id":4611686018427387904,"negative":-3,"small":7}"#)
+    }
+
     @Test("orchd's own error replies are read by hand")
     func orchdErrors() {
         for error in [
