@@ -40,12 +40,12 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     ///     lost before that means the daemon is not there (69), after it that it went away
     ///     mid-request (1).
     ///   - uid: the caller's uid, to suggest the system or the user service.
-    ///   - plainOrchdSocket: the socket an `orchd` started with no options would serve for this
-    ///     caller (by default from orchctl's own environment), so that the hint to start one
-    ///     names `--socket` when the socket is another.
+    ///   - plainOrchdSocket: the socket an `orchd` started with no options in another terminal
+    ///     would serve for this caller (``plainOrchdSocket(uid:)``), so that the hint to start
+    ///     one names `--socket` when the socket is another.
     init(
         _ error: VarlinkClientError, socket: String, afterReply: Bool, uid: UInt32,
-        plainOrchdSocket: @autoclosure () -> String = OrchdPaths.socket(explicit: nil, environment: ProcessEnvironment.current.variables, uid: getuid())
+        plainOrchdSocket: @autoclosure () -> String = CommandFailure.plainOrchdSocket(uid: getuid())
     ) {
         switch error {
         case .connectFailed(_, let code) where code == EACCES || code == EPERM:
@@ -99,10 +99,20 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
         }
         guard socket == plainOrchdSocket else {
             return "Start one that serves it in another terminal: orchd --socket \(ArgumentParser.shellQuoted(socket))"
+                + " (with --state-dir DIR of its own when another orchd uses the default state directory)"
         }
         guard systemdBooted else { return "Start it by running 'orchd' in another terminal." }
         let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
         return "Start it with '\(service)' or run 'orchd' in another terminal."
+    }
+
+    /// The socket `orchd` with no options serves for `uid`, started from a terminal of this
+    /// session: orchctl's environment without `$ORCHD_SOCKET`, which a new terminal need not
+    /// have (the systemd and XDG variables it does have).
+    static func plainOrchdSocket(uid: UInt32) -> String {
+        var environment = ProcessEnvironment.current.variables
+        environment["ORCHD_SOCKET"] = nil
+        return OrchdPaths.socket(explicit: nil, environment: environment, uid: uid)
     }
 
     /// Whether systemd is the init system (sd_booted(3)).

@@ -40,8 +40,8 @@ struct ExitCodeTests {
     @Test("a socket that a plain orchd would not serve gets a hint to start one with --socket, quoted for the shell")
     func otherSocketHint() {
         for booted in [true, false] {
-            #expect(hint(socket: "/tmp/mine/orchd.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket /tmp/mine/orchd.sock")
-            #expect(hint(uid: 1000, socket: "/tmp/my jobs/o.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket '/tmp/my jobs/o.sock'")
+            #expect(hint(socket: "/tmp/mine/orchd.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket /tmp/mine/orchd.sock (with --state-dir DIR of its own when another orchd uses the default state directory)")
+            #expect(hint(uid: 1000, socket: "/tmp/my jobs/o.sock", systemdBooted: booted) == "Start one that serves it in another terminal: orchd --socket '/tmp/my jobs/o.sock' (with --state-dir DIR of its own when another orchd uses the default state directory)")
         }
     }
 

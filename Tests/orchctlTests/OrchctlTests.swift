@@ -9,7 +9,7 @@ struct OrchctlTests {
         let status = Orchctl.run(["--socket", "/nonexistent/orchd.sock", "status"], context: testContext(capture))
         #expect(status == .unavailable)
         #expect(capture.standardOutput.isEmpty)
-        #expect(capture.standardError == "Error: cannot reach orchd at /nonexistent/orchd.sock (No such file or directory). Is it running? Start one that serves it in another terminal: orchd --socket /nonexistent/orchd.sock\n")
+        #expect(capture.standardError == "Error: cannot reach orchd at /nonexistent/orchd.sock (No such file or directory). Is it running? Start one that serves it in another terminal: orchd --socket /nonexistent/orchd.sock (with --state-dir DIR of its own when another orchd uses the default state directory)\n")
     }
 
     @Test("submit without a command exits 64 with usage and a help hint")
