@@ -135,7 +135,7 @@ struct ClientRobustnessTests {
         #expect(refused.status == 1, "\(refused.standardError)")
         let printed = refused.standardOutput.split(separator: "\n")
         #expect(refused.standardError.contains(
-            "Note: \(printed.count) of 2100 jobs were submitted before the error, up to line \(printed.count); none after it was."),
+            "Note: \(printed.count) of 2100 jobs were submitted before the error, up to line \(printed.count); the error is about the rest, and none of them was."),
             "\(refused.standardError)")
         #expect(refused.standardError.contains("Error: line 2050: no queue named 'wrok'"), "\(refused.standardError)")
         let listed = try daemon.orchctl(["status", "--all", "--json"])

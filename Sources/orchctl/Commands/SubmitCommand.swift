@@ -191,7 +191,7 @@ enum SubmitCommand: OrchctlCommand {
             if submittedCount > 0 {
                 // Chunks follow the file's order: the stored jobs are its first lines.
                 let lastLine = numbered[submittedCount - 1].line
-                let rest = refused ? "none after it was" : "whether those after it were is unknown (the connection broke before orchd answered)"
+                let rest = refused ? "the error is about the rest, and none of them was" : "whether the rest were is unknown (the connection broke before orchd answered)"
                 outcome = "Note: \(submittedCount) of \(specs.count) jobs were submitted before the error, up to line \(lastLine); \(rest)."
             } else {
                 outcome = refused ? "Nothing was submitted." : nil
