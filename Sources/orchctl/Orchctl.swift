@@ -48,7 +48,9 @@ enum Orchctl {
                 report(error, context: context)
                 return .usage
             } catch let failure as CommandFailure {
-                context.console.printError("Error: \(failure.message)")
+                // Line by line: a message may quote what the user gave (a name, a path),
+                // whose control characters are shown, not sent to the terminal.
+                context.console.printError("Error: " + failure.message.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).visible }.joined(separator: "\n"))
                 return failure.exitCode
             } catch {
                 context.console.printError("Error: \(error)")
@@ -63,7 +65,8 @@ enum Orchctl {
         let spec = error.command.flatMap { name in CommandTable.allSpecs.first { $0.name == name } }
         let usage = spec.map(renderer.usage(for:)) ?? renderer.rootUsage
         let helpCommand = spec.map { "orchctl \($0.name) --help" } ?? "orchctl --help"
-        context.console.printError("Error: \(error.message)\nUsage: \(usage)\nSee '\(helpCommand)'.")
+        // The message quotes what was typed, which may hold control characters.
+        context.console.printError("Error: \(error.message.visible)\nUsage: \(usage)\nSee '\(helpCommand)'.")
     }
 
     /// The context of this process: its console, environment, uid and working directory.

@@ -12,6 +12,15 @@ struct OrchctlTests {
         #expect(capture.standardError == "Error: cannot reach orchd at /nonexistent/orchd.sock (No such file or directory). Is it running? Start one that serves it in another terminal: orchd --socket /nonexistent/orchd.sock (with --state-dir DIR of its own when another orchd uses the default state directory)\n")
     }
 
+    @Test("a usage error quotes what was typed with its control characters made visible")
+    func usageErrorControlCharacters() {
+        let capture = CapturedConsole()
+        let status = Orchctl.run(["--socket", "/tmp/x", "queue", "add", "a\nb\u{1B}[31m"], context: testContext(capture))
+        #expect(status == .usage)
+        #expect(capture.standardError.hasPrefix("Error: invalid value for argument '<queue>': 'a\\nb\\u{1B}[31m' is not a valid queue name"))
+        #expect(!capture.standardError.contains("\u{1B}"))
+    }
+
     @Test("submit without a command exits 64 with usage and a help hint")
     func submitWithoutCommand() {
         let capture = CapturedConsole()
