@@ -55,16 +55,16 @@ enum StreamSession {
         // pending, ignored disposition or not, until the waiting thread takes it.
         var interrupt = interruptSet()
         pthread_sigmask(SIG_BLOCK, &interrupt, nil)
-        DispatchQueue.global().async {
+        BlockingThread.start {
             var interrupt = interruptSet()
             var number: Int32 = 0
             if sigwait(&interrupt, &number) == 0 { ending.finish(.success(())) }
         }
 
-        DispatchQueue.global().async {
+        BlockingThread.start {
             if waitForReaderToGo(outputDescriptor) { ending.finish(.success(())) }
         }
-        DispatchQueue.global().async {
+        BlockingThread.start {
             ending.finish(Result { () throws(CommandFailure) in try body() })
         }
         try ending.wait().get()

@@ -147,12 +147,14 @@ enum LogsCommand: OrchctlCommand {
             var streamParameters = parameters
             streamParameters.stream = stream
             let fixed = streamParameters
-            DispatchQueue.global().async(group: group) {
+            group.enter()
+            BlockingThread.start {
                 do throws(CommandFailure) {
                     try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
                 } catch {
                     failures.withLock { $0.append(error) }
                 }
+                group.leave()
             }
         }
         group.wait()

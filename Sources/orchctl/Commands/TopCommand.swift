@@ -153,7 +153,7 @@ enum TopCommand: OrchctlCommand {
             defer { for source in sources { source.cancel() } }
 
             queue.async { [self] in draw() }
-            DispatchQueue.global().async { [self] in follow() }
+            BlockingThread.start { [self] in follow() }
             ended.wait()
             if let failure = failure.withLock({ $0 }) { throw failure }
         }
@@ -193,7 +193,7 @@ enum TopCommand: OrchctlCommand {
                 return true
             }
             guard start else { return }
-            DispatchQueue.global().async { [self] in
+            BlockingThread.start { [self] in
                 while true {
                     let fresh = try? TopCommand.snapshot(socket: reconnection.socket, uid: reconnection.uid)
                     let again = state.withLock { state -> Bool in

@@ -380,7 +380,7 @@ enum WaitCommand: OrchctlCommand {
         timeout: Duration, firstLook: FirstLook? = nil, _ body: @escaping @Sendable () throws(CommandFailure) -> Value
     ) throws(CommandFailure) -> Value? {
         let outcome = WaitOutcome<Value>()
-        DispatchQueue.global().async {
+        BlockingThread.start {
             let result = Result { () throws(CommandFailure) -> Value in try body() }
             outcome.result.withLock { $0 = result }
             outcome.done.signal()
