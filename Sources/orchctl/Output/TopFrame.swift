@@ -97,9 +97,40 @@ struct TopFrame: Sendable {
         lines += running + recent
         guard let width else { return lines }
         return lines.map { line in
-            // Colour sequences take no columns; a line with one is cut on its plain text.
-            DisplayWidth.of(Self.plain(line)) > width ? DisplayWidth.truncate(Self.plain(line), to: width) : line
+            // Colour sequences take no columns: a line is cut on its plain text's width.
+            DisplayWidth.of(Self.plain(line)) > width ? Self.truncateKeepingColours(line, to: width) : line
         }
+    }
+
+    /// `line` cut to `width` columns with `…`, as ``DisplayWidth/truncate(_:to:)`` cuts plain
+    /// text, its SGR colour sequences kept (they take no columns); a colour still on at the
+    /// cut is reset after the `…`.
+    static func truncateKeepingColours(_ line: String, to width: Int) -> String {
+        guard width > 0 else { return "" }
+        var result = ""
+        var used = 0
+        var escape: String?
+        var coloured = false
+        for character in line {
+            if var sequence = escape {
+                sequence.append(character)
+                escape = character == "m" ? nil : sequence
+                if character == "m" {
+                    result += sequence
+                    coloured = sequence != "\u{1B}[0m"
+                }
+                continue
+            }
+            if character == "\u{1B}" {
+                escape = "\u{1B}"
+                continue
+            }
+            let next = DisplayWidth.of(character)
+            if used + next > width - 1 { break }
+            used += next
+            result.append(character)
+        }
+        return result + "…" + (coloured ? "\u{1B}[0m" : "")
     }
 
     /// The frame as text, one line each.

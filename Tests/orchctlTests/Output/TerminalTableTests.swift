@@ -213,4 +213,19 @@ struct TopFrameTests {
         for line in lines { #expect(DisplayWidth.of(line) <= 40, "\(line)") }
         #expect(lines.last?.hasPrefix("… ") == true, "says how many running jobs did not fit: \(lines)")
     }
+
+    @Test("a line cut to the terminal keeps its colours, and a colour on at the cut is reset after the …")
+    func cutKeepsColours() {
+        let red = "\u{1B}[31m", reset = "\u{1B}[0m"
+        let line = "5  " + red + "cancelled" + reset + "  echo working; sleep 100"
+        let cut = TopFrame.truncateKeepingColours(line, to: 20)
+        #expect(cut == "5  " + red + "cancelled" + reset + "  echo …")
+        #expect(DisplayWidth.of(TopFrame.plain(cut)) == 20)
+        // Cut inside the coloured cell: the colour is reset, not left on for the next line.
+        #expect(TopFrame.truncateKeepingColours(line, to: 8) == "5  " + red + "canc…" + reset)
+        let frame = TopFrame(time: TimeFormatter(utc: true), width: 40, height: 30, colors: true)
+        for rendered in frame.lines(Self.snapshot(running: 2), now: referenceDate) where rendered.contains("\u{1B}") {
+            #expect(DisplayWidth.of(TopFrame.plain(rendered)) <= 40, "\(rendered)")
+        }
+    }
 }
