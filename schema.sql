@@ -23,7 +23,7 @@ CREATE TABLE environments (
 CREATE INDEX environments_by_hash ON environments (hash);
 
 -- v1-jobs, rebuilt by v4-environments (environment_id instead of the environment's JSON); v7
--- added held and suspended, v8 slurm_job_id
+-- added held and suspended, v8 slurm_job_id, v14 ending
 CREATE TABLE "jobs" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the JobID; never reused, even after pruning
     name TEXT,                             -- optional display name
@@ -55,6 +55,7 @@ CREATE TABLE "jobs" (
     held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),  -- v7: 1: kept from starting (orchctl hold)
     suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),  -- v7: 1: running, frozen (orchctl suspend)
     slurm_job_id TEXT,                     -- Slurm job ID of the running attempt; '' while submitting (v8)
+    ending TEXT,                           -- v14: the running attempt's result, known before its processes are gone
     CHECK ((argv IS NULL) <> (shell IS NULL)),
     CHECK (argv IS NULL OR json_type(argv) = 'array'),
     CHECK (json_type(labels) = 'object'),

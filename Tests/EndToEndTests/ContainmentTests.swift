@@ -175,6 +175,52 @@ struct ContainmentTests {
         #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
     }
 
+    /// Waits until orchd has stored the result job `id` will end with (`jobs.ending`), read
+    /// from the database the way an admin's `sqlite3` would, beside the running orchd.
+    private func waitForStoredEnding(_ fixture: Fixture, _ id: String) throws -> String? {
+        let database = try Database(path: fixture.daemon.stateDirectory + "/orchd.db")
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let ending = try database.read { db -> String? in
+                let statement = try db.makeStatement("SELECT ending FROM jobs WHERE id = \(Int(id) ?? 0)")
+                return try statement.step() ? statement.string(at: 0) : nil
+            }
+            if let ending { return ending }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    /// A job's result known before its processes are gone survives a kill -9 of orchd: the
+    /// restarted orchd records it, and does not run the job again although it has retries.
+    private func knownResultSurvivesCrash(mode: String, cancelled: Bool) throws {
+        let fixture = try Fixture(mode: mode, arguments: ["--kill-grace", "1h"])
+        let directory = fixture.daemon.directory
+        let marker = try ReadyMarker(path: directory + "/started")
+        let trapped = directory + "/trapped"
+        // Each run is counted; a process that ignores SIGTERM keeps the teardown in its grace.
+        let script = cancelled
+            ? "echo run >> \(directory)/runs; trap '' TERM; echo $$ > \(marker.path); sleep 900"
+            : "echo run >> \(directory)/runs; setsid sh -c 'trap \"\" TERM; echo $$ > \(trapped); exec sleep 900' & "
+                + "while [ ! -s \(trapped) ]; do sleep 0.01; done; echo $$ > \(marker.path); exit 0"
+        let id = try fixture.daemon.orchctl(["submit", "--retries", "2", "--shell", script]).line
+        try #require(marker.read() != nil)
+        var cancel: OrchctlStream?
+        defer { cancel?.stop() }
+        if cancelled { cancel = try OrchctlStream(fixture.daemon, ["cancel", id], captureErrors: true) }
+        let ending = try waitForStoredEnding(fixture, id)
+        #expect(ending == (cancelled ? "cancelled" : "succeeded"), "stored before the processes are gone")
+        fixture.daemon.crash()
+        try fixture.daemon.start()
+        // A job run again would sleep for 15 minutes: the wait times out (124) instead.
+        let waited = try fixture.daemon.orchctl(["wait", "--timeout", "60s", id])
+        #expect(waited.line == "\(id) \(cancelled ? "cancelled" : "succeeded")", "\(waited)\n\(fixture.daemon.daemonLog)")
+        #expect(waited.status == (cancelled ? 1 : 0))
+        #expect(try String(contentsOfFile: directory + "/runs", encoding: .utf8) == "run\n", "the job ran once")
+        #expect(fixture.leftovers.isEmpty, "recovery tore down what the job left: \(fixture.leftovers)")
+        #expect(fixture.daemon.daemonLog.contains("job \(id) was ending as \(cancelled ? "cancelled" : "succeeded") when the previous daemon stopped"))
+    }
+
     private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
         let fixture = try Fixture(mode: mode)
         let directory = fixture.daemon.directory
@@ -391,6 +437,20 @@ struct ContainmentTests {
 
     @Test("process-group: stopping orchd (SIGTERM) tears down a setsid'ed process")
     func fallbackStop() throws { try stopTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("cgroup: a job whose main process succeeded while what it left was torn down is recorded succeeded after kill -9 of orchd, not run again",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupResultSurvivesCrash() throws { try knownResultSurvivesCrash(mode: "cgroup", cancelled: false) }
+
+    @Test("cgroup: a job being cancelled when orchd is killed with kill -9 ends cancelled at the restart, not run again",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCancelSurvivesCrash() throws { try knownResultSurvivesCrash(mode: "cgroup", cancelled: true) }
+
+    @Test("process-group: a job whose main process succeeded while what it left was torn down is recorded succeeded after kill -9 of orchd, not run again")
+    func fallbackResultSurvivesCrash() throws { try knownResultSurvivesCrash(mode: "process-group", cancelled: false) }
+
+    @Test("process-group: a job being cancelled when orchd is killed with kill -9 ends cancelled at the restart, not run again")
+    func fallbackCancelSurvivesCrash() throws { try knownResultSurvivesCrash(mode: "process-group", cancelled: true) }
 
     @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
     func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }

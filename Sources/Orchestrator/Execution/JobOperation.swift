@@ -39,6 +39,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     private let callbackQueue: DispatchQueue
     private let onStarted: @Sendable (Result<LaunchedProcess, LaunchError>) -> Void
     private let onFinished: @Sendable (JobResult) -> Void
+    private let onResultKnown: (@Sendable (JobResult) -> Void)?
     /// Serial queue for this job's reaping and teardown timers.
     private let eventQueue: DispatchQueue
     private let state = Mutex(JobOperationState())
@@ -58,6 +59,9 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     ///   - onStarted: the spawn's outcome; not called when the operation is cancelled before
     ///     it starts.
     ///   - onFinished: the job's result, exactly once, after `onStarted`.
+    ///   - onResultKnown: the result, when the main process exited and left processes that
+    ///     must be torn down before `onFinished` (their grace can be long), so that it can be
+    ///     stored meanwhile and a crash of orchd does not lose it.
     public init(
         jobID: JobID,
         request: LaunchRequest,
@@ -68,7 +72,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         hook: Int64? = nil,
         callbackQueue: DispatchQueue,
         onStarted: @escaping @Sendable (Result<LaunchedProcess, LaunchError>) -> Void,
-        onFinished: @escaping @Sendable (JobResult) -> Void
+        onFinished: @escaping @Sendable (JobResult) -> Void,
+        onResultKnown: (@Sendable (JobResult) -> Void)? = nil
     ) {
         self.jobID = jobID
         self.request = request
@@ -80,6 +85,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         self.callbackQueue = callbackQueue
         self.onStarted = onStarted
         self.onFinished = onFinished
+        self.onResultKnown = onResultKnown
         self.eventQueue = DispatchQueue(label: hook.map { "orchd.hook.\($0)" } ?? "orchd.job.\(jobID.rawValue)")
         super.init()
     }
@@ -277,7 +283,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         }
         if teardown == nil, let process, hasLeftovers(process, cgroupEmpty: cgroupEmpty) {
             // The main process is done, members it left are not: tear them down; the result
-            // stays the main process's.
+            // stays the main process's, and is told now, before the teardown's grace.
+            if let onResultKnown { callbackQueue.async { onResultKnown(status.jobResult) } }
             beginTeardown(of: process)
             return
         }

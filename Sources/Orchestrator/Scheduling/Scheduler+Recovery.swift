@@ -6,8 +6,10 @@ import OrchestratorAPI
 
 extension Scheduler {
     /// Settles jobs a previous daemon recorded as running: whatever survives of
-    /// each one is killed, then the job is retried when it has attempts left, else recorded as
-    /// `interrupted`. Survivors are the recorded process group when its leader is still the
+    /// each one is killed, then the attempt ends with the result stored ahead of its end (a
+    /// cancel or a timeout under way, a main process that had exited:
+    /// ``noteEnding(_:_:)``), else as `interrupted`; it is retried when that result allows it
+    /// and attempts are left. Survivors are the recorded process group when its leader is still the
     /// process started (same boot, pid and start time, so a reused pid is never killed), and
     /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`. With
     /// cgroup containment, every job cgroup the previous daemon left is killed first
@@ -38,10 +40,16 @@ extension Scheduler {
             ProcessIdentity.processGroups(ofJobs: jobs, orHooksOf: stateDirectory)
         }
         if !killed.isEmpty { DaemonLog.warning("killed \(Self.describe(killed)) left by the previous daemon") }
+        let endings = records.isEmpty ? [:] : try store.endings()
         for record in records {
             let job = record.job
-            try attemptEnded(job.id, result: .interrupted)
-            DaemonLog.warning("job \(job.id) was running when the previous daemon stopped; \(job.attempt < job.maxAttempts ? "retrying it" : "recorded as interrupted")")
+            // A result known before the previous daemon stopped (a cancel or a timeout under
+            // way, a main process that had exited) is the attempt's; else it was interrupted.
+            let result = endings[job.id] ?? .interrupted
+            try attemptEnded(job.id, result: result)
+            let retried = RetryPolicy.isRetryable(result) && job.attempt < job.maxAttempts
+            let what = endings[job.id] == nil ? "was running" : "was ending as \(result.name)"
+            DaemonLog.warning("job \(job.id) \(what) when the previous daemon stopped; \(retried ? "retrying it" : "recorded as \(result.name)")")
         }
         return records.count
     }
@@ -151,6 +159,28 @@ extension Scheduler {
         for group in groups {
             let code = group.remove()
             if code != 0 { DaemonLog.warning("cannot remove cgroup \(group.path): \(LaunchError.describe(code))") }
+        }
+    }
+}
+
+// MARK: - Endings kept for recovery
+
+extension Scheduler {
+    /// Stores the result job `id`'s running attempt will end with, now that it is known and
+    /// before its processes are gone (``JobStore/recordEnding(_:_:)``): a crash during the
+    /// teardown's grace then loses neither a cancel nor a main process's result. A result
+    /// that is not stored (`interrupted` at a stop of orchd) is left to recovery as before.
+    /// - Parameters:
+    ///   - id: the job.
+    ///   - result: the result it will end with.
+    func noteEnding(_ id: JobID, _ result: JobResult) {
+        guard JobStore.endingText(result) != nil else { return }
+        do {
+            try store.recordEnding(id, result)
+            groupCommit.changed()
+        } catch {
+            // The teardown goes on; only a crash before its end would lose the result.
+            DaemonLog.warning("job \(id): cannot store its result (\(result.name)) ahead of its end: \(error)")
         }
     }
 }

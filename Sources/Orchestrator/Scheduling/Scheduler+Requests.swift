@@ -243,6 +243,7 @@ extension Scheduler {
         switch try decide(.cancel, for: current) {
         case .stop(let reason):
             if let operation = operations[current.id] {
+                noteEnding(current.id, reason.jobResult)
                 operation.stop(reason: reason, signal: signal)
             } else {
                 // Recorded running with no process of this daemon (never spawned):

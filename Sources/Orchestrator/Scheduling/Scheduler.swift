@@ -529,7 +529,8 @@ public actor Scheduler {
         let id = job.id
         let queue = runner.name
         let launch = ExecutorLaunch(
-            job: job, request: request, operationQueue: runner.operationQueue, teardownGrace: configuration.teardownGrace)
+            job: job, request: request, operationQueue: runner.operationQueue, teardownGrace: configuration.teardownGrace,
+            onResultKnown: { [weak self] result in self?.assumeIsolated { $0.noteEnding(id, result) } })
         operations[id] = executor.launch(
             launch,
             // Called on the control queue.
@@ -637,6 +638,7 @@ public actor Scheduler {
         let timer = makeTimer { scheduler in
             scheduler.timeoutTimers[id] = nil
             guard let job = scheduler.storedJob(id), case .stop(let reason)? = try? scheduler.decide(.timeOut, for: job) else { return }
+            scheduler.noteEnding(id, reason.jobResult)
             scheduler.operations[id]?.stop(reason: reason)
         }
         timer.schedule(deadline: .now() + limit.dispatchInterval)

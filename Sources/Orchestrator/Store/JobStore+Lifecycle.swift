@@ -208,3 +208,70 @@ extension JobStore {
         try statement.step()
     }
 }
+
+// MARK: - Endings known before an attempt ends
+
+extension JobStore {
+    /// Stores the result a running attempt will end with, known before its processes are gone:
+    /// a cancel or a timeout whose teardown has begun, or the result of a main process that
+    /// exited and left processes to tear down. A crash of orchd during that teardown's grace
+    /// then loses nothing: recovery records this result (``endings()``) instead of
+    /// `interrupted`, so a job that succeeded, or was cancelled, does not run again. The first
+    /// result stored for an attempt stays (a cancel that comes after the main process exited
+    /// does not replace its result, as the scheduler does not); the next claim clears it.
+    /// - Parameters:
+    ///   - id: the job; nothing is stored unless it is running.
+    ///   - result: its result.
+    /// - Throws: ``DatabaseError``.
+    public func recordEnding(_ id: JobID, _ result: JobResult) throws {
+        guard let text = Self.endingText(result) else { return }
+        try database.write { db in
+            let statement = try db.cachedStatement("UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running' AND ending IS NULL")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue), .text(text)])
+            _ = try statement.step()
+        }
+    }
+
+    /// The endings stored for running jobs (``recordEnding(_:_:)``), by job; a text this orchd
+    /// cannot read is left out (the job is then `interrupted`, as before endings were kept).
+    /// - Throws: ``DatabaseError``.
+    public func endings() throws -> [JobID: JobResult] {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT id, ending FROM jobs WHERE state = 'running' AND ending IS NOT NULL")
+            defer { statement.reset() }
+            var endings: [JobID: JobResult] = [:]
+            while try statement.step() {
+                if let text = statement.string(at: 1), let result = Self.ending(from: text) {
+                    endings[JobID(rawValue: Int64(statement.int(at: 0)))] = result
+                }
+            }
+            return endings
+        }
+    }
+
+    /// An ending as stored: the result's name, with its exit status or signal after a colon
+    /// (`succeeded`, `failed:3`, `signaled:9`, `cancelled`, `timed_out`); `nil` for the results
+    /// an attempt's processes never end with while they run.
+    static func endingText(_ result: JobResult) -> String? {
+        switch result {
+        case .succeeded, .cancelled, .timedOut: result.name
+        case .failed(let code): "failed:\(code)"
+        case .signaled(let signal): "signaled:\(signal)"
+        case .interrupted, .spawnFailed, .dependencyFailed: nil
+        }
+    }
+
+    /// The result ``endingText(_:)`` wrote, or `nil` for any other text.
+    static func ending(from text: String) -> JobResult? {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        switch (parts.first, parts.count == 2 ? Int32(parts[1]) : nil) {
+        case ("succeeded", nil) where parts.count == 1: return .succeeded
+        case ("cancelled", nil) where parts.count == 1: return .cancelled
+        case ("timed_out", nil) where parts.count == 1: return .timedOut
+        case ("failed", let code?): return .failed(exitCode: code)
+        case ("signaled", let signal?): return .signaled(signal: signal)
+        default: return nil
+        }
+    }
+}

@@ -97,7 +97,7 @@ public final class JobStore {
     /// cost grows with the number of queues, not of queued jobs.
     static let markRunningSQL = """
         UPDATE jobs SET state = 'running', attempt = attempt + 1, started_at = ?2, finished_at = NULL, \
-        pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING \(columns)
+        pid = ?3, process_start_ticks = ?4, boot_id = ?5, ending = NULL WHERE id = ?1 AND state = 'queued' RETURNING \(columns)
         """
 
     static let markFinishedSQL = """

@@ -52,6 +52,13 @@ public enum Migrations {
         migrator.registerMigration("v13-event-times-after-the-job") { db in
             try db.execute(v13EventTimesSQL)
         }
+        // The result of a running attempt known before its processes are gone (a cancel or a
+        // timeout under way, a main process that exited and left processes to tear down), so
+        // that recovery after a crash records it rather than `interrupted` (JobStore.recordEnding).
+        // An added column only: a database of the previous schema upgrades in place.
+        migrator.registerMigration("v14-endings") { db in
+            try db.execute("ALTER TABLE jobs ADD COLUMN ending TEXT")
+        }
         return migrator
     }()
 

@@ -248,7 +248,7 @@ extension JobStore {
     /// Starts a queued job as the scheduler does, with its production calls: claimed, then its
     /// process recorded; read back.
     @discardableResult
-    fileprivate func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
+    func markRunning(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, at: Date) throws -> Job {
         try claim(id, at: at)
         try recordProcessOnly(id, pid: pid, processStartTicks: processStartTicks, bootID: bootID)
         guard let job = try job(id) else { throw JobStoreError.noSuchJob(id) }

@@ -69,6 +69,9 @@ struct ExecutorLaunch: Sendable {
     var operationQueue: OperationQueue
     /// The time between SIGTERM and SIGKILL when the attempt is torn down.
     var teardownGrace: Duration
+    /// Told the attempt's result when it is known before the attempt ends (its main process
+    /// exited, and processes it left are being torn down); called on the control queue.
+    var onResultKnown: (@Sendable (JobResult) -> Void)? = nil
 }
 
 /// How an attempt started.

@@ -38,7 +38,7 @@ final class LocalExecutor: JobExecutor {
             jobID: launch.job.id, request: request, launcher: launcher, reaper: reaper,
             teardown: .standard(grace: launch.teardownGrace), containment: containment, callbackQueue: callbackQueue,
             onStarted: { onStarted($0.map(ExecutorStart.process)) },
-            onFinished: { onEnd(.finished($0)) })
+            onFinished: { onEnd(.finished($0)) }, onResultKnown: launch.onResultKnown)
         launch.operationQueue.addOperation(operation)
         return operation
     }

@@ -1,0 +1,63 @@
+import Foundation
+import OrchestratorAPI
+import Testing
+
+@testable import Orchestrator
+
+@Suite("JobStore endings")
+struct JobStoreEndingTests {
+    let directory: TemporaryDirectory
+    let store: JobStore
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
+    }
+
+    func runningJob() throws -> JobID {
+        let job = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:], maxAttempts: 3), submitterUid: 0, at: now)
+        return try store.markRunning(job.id, pid: 100, processStartTicks: 1, bootID: "b", at: now).id
+    }
+
+    @Test("each result a running attempt may end with reads back as stored; the others are not stored", arguments: [
+        JobResult.succeeded, .failed(exitCode: 3), .failed(exitCode: 255), .signaled(signal: 9), .cancelled, .timedOut,
+    ])
+    func roundTrip(result: JobResult) throws {
+        let id = try runningJob()
+        try store.recordEnding(id, result)
+        #expect(try store.endings() == [id: result])
+        #expect(JobStore.ending(from: try #require(JobStore.endingText(result))) == result)
+    }
+
+    @Test("interrupted, spawn_failed and dependency_failed are not endings; unreadable text is none")
+    func notEndings() throws {
+        let id = try runningJob()
+        for result in [JobResult.interrupted, .spawnFailed(reason: "x"), .dependencyFailed(JobID(rawValue: 1))] {
+            #expect(JobStore.endingText(result) == nil)
+            try store.recordEnding(id, result)
+        }
+        #expect(try store.endings().isEmpty)
+        for text in ["", "failed", "failed:", "failed:x", "succeeded:0", "signaled:99999999999", "interrupted", "Succeeded"] {
+            #expect(JobStore.ending(from: text) == nil, "\(text)")
+        }
+    }
+
+    @Test("the first ending stays (a cancel after the main process's result does not replace it); none for a job not running; the next claim clears it")
+    func firstStaysAndClaimClears() throws {
+        let id = try runningJob()
+        try store.recordEnding(id, .succeeded)
+        try store.recordEnding(id, .cancelled)
+        #expect(try store.endings() == [id: .succeeded])
+
+        let queued = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:]), submitterUid: 0, at: now)
+        try store.recordEnding(queued.id, .cancelled)
+        #expect(try store.endings()[queued.id] == nil)
+
+        // The attempt ends with a retry; the next attempt starts with no ending.
+        try store.markRetrying(id, result: .failed(exitCode: 1), retryAt: now, at: now)
+        _ = try store.database.write { db in try db.execute("UPDATE jobs SET state = 'queued' WHERE id = \(id.rawValue)") }
+        try store.markRunning(id, pid: 101, processStartTicks: 2, bootID: "b", at: now)
+        #expect(try store.endings().isEmpty)
+    }
+}
