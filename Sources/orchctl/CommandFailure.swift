@@ -23,6 +23,9 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// Whether orchd went away or is not there (nothing listens, or the connection closed),
     /// as opposed to refusing the request: a command that follows orchd can reconnect.
     var isConnectionLoss = false
+    /// Whether the connection broke before orchd had the whole call, so that nothing of it was
+    /// done (``VarlinkClientError/callNotDelivered(errno:)``): a submit may be sent again.
+    var wasNotDelivered = false
 
     /// Creates a failure.
     init(_ message: String, exitCode: ExitCode = .failure, remoteErrorName: String? = nil) {
@@ -70,6 +73,12 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
                     exitCode: .unavailable)
             }
             isConnectionLoss = true
+        case .callNotDelivered(let code):
+            self.init(
+                "orchd at \(socket) closed the connection (\(Self.errnoText(code))) before it had the whole request, so nothing of it was done: it is stopping or it failed",
+                exitCode: .unavailable)
+            isConnectionLoss = true
+            wasNotDelivered = true
         case .protocolViolation(let what):
             self.init("unexpected answer from orchd at \(socket): \(what)", exitCode: .failure)
         case .remote(let remote):

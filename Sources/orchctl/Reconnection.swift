@@ -83,9 +83,11 @@ struct Reconnection: Sendable {
     /// directory changes). It says so once on standard error.
     ///
     /// Only a call that cannot have been stored is made again: one refused with `Stopping`,
-    /// or one whose connection is lost after its orchd said `Stopping` (that orchd refuses
-    /// every submit until it exits); then a new connection is made. A connection lost in any
-    /// other call is thrown as it is, since orchd may have stored that call.
+    /// one whose connection is lost after its orchd said `Stopping` (that orchd refuses
+    /// every submit until it exits), or one whose connection broke while it was being sent
+    /// (orchd never had all of it: ``CommandFailure/wasNotDelivered``); then a new connection
+    /// is made. A connection lost in any other call is thrown as it is, since orchd may have
+    /// stored that call.
     /// - Parameters:
     ///   - connection: the connection to call on; replaced by the new one after a restart.
     ///   - call: the request.
@@ -117,8 +119,14 @@ struct Reconnection: Sendable {
                 }
                 watch?.waitForChange(timeout: min(backoff, deadline - now))
                 backoff = min(backoff * 2, .seconds(2))
-            } catch where error.isConnectionLoss && saidStopping {
-                // The stopping orchd exited: its successor gets the call on a new connection.
+            } catch where error.isConnectionLoss && (saidStopping || (error.wasNotDelivered && timeout > .zero)) {
+                // The stopping orchd exited, or closed the connection before it had the whole
+                // call (a stop while a batch was being sent): its successor gets the call on a
+                // new connection.
+                if !saidStopping && deadline == nil {
+                    console.printError("orchctl: orchd at \(socket) closed the connection before it had the request, so it took nothing; submitting again for up to \(TimeSpan.format(timeout))...")
+                    deadline = .now + timeout
+                }
                 saidStopping = false
                 do throws(CommandFailure) {
                     connection = try reconnect(until: deadline ?? .now + timeout)

@@ -91,6 +91,26 @@ struct ShutdownTests {
         #expect(jobs.compactMap { $0["id"] as? Int }.map(String.init) == [running], "only the job from before the stop: \(listed)")
     }
 
+    @Test("a long submit --batch goes on through a restart of orchd: each job is stored once, whether the stop comes between its transactions or while one is being sent")
+    func batchThroughRestart() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        let file = daemon.directory + "/jobs"
+        try String(repeating: "true\n", count: 30_000).write(toFile: file, atomically: true, encoding: .utf8)
+        let submit = try OrchctlStream(daemon, ["submit", "--batch", file], captureErrors: true)
+        defer { submit.stop() }
+        // The first transaction's IDs are out; the rest are being sent as orchd stops.
+        let first = try #require(submit.nextLine())
+        daemon.stop()
+        try daemon.start()
+        let rest = try #require(submit.rest(timeout: 120))
+        let ids = [first] + rest.split(separator: "\n").map(String.init)
+        #expect(submit.exitStatus() == 0, "\(submit.nextErrorLine(timeout: 1) ?? "")")
+        #expect(ids.count == 30_000 && Set(ids).count == 30_000, "\(ids.count) IDs")
+        let info = try JSONSerialization.jsonObject(with: Data(try daemon.orchctl(["info", "--json"]).standardOutput.utf8)) as? [String: Any]
+        #expect((info?["jobs"] as? [String: Any])?["queued"] as? Int == 30_000, "every job stored once")
+    }
+
     @Test("submits refused while orchd stops are sent again and stored once by the next orchd")
     func submitThroughRestart() throws {
         let (daemon, running) = try Self.drainingDaemon()

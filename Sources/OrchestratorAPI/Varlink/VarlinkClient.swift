@@ -115,7 +115,7 @@ public final class VarlinkClient {
             } catch let reply {
                 if case .remote = reply { throw reply }
             }
-            throw error
+            throw .callNotDelivered(errno: code)
         }
     }
 

@@ -11,6 +11,10 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
     case pathTooLong(String)
     /// The connection broke (errno 0: the daemon closed it).
     case connectionLost(errno: Int32)
+    /// The connection broke while the call was being written (`EPIPE`, `ECONNRESET`), and the
+    /// daemon sent no error before closing: it never had the call's closing NUL byte, and it
+    /// acts on a call only once that has arrived, so nothing of the call was done.
+    case callNotDelivered(errno: Int32)
     /// The peer sent something that is not a valid Varlink reply.
     case protocolViolation(String)
     /// The daemon answered with an error.
@@ -24,6 +28,8 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
             "socket path too long (max 107 bytes): \(path)"
         case .connectionLost(let code):
             code == 0 ? "the daemon closed the connection" : "connection lost: \(String(cString: strerror(code)))"
+        case .callNotDelivered(let code):
+            "the connection broke while the call was being sent (\(String(cString: strerror(code)))), so it was not received"
         case .protocolViolation(let what):
             "protocol error: \(what)"
         case .remote(let error):
