@@ -13,20 +13,33 @@ struct TeardownTarget: Sendable {
     /// The job identity to scan `/proc/PID/environ` for (process-group containment).
     let identity: ProcessIdentity.Job?
 
-    /// Sends `signal` to every member: each process in the cgroup (`SIGKILL` as
-    /// `cgroup.kill`, which also catches forks in flight), the process group, and each process
-    /// with the job's identity together with its process group.
+    /// Sends `signal` to every member, each once: the process group, each process in the
+    /// cgroup outside it (`SIGKILL` as `cgroup.kill`, which also catches forks in flight), and
+    /// each process with the job's identity outside the groups signalled, with its own group.
     func signal(_ signal: Int32) {
-        if let cgroup {
-            if signal != SIGKILL || cgroup.kill() != 0 { cgroup.signal(signal) }
-        }
+        // Each process gets the signal once: to many programs a second SIGTERM or SIGINT
+        // means "quit now", skipping the cleanup the first one began. So the process group
+        // goes first, then each member outside the groups already signalled.
         group.signal(signal)
+        var signalled: Set<Int32> = [group.id]
+        if let cgroup, signal != SIGKILL || cgroup.kill() != 0 {
+            for pid in cgroup.processes() where pid > 1 && !signalled.contains(getpgid(pid)) {
+                kill(pid, signal)
+            }
+        }
         if let identity {
             let ownGroup = getpgrp()
             for pid in ProcessIdentity.processes(of: identity) {
-                kill(pid, signal)
                 let processGroup = getpgid(pid)
-                if processGroup > 1 && processGroup != ownGroup && processGroup != group.id { kill(-processGroup, signal) }
+                if signalled.contains(processGroup) { continue }
+                // A group of its own (setsid, setpgid) is signalled whole, the process with it;
+                // never orchd's own group, of which only the process is.
+                if processGroup > 1 && processGroup != ownGroup {
+                    kill(-processGroup, signal)
+                    signalled.insert(processGroup)
+                } else {
+                    kill(pid, signal)
+                }
             }
         }
     }
