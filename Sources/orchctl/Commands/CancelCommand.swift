@@ -46,11 +46,15 @@ enum CancelCommand: OrchctlCommand {
         }
         let connection = try context.connect(invocation)
         guard !matching else {
-            let jobs = try noting(context.console) { () throws(CommandFailure) in
+            let call = { () throws(CommandFailure) -> [Job] in
                 try connection.call(
                     JobsInterface.cancelMatching,
                     JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
             }
+            // Waiting and queued jobs have no processes: a long cancel of many of them is
+            // orchd's work on them, not a process ignoring SIGTERM.
+            let processesMayRun = options.state == nil || options.state == JobState.running.name
+            let jobs = processesMayRun ? try noting(context.console, call) : try call()
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(jobs))
             } else {
