@@ -43,6 +43,6 @@ struct EventTimeMigrationTests {
             """)
         let past = try Self.eventTimes(database, job: 2)
         #expect(past.count == 2 && past[1].at >= before, "\(past)")
-        #expect(try Migrations.migrator.appliedMigrations(database).last == "v13-event-times-after-the-job")
+        #expect(try Migrations.migrator.appliedMigrations(database).contains("v13-event-times-after-the-job"))
     }
 }

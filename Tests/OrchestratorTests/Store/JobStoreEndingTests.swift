@@ -20,6 +20,25 @@ struct JobStoreEndingTests {
         return try store.markRunning(job.id, pid: 100, processStartTicks: 1, bootID: "b", at: now).id
     }
 
+    @Test("a database of the previous schema upgrades in place: its running job keeps its row, with no ending until one is stored")
+    func migration() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.file("orchd.sqlite3"))
+        try Migrator.orchd(before: "v14-endings").migrate(database)
+        try database.execute("""
+            INSERT INTO environments (hash, json) VALUES (0, '{}');
+            INSERT INTO jobs (queue, argv, cwd, environment_id, state, attempt, submitter_uid, submitted_at, started_at, pid)
+                VALUES ('default', '["true"]', '/', 1, 'running', 1, 0, 1, 2, 4242);
+            """)
+        let upgraded = try JobStore(database: database)
+        let running = try upgraded.runningJobs()
+        #expect(running.map(\.job.pid) == [4242])
+        #expect(try upgraded.endings().isEmpty)
+        let id = try #require(running.first?.job.id)
+        try upgraded.recordEnding(id, .failed(exitCode: 7))
+        #expect(try upgraded.endings() == [id: .failed(exitCode: 7)])
+    }
+
     @Test("each result a running attempt may end with reads back as stored; the others are not stored", arguments: [
         JobResult.succeeded, .failed(exitCode: 3), .failed(exitCode: 255), .signaled(signal: 9), .cancelled, .timedOut,
     ])
