@@ -173,10 +173,11 @@ extension Scheduler {
     /// - Parameters:
     ///   - id: the job.
     ///   - result: the result it will end with.
-    func noteEnding(_ id: JobID, _ result: JobResult) {
+    ///   - replacing: it replaces a result stored before (``JobStore/recordEnding(_:_:replacing:)``).
+    func noteEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false) {
         guard JobStore.endingText(result) != nil else { return }
         do {
-            try store.recordEnding(id, result)
+            try store.recordEnding(id, result, replacing: replacing)
             groupCommit.changed()
         } catch {
             // The teardown goes on; only a crash before its end would lose the result.

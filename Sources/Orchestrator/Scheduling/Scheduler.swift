@@ -530,7 +530,9 @@ public actor Scheduler {
         let queue = runner.name
         let launch = ExecutorLaunch(
             job: job, request: request, operationQueue: runner.operationQueue, teardownGrace: configuration.teardownGrace,
-            onResultKnown: { [weak self] result in self?.assumeIsolated { $0.noteEnding(id, result) } })
+            // Told only when no stop was under way at the main process's exit: its result is
+            // the attempt's, also over a cancel stored a moment before.
+            onResultKnown: { [weak self] result in self?.assumeIsolated { $0.noteEnding(id, result, replacing: true) } })
         operations[id] = executor.launch(
             launch,
             // Called on the control queue.

@@ -218,15 +218,21 @@ extension JobStore {
     /// then loses nothing: recovery records this result (``endings()``) instead of
     /// `interrupted`, so a job that succeeded, or was cancelled, does not run again. The first
     /// result stored for an attempt stays (a cancel that comes after the main process exited
-    /// does not replace its result, as the scheduler does not); the next claim clears it.
+    /// does not replace its result, as the scheduler does not), unless `replacing`; the next
+    /// claim clears it.
     /// - Parameters:
     ///   - id: the job; nothing is stored unless it is running.
     ///   - result: its result.
+    ///   - replacing: whether it replaces a result stored before: the main process's own, which
+    ///     is the attempt's when no stop was under way as it exited, over a cancel stored in
+    ///     the moment before that exit reached the scheduler.
     /// - Throws: ``DatabaseError``.
-    public func recordEnding(_ id: JobID, _ result: JobResult) throws {
+    public func recordEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false) throws {
         guard let text = Self.endingText(result) else { return }
         try database.write { db in
-            let statement = try db.cachedStatement("UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running' AND ending IS NULL")
+            let statement = try db.cachedStatement(replacing
+                ? "UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running'"
+                : "UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running' AND ending IS NULL")
             defer { statement.reset() }
             try statement.bind([.integer(id.rawValue), .text(text)])
             _ = try statement.step()

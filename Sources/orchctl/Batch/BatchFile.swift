@@ -43,6 +43,8 @@ enum BatchFile {
         // checked once here (each line's check of the environment was most of parsing it).
         var defaultsProblem: JobSpecError?
         do { try defaults.validate() } catch { defaultsProblem = error }
+        // Each line's own working directory, checked once: "" when it is a directory, else why not.
+        var checkedDirectories: [String: String] = [:]
 
         // A byte order mark, which some editors write at the start of a UTF-8 file, is not
         // part of the first line: it would hide a JSON line's '{' and run it as a command.
@@ -72,6 +74,14 @@ enum BatchFile {
                 } catch {
                     throw BatchFileError.Problem(line: number, message: error.message)
                 }
+                // A line's own directory is checked as --cwd is (the defaults' was): one that is
+                // not there would be accepted by orchd and end the job spawn_failed.
+                if isJSON, spec.cwd != defaults.cwd {
+                    if checkedDirectories[spec.cwd] == nil { checkedDirectories[spec.cwd] = directoryProblem(spec.cwd) ?? "" }
+                    if let problem = checkedDirectories[spec.cwd], !problem.isEmpty {
+                        throw BatchFileError.Problem(line: number, message: "field 'cwd': \(problem)")
+                    }
+                }
                 if let bytes = BatchSplitter.oversizedBytes(spec) {
                     throw BatchFileError.Problem(line: number, message: BatchSplitter.oversizedMessage(bytes))
                 }
@@ -82,6 +92,14 @@ enum BatchFile {
         }
         guard problems.isEmpty else { throw BatchFileError(problems: problems) }
         return specs
+    }
+
+    /// Why `path` cannot be a job's working directory (`/x: No such file or directory`, `/etc/passwd
+    /// is not a directory`), or `nil` when it is a directory.
+    static func directoryProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "\(path): \(String(cString: strerror(errno)))" }
+        return info.st_mode & S_IFMT == S_IFDIR ? nil : "\(path) is not a directory"
     }
 
     /// A JSON line: its fields over the defaults', decoded as a ``JobSpec``.

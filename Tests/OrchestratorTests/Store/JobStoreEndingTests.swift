@@ -68,6 +68,10 @@ struct JobStoreEndingTests {
         try store.recordEnding(id, .succeeded)
         try store.recordEnding(id, .cancelled)
         #expect(try store.endings() == [id: .succeeded])
+        // The main process's own result replaces a cancel stored a moment before its exit.
+        try store.recordEnding(id, .cancelled, replacing: true)
+        try store.recordEnding(id, .failed(exitCode: 2), replacing: true)
+        #expect(try store.endings() == [id: .failed(exitCode: 2)])
 
         let queued = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:]), submitterUid: 0, at: now)
         try store.recordEnding(queued.id, .cancelled)

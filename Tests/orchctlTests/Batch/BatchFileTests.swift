@@ -46,6 +46,21 @@ struct BatchFileTests {
         #expect(specs[3].maxAttempts == 3)
     }
 
+    @Test("a JSON line's own cwd must be a directory, as --cwd must; each is checked once and the error names the line")
+    func workingDirectories() throws {
+        let text = """
+            {"argv": ["true"], "cwd": "/"}
+            {"argv": ["true"], "cwd": "/nonexistent-orchd-dir"}
+            {"argv": ["true"], "cwd": "/etc/passwd"}
+            {"argv": ["true"], "cwd": "/nonexistent-orchd-dir"}
+            """
+        let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
+        #expect(error?.problems.map(\.line) == [2, 3, 4])
+        #expect(error?.problems.first?.message == "field 'cwd': /nonexistent-orchd-dir: No such file or directory")
+        #expect(error?.problems.dropFirst().first?.message == "field 'cwd': /etc/passwd is not a directory")
+        #expect(try BatchFile.parse(#"{"argv": ["true"], "cwd": "/usr"}"#, defaults: defaults).first?.cwd == "/usr")
+    }
+
     @Test("a byte order mark before the first line is not part of it: a JSON line after one is still a JSON line")
     func byteOrderMark() throws {
         let specs = try BatchFile.parse("\u{FEFF}{\"argv\": [\"true\"]}\r\n\u{FEFF}echo kept", defaults: defaults)
