@@ -4,24 +4,15 @@ import Testing
 
 @testable import Orchestrator
 
-@Suite("JobStore endings")
-struct JobStoreEndingTests {
-    let directory: TemporaryDirectory
-    let store: JobStore
-    let now = Date(timeIntervalSince1970: 1_790_000_000)
-
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try JobStore(database: Database(path: directory.file("orchd.sqlite3")))
-    }
-
+/// Endings: results stored ahead of an attempt's end (``JobStore/recordEnding(_:_:replacing:)``).
+extension JobStoreTests {
     func runningJob() throws -> JobID {
         let job = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:], maxAttempts: 3), submitterUid: 0, at: now)
         return try store.markRunning(job.id, pid: 100, processStartTicks: 1, bootID: "b", at: now).id
     }
 
     @Test("a database of the previous schema upgrades in place: its running job keeps its row, with no ending until one is stored")
-    func migration() throws {
+    func endingMigration() throws {
         let directory = try TemporaryDirectory()
         let database = try Database(path: directory.file("orchd.sqlite3"))
         try Migrator.orchd(before: "v14-endings").migrate(database)
@@ -42,7 +33,7 @@ struct JobStoreEndingTests {
     @Test("each result a running attempt may end with reads back as stored; the others are not stored", arguments: [
         JobResult.succeeded, .failed(exitCode: 3), .failed(exitCode: 255), .signaled(signal: 9), .cancelled, .timedOut,
     ])
-    func roundTrip(result: JobResult) throws {
+    func endingRoundTrip(result: JobResult) throws {
         let id = try runningJob()
         try store.recordEnding(id, result)
         #expect(try store.endings() == [id: result])
