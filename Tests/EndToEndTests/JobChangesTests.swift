@@ -38,6 +38,73 @@ struct JobChangesTests {
         }
     }
 
+    /// Every job as `status --all --json` shows it, by ID.
+    private func listed(_ daemon: TestDaemon) throws -> [String: [String: Any]] {
+        let shown = try daemon.orchctl(["status", "--all", "--json"])
+        let jobs = try #require(try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [[String: Any]], "\(shown)")
+        return Dictionary(uniqueKeysWithValues: jobs.compactMap { job in (job["id"] as? Int).map { (String($0), job) } })
+    }
+
+    @Test("a cancel of more jobs than one turn takes cancels each of them and starts none meanwhile, though a slot frees")
+    func cancelManyStartsNone() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        // The running job ends once the cancel has ended the first of the queued jobs, while
+        // later turns are still to come: its slot frees then, and none of the jobs still
+        // queued may take it.
+        let blocker = try daemon.orchctl([
+            "submit", "--shell",
+            "until '\(Binaries.orchctl)' --socket '\(daemon.socketPath)' show 2 --json | grep -q cancelled; do sleep 0.01; done",
+        ]).line
+        #expect(blocker == "1")
+        let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 4_000))
+        let ids = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(submitted.status == 0 && ids.count == 4_000 && ids.first == "2", "\(submitted.standardError)")
+        let cancel = try OrchctlStream(daemon, ["cancel", "--state", "queued"])
+        defer { cancel.stop() }
+        let printed = try #require(cancel.rest(timeout: 120))
+        #expect(cancel.exitStatus() == 0)
+        #expect(printed.hasPrefix("cancelled 4000 jobs: \(ids[0]) "), "\(printed.prefix(80))")
+        #expect(try daemon.orchctl(["wait", blocker]).status == 0)
+        let jobs = try listed(daemon)
+        let notCancelled = ids.filter { jobs[$0]?["result"] as? String != "cancelled" || jobs[$0]?["attempt"] as? Int != 0 }
+        #expect(notCancelled.isEmpty, "\(notCancelled.prefix(5)) of \(notCancelled.count): \(notCancelled.first.map { jobs[$0] ?? [:] } ?? [:])")
+        let counts = try daemon.orchctl(["status"]).standardOutput.split(separator: "\n").first { $0.contains(" running, ") }.map(String.init)
+        #expect(counts == "0 running, 0 queued, 4,001 finished", "\(counts ?? "")")
+    }
+
+    @Test("a cancel of many fails the waiting dependents of the jobs it ends as a cancel of a few does, in its first turn or a later one")
+    func cancelManyDependents() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        var results: [Int: [String: String]] = [:]
+        for count in [10, 2_500] {
+            let first = try daemon.orchctl(["submit", "--", "true"]).line
+            let dependent = try daemon.orchctl(["submit", "--after", first, "--", "true"]).line
+            let middle = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: count))
+            let last = try #require(middle.standardOutput.split(separator: "\n").last.map(String.init))
+            let lastDependent = try daemon.orchctl(["submit", "--after", last, "--", "true"]).line
+            // Of 2,500, in a later turn than its dependency: failed when that one ended.
+            let laterDependent = try daemon.orchctl(["submit", "--after", first, "--", "true"]).line
+            let cancel = try daemon.orchctl(["cancel", "--queue", "default"])
+            let printed = cancel.standardOutput.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            #expect(cancel.status == 0 && printed.starts(with: ["cancelled", "\(count + 1)", "jobs:", first]), "\(cancel.standardOutput.prefix(60))")
+            #expect(!printed.contains(dependent) && !printed.contains(lastDependent) && !printed.contains(laterDependent))
+            #expect(printed.last == last)
+            let jobs = try listed(daemon)
+            results[count] = [
+                "first": jobs[first]?["result"] as? String ?? "?", "dependent": jobs[dependent]?["result"] as? String ?? "?",
+                "dependency": (jobs[dependent]?["failedDependency"] as? Int).map(String.init) == first ? "first" : "?",
+                "last": jobs[last]?["result"] as? String ?? "?", "lastDependent": jobs[lastDependent]?["result"] as? String ?? "?",
+                "laterDependent": jobs[laterDependent]?["result"] as? String ?? "?",
+            ]
+        }
+        let expected = [
+            "first": "cancelled", "dependent": "dependency_failed", "dependency": "first", "last": "cancelled",
+            "lastDependent": "dependency_failed", "laterDependent": "dependency_failed",
+        ]
+        #expect(results[10] == expected && results[2_500] == expected, "\(results)")
+    }
+
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
     func cancelSignal() throws {
         let daemon = try TestDaemon()

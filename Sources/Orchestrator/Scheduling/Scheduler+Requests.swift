@@ -172,58 +172,6 @@ extension Scheduler {
         return try list(ids: ids, queue: queue, stateName: stateName, limit: limit, owner: owner, result: result, labels: labels)
     }
 
-    /// Cancels jobs: finishes those not started, tears down the running ones.
-    /// - Parameters:
-    ///   - ids: the jobs; nothing is cancelled if one is unknown, finished or not permitted.
-    ///   - caller: who asks; admins may cancel any job, others only their own.
-    ///   - signal: sent first to a running job's processes instead of SIGTERM.
-    /// - Returns: the jobs once all of them have finished (and their ends are durable).
-    public func cancel(_ ids: [JobID], by caller: Caller, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
-        // Ownership first: another user's job is refused without saying what state it is in.
-        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: caller) }
-        for job in jobs {
-            if case .refused(let refusal) = try decide(.cancel, for: job) {
-                throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
-            }
-        }
-        for job in jobs { try cancelOne(job.id, signal: signal) }
-        return try await finish(of: ids)
-    }
-
-    /// Cancels every job that has not finished and matches the filters (`cancel --queue Q
-    /// --state S`), each by the same per-job path as ``cancel(_:by:signal:)``; a job the
-    /// caller may not change, or that finished meanwhile, is left out.
-    /// - Parameters:
-    ///   - queue: only this queue's jobs; `nil` for any.
-    ///   - stateName: `waiting`, `queued` or `running`; `nil` for any of them.
-    ///   - caller: who asks; only jobs they manage (``authorize(_:toManage:)``).
-    ///   - signal: as for ``cancel(_:by:signal:)``.
-    /// - Returns: the cancelled jobs, by ID, once all have finished.
-    /// - Throws: `unknownQueue` for a queue orchd does not know; a storage failure.
-    public func cancelMatching(
-        queue: QueueName?, stateName: String?, by caller: Caller, signal: Int32? = nil
-    ) async throws(SchedulerError) -> [Job] {
-        try requireKnownQueue(queue)
-        let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
-        var cancelled: [JobID] = []
-        for id in ids {
-            do throws(SchedulerError) {
-                let job = try jobForChange(id, by: caller)
-                guard case .refused = try decide(.cancel, for: job) else {
-                    try cancelOne(id, signal: signal)
-                    cancelled.append(id)
-                    continue
-                }
-            } catch {
-                switch error {
-                case .noSuchJob, .permissionDenied, .alreadyFinished: continue
-                default: throw error
-                }
-            }
-        }
-        return try await finish(of: cancelled)
-    }
-
     /// The one path by which a client's request reaches a stored job it changes: settles an
     /// end the store has not taken yet, reads the job, and checks that the caller may
     /// change it (``authorize(_:toManage:)``).
@@ -233,28 +181,6 @@ extension Scheduler {
         let job = try existingJob(id)
         try authorize(caller, toManage: job)
         return job
-    }
-
-    /// Cancels one job as ``JobStateMachine`` decides: tears a running one down, finishes
-    /// one not started. A job that finished meanwhile is left alone.
-    private func cancelOne(_ id: JobID, signal: Int32?) throws(SchedulerError) {
-        // Read again: cancelling an earlier job may have failed this one.
-        let current = try existingJob(id)
-        switch try decide(.cancel, for: current) {
-        case .stop(let reason):
-            if let operation = operations[current.id] {
-                noteEnding(current.id, reason.jobResult)
-                operation.stop(reason: reason, signal: signal)
-            } else {
-                // Recorded running with no process of this daemon (never spawned):
-                // nothing to tear down.
-                try record(current, finishedAs: reason.jobResult)
-            }
-        case .enter(.finished(let result)):
-            try record(current, finishedAs: result)
-        default:
-            break  // finished meanwhile (a dependency of it was cancelled first)
-        }
     }
 
     /// Runs a finished job again: same ID, the next attempt number, one more attempt allowed,
@@ -271,7 +197,8 @@ extension Scheduler {
 
     /// Retries every job that finished failed (each unsuccessful result but `cancelled`,
     /// as the `failed` hook has it), oldest first, each by the same per-job path as
-    /// ``retry(_:by:)``; one that cannot be retried is reported with the reason.
+    /// ``retry(_:by:)``, ``jobsPerTurn`` of them a turn; one that cannot be retried is
+    /// reported with the reason.
     /// - Parameters:
     ///   - queue: only this queue's jobs; `nil` for any.
     ///   - caller: who asks; only the jobs they manage are retried.
@@ -282,7 +209,9 @@ extension Scheduler {
         let ids = try storeCall { try store.finishedJobIDs(results: HookEvent.failed.results, queue: queue) }
         var retried: [Job] = []
         var refused: [(JobID, SchedulerError)] = []
-        for id in ids {
+        for (index, id) in ids.enumerated() {
+            // Each is read again in its turn: one retried or pruned meanwhile is refused or left out.
+            if index > 0 && index % Self.jobsPerTurn == 0 && !isStopping { await Task.yield() }
             do throws(SchedulerError) {
                 retried.append(try retryOne(id, by: caller))
             } catch {

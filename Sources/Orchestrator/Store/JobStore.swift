@@ -408,6 +408,25 @@ public final class JobStore {
         }
     }
 
+    /// Records the ends of many jobs in one transaction (a cancel of many): each as
+    /// ``markFinished(_:result:at:)`` records it, one commit for all, since a commit's cost
+    /// is mostly the pages it writes and these ends share them (the job indexes,
+    /// `job_counts`, the event log).
+    /// - Parameters:
+    ///   - ends: each job with its result.
+    ///   - at: the finish time of every one (stored to the microsecond).
+    /// - Returns: the jobs as now stored, in the order of `ends`.
+    /// - Throws: ``JobStoreError/noSuchJob(_:)``, ``JobStoreError/invalidTransition(_:from:to:)``
+    ///   when one is finished already, or ``DatabaseError``; then none was written.
+    public func markFinished(_ ends: [(id: JobID, result: JobResult)], at: Date) throws -> [Job] {
+        try database.write { db in
+            try ends.map { end in
+                try recordAttempt(end.id, result: end.result, at: at, in: db)
+                return try finish(end.id, result: end.result, at: at)
+            }
+        }
+    }
+
     private func finish(_ id: JobID, result: JobResult, at: Date) throws -> Job {
         try transition(id, to: "finished", sql: Self.markFinishedSQL, values: [
             .integer(id.rawValue), .text(result.name), .init(result.exitCode.map(Int64.init)),
