@@ -105,6 +105,30 @@ struct JobChangesTests {
         #expect(results[10] == expected && results[2_500] == expected, "\(results)")
     }
 
+    @Test("Cancel and CancelMatching called with more answer in pages, which together give each cancelled job once, in order")
+    func cancelInPages() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 2_500))
+        let ids = submitted.standardOutput.split(separator: "\n").compactMap { Int64($0) }.map(JobID.init(rawValue:))
+        #expect(ids.count == 2_500)
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        var pages: [[Job]] = []
+        try client.stream(JobsInterface.cancel, .init(ids: Array(ids.prefix(1_200)))) { reply in
+            pages.append(reply.jobs)
+            return true
+        }
+        #expect(pages.count > 1 && pages.joined().map(\.id) == Array(ids.prefix(1_200)), "\(pages.map(\.count))")
+        pages = []
+        try client.stream(JobsInterface.cancelMatching, .init(state: "queued")) { reply in
+            pages.append(reply.jobs)
+            return true
+        }
+        #expect(pages.count > 1 && pages.joined().map(\.id) == Array(ids.dropFirst(1_200)), "\(pages.map(\.count))")
+        let counts = try daemon.orchctl(["status"]).standardOutput.split(separator: "\n").first { $0.contains(" running, ") }
+        #expect(counts == "0 running, 0 queued, 2,500 finished")
+    }
+
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
     func cancelSignal() throws {
         let daemon = try TestDaemon()

@@ -9,6 +9,7 @@ import Synchronization
 /// ``sizeBound(of:)`` (jobs with long command lines come fewer to a reply): no reply comes near
 /// a client's message cap (64 MiB for orchctl), and each step adds at most one reply to the
 /// outbox. Jobs are fetched as many at a time as the last ones suggest fit in a reply.
+/// `Cancel` and `CancelMatching` called with `more` stream the jobs they answer with too.
 enum JobPageStream {
     /// Jobs per reply at most.
     static let pageSize = 1000
@@ -47,6 +48,34 @@ enum JobPageStream {
                 }
             }
         }).start()
+    }
+
+    /// Streams jobs already in hand (the answer of a `Wait` or a `Cancel`), in replies as
+    /// ``stream(to:nextPage:)`` sizes them.
+    /// - Parameters:
+    ///   - jobs: the jobs, in the order to send them.
+    ///   - responder: the call's replies; its call has `more`.
+    static func stream(_ jobs: [Job], to responder: VarlinkResponder) {
+        let rest = Rest(jobs)
+        stream(to: responder) { count, completion in completion(.success(rest.take(count))) }
+    }
+
+    /// Jobs in hand not sent yet. Pages never overlap; the lock publishes the position
+    /// between the queues they run on.
+    private final class Rest: Sendable {
+        private let jobs: [Job]
+        private let sent = Mutex(0)
+
+        init(_ jobs: [Job]) { self.jobs = jobs }
+
+        /// The next at most `count` jobs.
+        func take(_ count: Int) -> [Job] {
+            sent.withLock { sent in
+                let end = min(sent + count, jobs.count)
+                defer { sent = end }
+                return Array(jobs[sent..<end])
+            }
+        }
     }
 
     /// Jobs fetched but not sent yet, and how many to fetch next. Steps never overlap; the

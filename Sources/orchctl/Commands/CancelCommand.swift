@@ -47,9 +47,8 @@ enum CancelCommand: OrchctlCommand {
         let connection = try context.connect(invocation)
         guard !matching else {
             let call = { () throws(CommandFailure) -> [Job] in
-                try connection.call(
-                    JobsInterface.cancelMatching,
-                    JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal)).jobs
+                try Self.jobs(of: connection, JobsInterface.cancelMatching,
+                    JobsInterface.CancelMatchingParameters(queue: options.queue, state: options.state, signal: options.signal))
             }
             // Waiting and queued jobs have no processes: a long cancel of many of them is
             // orchd's work on them, not a process ignoring SIGTERM.
@@ -64,7 +63,7 @@ enum CancelCommand: OrchctlCommand {
                     context.console.print(BulkText.summary(cancelled.map(\.id), verb: "cancelled"))
                 }
                 for job in jobs where job.state.result != .cancelled {
-                    context.console.print(Self.outcome(of: job.id, in: jobs))
+                    context.console.print(Self.outcome(of: job.id, in: [job.id: job]))
                 }
             }
             return .success
@@ -79,10 +78,11 @@ enum CancelCommand: OrchctlCommand {
         while !remaining.isEmpty {
             do {
                 cancelled = try noting(context.console) { () throws(CommandFailure) in
-                    try connection.call(JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal)).jobs
+                    try Self.jobs(of: connection, JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal))
                 }
                 if !invocation.global.json {
-                    for id in remaining { context.console.print(Self.outcome(of: id, in: cancelled)) }
+                    let byID = Dictionary(cancelled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+                    for id in remaining { context.console.print(Self.outcome(of: id, in: byID)) }
                 }
                 break
             } catch {
@@ -101,6 +101,16 @@ enum CancelCommand: OrchctlCommand {
         return status
     }
 
+    /// Calls a cancel with `more` and gathers the jobs of its replies: orchd sends them in
+    /// pages, so a cancel of a million jobs is not refused for the size of its answer.
+    private static func jobs<P>(
+        of connection: OrchdConnection, _ method: VarlinkMethod<P, JobsInterface.JobsReply>, _ parameters: P
+    ) throws(CommandFailure) -> [Job] {
+        var jobs: [Job] = []
+        try connection.stream(method, parameters) { (reply) throws(CommandFailure) in jobs += reply.jobs }
+        return jobs
+    }
+
     /// How long a cancel may take before orchctl says what it waits for: a teardown that
     /// takes longer waits for processes that ignore the first signal.
     static let teardownNoteDelay: Duration = .seconds(1)
@@ -117,8 +127,8 @@ enum CancelCommand: OrchctlCommand {
     /// What became of one job the call cancelled: `cancelled 5`, or, for a job whose main
     /// process ended on its own meanwhile (its leftover processes are torn down all the same,
     /// but the result is its own), `5 ended before it was cancelled: failed(3)`.
-    static func outcome(of id: JobID, in jobs: [Job]) -> String {
-        guard let job = jobs.first(where: { $0.id == id }), let result = job.state.result, result != .cancelled else {
+    static func outcome(of id: JobID, in jobs: [JobID: Job]) -> String {
+        guard let job = jobs[id], let result = job.state.result, result != .cancelled else {
             return "cancelled \(id)"
         }
         return "\(id) ended before it was cancelled: \(JobText.result(result))"

@@ -24,9 +24,9 @@ struct JobChangeCommandsTests {
     func cancelOutcome() {
         let cancelled = makeJob(4, .argv(["sleep"]), state: .finished(.cancelled))
         let ended = makeJob(5, .argv(["sh"]), state: .finished(.failed(exitCode: 3)))
-        #expect(CancelCommand.outcome(of: JobID(rawValue: 4), in: [cancelled, ended]) == "cancelled 4")
-        #expect(CancelCommand.outcome(of: JobID(rawValue: 5), in: [cancelled, ended]) == "5 ended before it was cancelled: failed(3)")
-        #expect(CancelCommand.outcome(of: JobID(rawValue: 6), in: [cancelled, ended]) == "cancelled 6")
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 4), in: [cancelled.id: cancelled, ended.id: ended]) == "cancelled 4")
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 5), in: [cancelled.id: cancelled, ended.id: ended]) == "5 ended before it was cancelled: failed(3)")
+        #expect(CancelCommand.outcome(of: JobID(rawValue: 6), in: [cancelled.id: cancelled, ended.id: ended]) == "cancelled 6")
     }
 
     @Test("signal names are taken with or without SIG, in any case; STOP and CONT are not cancel signals")

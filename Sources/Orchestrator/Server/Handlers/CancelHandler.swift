@@ -1,6 +1,7 @@
 import OrchestratorAPI
 
-/// `io.orchd.Jobs.Cancel`: dequeues or tears down jobs; replies once all have finished.
+/// `io.orchd.Jobs.Cancel`: dequeues or tears down jobs; replies once all have finished, in
+/// pages when called with `more`.
 struct CancelHandler: VarlinkMethodHandler {
     static let method = JobsInterface.cancel
     let scheduler: Scheduler
@@ -11,10 +12,8 @@ struct CancelHandler: VarlinkMethodHandler {
             guard !parameters.ids.isEmpty else { throw VarlinkError.invalidParameter("ids") }
             let signal = try Self.signal(parameters.signal)
             let caller = call.caller
-            responder.complete({ [scheduler] () async throws(SchedulerError) in
+            responder.completeWithJobs { [scheduler] () async throws(SchedulerError) in
                 try await scheduler.cancel(parameters.ids, by: caller, signal: signal)
-            }) {
-                JobsInterface.JobsReply(jobs: $0)
             }
         } catch {
             responder.fail(error)

@@ -1,7 +1,7 @@
 import OrchestratorAPI
 
 /// `io.orchd.Jobs.CancelMatching`: cancels every unfinished job of a queue and/or state;
-/// replies with them once all have finished.
+/// replies with them once all have finished, in pages when called with `more`.
 struct CancelMatchingHandler: VarlinkMethodHandler {
     static let method = JobsInterface.cancelMatching
     let scheduler: Scheduler
@@ -16,10 +16,8 @@ struct CancelMatchingHandler: VarlinkMethodHandler {
             }
             let signal = try CancelHandler.signal(parameters.signal)
             let caller = call.caller
-            responder.complete({ [scheduler] () async throws(SchedulerError) in
+            responder.completeWithJobs { [scheduler] () async throws(SchedulerError) in
                 try await scheduler.cancelMatching(queue: parameters.queue, stateName: parameters.state, by: caller, signal: signal)
-            }) {
-                JobsInterface.JobsReply(jobs: $0)
             }
         } catch {
             responder.fail(error)

@@ -68,4 +68,19 @@ extension VarlinkResponder {
             }
         }
     }
+
+    /// Runs a scheduler request that answers with jobs (`Wait`, `Cancel`, `CancelMatching`)
+    /// in a task of its own, and sends them: in pages (``JobPageStream``) when the call has
+    /// `more`, so no reply outgrows a client's message cap however many jobs there are, else
+    /// in one `JobsReply`; or its error.
+    func completeWithJobs(_ request: @escaping @Sendable () async throws(SchedulerError) -> [Job]) {
+        Task {
+            do throws(SchedulerError) {
+                let jobs = try await request()
+                if more { JobPageStream.stream(jobs, to: self) } else { reply(JobsInterface.JobsReply(jobs: jobs)) }
+            } catch {
+                fail(error.varlinkError)
+            }
+        }
+    }
 }
