@@ -35,6 +35,9 @@ actor TeardownRun {
     private var escapersAppeared = false
     /// The members sent the last step's signal again after it (``awaitMembersExit()``).
     private var signalledAfterLastStep: Set<Int32> = []
+    /// The last signal step's signal and what it reached, so that a member its look missed
+    /// (in its handover to orchd as its parent exited) gets it too (``awaitMembersExit()``).
+    private var lastSignal: (signal: Int32, reached: TeardownTarget.Signalled)?
     /// How long after a target without a cgroup was found gone within the grace it is looked
     /// at again (``finishOnceGone()``).
     static let goneConfirmationDelay = DispatchTimeInterval.milliseconds(25)
@@ -108,7 +111,7 @@ actor TeardownRun {
             nextStep += 1
             switch step {
             case .signal(let signal):
-                target.signal(signal)
+                lastSignal = (signal, target.signal(signal))
             case .wait(let duration):
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + duration.dispatchInterval)
@@ -147,6 +150,17 @@ actor TeardownRun {
             escapersSeen = seen.union(members.outsideGroup)
         } else {
             escapersSeen = members.outsideGroup
+        }
+        // Within a grace, a member the step's signal missed (its look missed it in its
+        // handover to orchd, as the main process that was its parent exited) gets that
+        // signal now, once: else a leftover would live out the whole grace untouched.
+        if nextStep < steps.count, let (signal, reached) = lastSignal {
+            var now = reached
+            for pid in members.all where !now.reached(pid) {
+                kill(pid, signal)
+                now.processes.insert(pid)
+            }
+            lastSignal = (signal, now)
         }
         // After the last step, a member found that its signal may have missed (one a scan
         // missed in its handover to orchd, or one started since) gets it too: a chain of

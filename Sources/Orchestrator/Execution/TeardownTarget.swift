@@ -16,15 +16,19 @@ struct TeardownTarget: Sendable {
     /// Sends `signal` to every member, each once: the process group, each process in the
     /// cgroup outside it (`SIGKILL` as `cgroup.kill`, which also catches forks in flight), and
     /// each process with the job's identity outside the groups signalled, with its own group.
-    func signal(_ signal: Int32) {
+    /// - Returns: the process groups signalled whole, and the processes signalled alone.
+    @discardableResult
+    func signal(_ signal: Int32) -> Signalled {
         // Each process gets the signal once: to many programs a second SIGTERM or SIGINT
         // means "quit now", skipping the cleanup the first one began. So the process group
         // goes first, then each member outside the groups already signalled.
         group.signal(signal)
         var signalled: Set<Int32> = [group.id]
+        var processes: Set<Int32> = []
         if let cgroup, signal != SIGKILL || cgroup.kill() != 0 {
             for pid in cgroup.processes() where pid > 1 && !signalled.contains(getpgid(pid)) {
                 kill(pid, signal)
+                processes.insert(pid)
             }
         }
         if let identity {
@@ -39,8 +43,25 @@ struct TeardownTarget: Sendable {
                     signalled.insert(processGroup)
                 } else {
                     kill(pid, signal)
+                    processes.insert(pid)
                 }
             }
+        }
+        return Signalled(groups: signalled, processes: processes)
+    }
+
+    /// What one ``signal(_:)`` reached.
+    struct Signalled: Sendable {
+        /// The process groups signalled whole.
+        var groups: Set<Int32>
+        /// The processes signalled alone, outside those groups.
+        var processes: Set<Int32>
+
+        /// Whether `pid` got the signal: it was signalled alone, or its group was (as the
+        /// group is now: a process that moved into a signalled group since counts as
+        /// signalled, one that left it with setsid(2) does not).
+        func reached(_ pid: Int32) -> Bool {
+            processes.contains(pid) || groups.contains(getpgid(pid))
         }
     }
 
