@@ -177,18 +177,55 @@ struct ContainmentTests {
 
     /// Waits until orchd has stored the result job `id` will end with (`jobs.ending`), read
     /// from the database the way an admin's `sqlite3` would, beside the running orchd.
-    private func waitForStoredEnding(_ fixture: Fixture, _ id: String) throws -> String? {
+    /// - Parameter expected: wait for this text; `nil`: for any.
+    private func waitForStoredEnding(_ fixture: Fixture, _ id: String, _ expected: String? = nil) throws -> String? {
         let database = try Database(path: fixture.daemon.stateDirectory + "/orchd.db")
         let deadline = Date().addingTimeInterval(30)
+        var ending: String?
         while Date() < deadline {
-            let ending = try database.read { db -> String? in
+            ending = try database.read { db -> String? in
                 let statement = try db.makeStatement("SELECT ending FROM jobs WHERE id = \(Int(id) ?? 0)")
                 return try statement.step() ? statement.string(at: 0) : nil
             }
-            if let ending { return ending }
+            if let ending, expected == nil || ending == expected { return ending }
             usleep(10_000)
         }
-        return nil
+        return ending
+    }
+
+    /// A cancel that comes while the processes a failed main process left are torn down keeps
+    /// the attempt's own result and ends the job: no retry follows, nor after a kill -9 of
+    /// orchd in that teardown.
+    private func cancelEndsRetries(mode: String, crash: Bool) throws {
+        let fixture = try Fixture(mode: mode, arguments: ["--kill-grace", "1h"])
+        let directory = fixture.daemon.directory
+        let marker = try ReadyMarker(path: directory + "/exited")
+        let trapped = directory + "/trapped"
+        let script = "echo run >> \(directory)/runs; setsid sh -c 'trap \"\" TERM; echo $$ > \(trapped); exec sleep 900' & "
+            + "while [ ! -s \(trapped) ]; do sleep 0.01; done; echo $$ > \(marker.path); exit 3"
+        let id = try fixture.daemon.orchctl(["submit", "--retries", "2", "--shell", script]).line
+        let main = try #require(marker.read().flatMap { Int32($0) })
+        // orchd reaped the main process and keeps its result while the leftover ignores SIGTERM.
+        #expect(try waitForStoredEnding(fixture, id) == "failed:3")
+        #expect(access("/proc/\(main)", F_OK) != 0)
+        // Without --signal KILL the cancel waits out the hour's grace: the crash comes first.
+        let cancel = try OrchctlStream(fixture.daemon, crash ? ["cancel", id] : ["cancel", "--signal", "KILL", id])
+        defer { cancel.stop() }
+        if crash {
+            #expect(try waitForStoredEnding(fixture, id, "failed:3;final") == "failed:3;final")
+            fixture.daemon.crash()
+            try fixture.daemon.start()
+        } else {
+            #expect(cancel.rest(timeout: 60) == "\(id) ended before it was cancelled: failed(3)\n")
+        }
+        // A job run again would sleep for 15 minutes: the wait times out (124) instead.
+        let waited = try fixture.daemon.orchctl(["wait", "--timeout", "60s", id])
+        #expect(waited.line == "\(id) failed(3)" && waited.status == 3, "\(waited)\n\(fixture.daemon.daemonLog)")
+        #expect(try String(contentsOfFile: directory + "/runs", encoding: .utf8) == "run\n", "the job ran once")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        if crash {
+            #expect(fixture.daemon.daemonLog.contains("job \(id) was ending as failed when the previous daemon stopped; recorded as failed"))
+        }
     }
 
     /// A job's result known before its processes are gone survives a kill -9 of orchd: the
@@ -209,7 +246,7 @@ struct ContainmentTests {
         defer { cancel?.stop() }
         if cancelled { cancel = try OrchctlStream(fixture.daemon, ["cancel", id], captureErrors: true) }
         let ending = try waitForStoredEnding(fixture, id)
-        #expect(ending == (cancelled ? "cancelled" : "succeeded"), "stored before the processes are gone")
+        #expect(ending == (cancelled ? "cancelled;final" : "succeeded"), "stored before the processes are gone")
         fixture.daemon.crash()
         try fixture.daemon.start()
         // A job run again would sleep for 15 minutes: the wait times out (124) instead.
@@ -451,6 +488,14 @@ struct ContainmentTests {
 
     @Test("process-group: a job being cancelled when orchd is killed with kill -9 ends cancelled at the restart, not run again")
     func fallbackCancelSurvivesCrash() throws { try knownResultSurvivesCrash(mode: "process-group", cancelled: true) }
+
+    @Test("cgroup: a cancel while a failed attempt's leftovers are torn down keeps its result and retries nothing, also across kill -9 of orchd",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)), arguments: [false, true])
+    func cgroupCancelEndsRetries(crash: Bool) throws { try cancelEndsRetries(mode: "cgroup", crash: crash) }
+
+    @Test("process-group: a cancel while a failed attempt's leftovers are torn down keeps its result and retries nothing, also across kill -9 of orchd",
+        arguments: [false, true])
+    func fallbackCancelEndsRetries(crash: Bool) throws { try cancelEndsRetries(mode: "process-group", crash: crash) }
 
     @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
     func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }

@@ -17,7 +17,7 @@ import OrchestratorAPI
 /// waiting  promote       -> queued        (start time come, every dependency succeeded)
 /// queued   claim         -> running       (queue not paused)
 /// running  releaseClaim  -> queued        (stopping daemon, or Slurm unreachable; never started)
-/// running  endAttempt    -> waiting       (retryable result, attempts left) | finished
+/// running  endAttempt    -> waiting       (retryable result, attempts left, not cancelled) | finished
 /// running  cancel        -> stop          (torn down; endAttempt follows)
 /// running  timeOut       -> stop          (torn down; endAttempt follows)
 /// waiting  cancel        -> finished(cancelled)
@@ -97,6 +97,9 @@ enum JobStateMachine {
         /// The attempt that just ended, and the attempts allowed in all (`endAttempt`).
         var attempt = 0
         var maxAttempts = 1
+        /// A cancel came while the attempt's processes were torn down, after its main process
+        /// had ended with its own result: that result is final, not retried (`endAttempt`).
+        var retriesCancelled = false
         /// When the job would run again after a retryable attempt, from its queue's backoff
         /// (`endAttempt`).
         var retryAt = Date.distantPast
@@ -196,7 +199,7 @@ enum JobStateMachine {
             return .refused(.invalid)
 
         case (.running, .endAttempt(let result)):
-            if RetryPolicy.isRetryable(result) && context.attempt < context.maxAttempts {
+            if RetryPolicy.isRetryable(result) && !context.retriesCancelled && context.attempt < context.maxAttempts {
                 return .retryLater(at: context.retryAt)
             }
             return .enter(.finished(result))

@@ -113,12 +113,15 @@ extension Scheduler {
         return (cancelled, finished)
     }
 
-    /// Begins a running job's teardown for a cancel, its ending stored first; a job recorded
+    /// Begins a running job's teardown for a cancel, its ending stored first, final: a result
+    /// the main process had already ended with is kept, and not retried. A job recorded
     /// running with no process of this daemon (never spawned) has nothing to tear down and
     /// is finished at once.
     private func stop(_ job: Job, reason: StopReason, signal: Int32?) throws(SchedulerError) {
         if let operation = operations[job.id] {
-            noteEnding(job.id, reason.jobResult)
+            // A main process that ended on its own keeps its result, but is not retried.
+            retriesCancelled.insert(job.id)
+            noteEnding(job.id, reason.jobResult, final: true)
             operation.stop(reason: reason, signal: signal)
         } else {
             try record(job, finishedAs: reason.jobResult)

@@ -45,9 +45,13 @@ extension Scheduler {
             let job = record.job
             // A result known before the previous daemon stopped (a cancel or a timeout under
             // way, a main process that had exited) is the attempt's; else it was interrupted.
-            let result = endings[job.id] ?? .interrupted
+            let ending = endings[job.id]
+            let result = ending?.result ?? .interrupted
+            // Cancelled while the processes its main process left were torn down: its own
+            // result stays, not retried.
+            if ending?.isFinal == true { retriesCancelled.insert(job.id) }
             try attemptEnded(job.id, result: result)
-            let retried = RetryPolicy.isRetryable(result) && job.attempt < job.maxAttempts
+            let retried = RetryPolicy.isRetryable(result) && ending?.isFinal != true && job.attempt < job.maxAttempts
             let what = endings[job.id] == nil ? "was running" : "was ending as \(result.name)"
             DaemonLog.warning("job \(job.id) \(what) when the previous daemon stopped; \(retried ? "retrying it" : "recorded as \(result.name)")")
         }
@@ -173,11 +177,12 @@ extension Scheduler {
     /// - Parameters:
     ///   - id: the job.
     ///   - result: the result it will end with.
-    ///   - replacing: it replaces a result stored before (``JobStore/recordEnding(_:_:replacing:)``).
-    func noteEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false) {
+    ///   - replacing: it replaces a result stored before (``JobStore/recordEnding(_:_:replacing:final:)``).
+    ///   - final: a cancel: no retry follows the attempt, whatever its result.
+    func noteEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false, final: Bool = false) {
         guard JobStore.endingText(result) != nil else { return }
         do {
-            try store.recordEnding(id, result, replacing: replacing)
+            try store.recordEnding(id, result, replacing: replacing, final: final)
             groupCommit.changed()
         } catch {
             // The teardown goes on; only a crash before its end would lose the result.

@@ -39,6 +39,7 @@ extension Scheduler {
         case .endAttempt:
             context.attempt = job?.attempt ?? 0
             context.maxAttempts = spec.maxAttempts
+            context.retriesCancelled = job.map { retriesCancelled.contains($0.id) } ?? false
             // Only a job with attempts left can be retried; the backoff's jitter costs a
             // getrandom(2) that every other end (nearly all) would pay for nothing.
             if context.attempt < context.maxAttempts {

@@ -145,6 +145,9 @@ public actor Scheduler {
     /// Every event up to this sequence number has been deleted (the log's retention).
     var eventLogTrimmedThrough: Int64 = 0
     var isStopping = false
+    /// Running jobs a cancel reached: their attempt's result is final, even the main process's
+    /// own (it ended before the cancel), so no retry follows (``JobStateMachine/Context/retriesCancelled``).
+    var retriesCancelled: Set<JobID> = []
     /// Cancels under way that take more than one turn; while there is one, no job starts
     /// (Scheduler+Cancelling.swift).
     var startsHeldByCancels = 0
@@ -523,6 +526,7 @@ public actor Scheduler {
     /// Counts claimed jobs as running and launches them; they must be committed.
     func start(_ jobs: [Job], in runner: QueueRunner) {
         for job in jobs {
+            if !retriesCancelled.isEmpty { retriesCancelled.remove(job.id) }
             changed(job, from: .queued)
             launch(job, in: runner)
         }
@@ -699,6 +703,7 @@ public actor Scheduler {
     ///   - job: the job as now stored (finished).
     func finished(_ previous: Job, as job: Job) throws(SchedulerError) {
         let id = job.id
+        if !retriesCancelled.isEmpty { retriesCancelled.remove(id) }
         changed(job, from: previous.state)
         for request in waiters.removeValue(forKey: id) ?? [] {
             request.remaining.remove(id)

@@ -212,6 +212,15 @@ extension JobStore {
 // MARK: - Endings known before an attempt ends
 
 extension JobStore {
+    /// A result stored ahead of an attempt's end (``recordEnding(_:_:replacing:final:)``).
+    public struct Ending: Hashable, Sendable {
+        /// The result the attempt ends with.
+        public var result: JobResult
+        /// A cancel came while the attempt's processes were torn down: no retry follows it,
+        /// whatever its result.
+        public var isFinal = false
+    }
+
     /// Stores the result a running attempt will end with, known before its processes are gone:
     /// a cancel or a timeout whose teardown has begun, or the result of a main process that
     /// exited and left processes to tear down. A crash of orchd during that teardown's grace
@@ -226,30 +235,47 @@ extension JobStore {
     ///   - replacing: whether it replaces a result stored before: the main process's own, which
     ///     is the attempt's when no stop was under way as it exited, over a cancel stored in
     ///     the moment before that exit reached the scheduler.
+    ///   - final: a cancel: whatever result the attempt ends with, no retry follows (kept
+    ///     when a later call replaces the result).
     /// - Throws: ``DatabaseError``.
-    public func recordEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false) throws {
+    public func recordEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false, final: Bool = false) throws {
         guard let text = Self.endingText(result) else { return }
         try database.write { db in
+            // The mark of a final ending is a suffix of the text, so an orchd that does not
+            // know it reads no ending (and records `interrupted`, as before endings were kept).
             let statement = try db.cachedStatement(replacing
-                ? "UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running'"
-                : "UPDATE jobs SET ending = ?2 WHERE id = ?1 AND state = 'running' AND ending IS NULL")
+                ? """
+                    UPDATE jobs SET ending = ?2 || CASE WHEN ?3 OR ending LIKE '%\(Self.finalMark)' THEN '\(Self.finalMark)' ELSE '' END \
+                    WHERE id = ?1 AND state = 'running'
+                    """
+                : """
+                    UPDATE jobs SET ending = coalesce(ending, ?2) || CASE WHEN ?3 AND (ending IS NULL OR ending NOT LIKE '%\(Self.finalMark)') \
+                    THEN '\(Self.finalMark)' ELSE '' END WHERE id = ?1 AND state = 'running'
+                    """)
             defer { statement.reset() }
-            try statement.bind([.integer(id.rawValue), .text(text)])
+            try statement.bind([.integer(id.rawValue), .text(text), .integer(final ? 1 : 0)])
             _ = try statement.step()
         }
     }
 
-    /// The endings stored for running jobs (``recordEnding(_:_:)``), by job; a text this orchd
-    /// cannot read is left out (the job is then `interrupted`, as before endings were kept).
+    /// The suffix of a final ending's text (``Ending/isFinal``).
+    static let finalMark = ";final"
+
+    /// The endings stored for running jobs (``recordEnding(_:_:replacing:final:)``), by job; a
+    /// text this orchd cannot read is left out (the job is then `interrupted`, as before
+    /// endings were kept).
     /// - Throws: ``DatabaseError``.
-    public func endings() throws -> [JobID: JobResult] {
+    public func endings() throws -> [JobID: Ending] {
         try database.read { db in
             let statement = try db.cachedStatement("SELECT id, ending FROM jobs WHERE state = 'running' AND ending IS NOT NULL")
             defer { statement.reset() }
-            var endings: [JobID: JobResult] = [:]
+            var endings: [JobID: Ending] = [:]
             while try statement.step() {
-                if let text = statement.string(at: 1), let result = Self.ending(from: text) {
-                    endings[JobID(rawValue: Int64(statement.int(at: 0)))] = result
+                guard var text = statement.string(at: 1) else { continue }
+                let isFinal = text.hasSuffix(Self.finalMark)
+                if isFinal { text.removeLast(Self.finalMark.count) }
+                if let result = Self.ending(from: text) {
+                    endings[JobID(rawValue: Int64(statement.int(at: 0)))] = Ending(result: result, isFinal: isFinal)
                 }
             }
             return endings

@@ -164,7 +164,7 @@ struct JobStateMachineTests {
         #expect(Machine.decide(.running, .releaseClaim, spawned) == .refused(.invalid))
     }
 
-    @Test("an attempt that ended is retried only when its result allows it and attempts remain",
+    @Test("an attempt that ended is retried only when its result allows it, attempts remain and no cancel came",
           arguments: [
             (JobResult.failed(exitCode: 1), true), (.signaled(signal: 9), true), (.timedOut, true), (.interrupted, true),
             (.succeeded, false), (.cancelled, false), (.spawnFailed(reason: "x"), false),
@@ -177,6 +177,10 @@ struct JobStateMachineTests {
             context.attempt = attempt
             let expected: Outcome = retryable && attempt < 3 ? .retryLater(at: context.retryAt) : .enter(.finished(result))
             #expect(Machine.decide(.running, .endAttempt(result), context) == expected, "attempt \(attempt) of 3")
+            // A cancel that came while the attempt was torn down leaves no retry.
+            var cancelled = context
+            cancelled.retriesCancelled = true
+            #expect(Machine.decide(.running, .endAttempt(result), cancelled) == .enter(.finished(result)))
         }
     }
 

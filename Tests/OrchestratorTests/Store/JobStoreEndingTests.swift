@@ -4,7 +4,7 @@ import Testing
 
 @testable import Orchestrator
 
-/// Endings: results stored ahead of an attempt's end (``JobStore/recordEnding(_:_:replacing:)``).
+/// Endings: results stored ahead of an attempt's end (``JobStore/recordEnding(_:_:replacing:final:)``).
 extension JobStoreTests {
     func runningJob() throws -> JobID {
         let job = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:], maxAttempts: 3), submitterUid: 0, at: now)
@@ -27,7 +27,7 @@ extension JobStoreTests {
         #expect(try upgraded.endings().isEmpty)
         let id = try #require(running.first?.job.id)
         try upgraded.recordEnding(id, .failed(exitCode: 7))
-        #expect(try upgraded.endings() == [id: .failed(exitCode: 7)])
+        #expect(try upgraded.endings() == [id: .init(result: .failed(exitCode: 7))])
     }
 
     @Test("each result a running attempt may end with reads back as stored; the others are not stored", arguments: [
@@ -36,7 +36,7 @@ extension JobStoreTests {
     func endingRoundTrip(result: JobResult) throws {
         let id = try runningJob()
         try store.recordEnding(id, result)
-        #expect(try store.endings() == [id: result])
+        #expect(try store.endings() == [id: .init(result: result)])
         #expect(JobStore.ending(from: try #require(JobStore.endingText(result))) == result)
     }
 
@@ -58,11 +58,19 @@ extension JobStoreTests {
         let id = try runningJob()
         try store.recordEnding(id, .succeeded)
         try store.recordEnding(id, .cancelled)
-        #expect(try store.endings() == [id: .succeeded])
+        #expect(try store.endings() == [id: .init(result: .succeeded)])
         // The main process's own result replaces a cancel stored a moment before its exit.
         try store.recordEnding(id, .cancelled, replacing: true)
         try store.recordEnding(id, .failed(exitCode: 2), replacing: true)
-        #expect(try store.endings() == [id: .failed(exitCode: 2)])
+        #expect(try store.endings() == [id: .init(result: .failed(exitCode: 2))])
+
+        // A cancel's mark stays when the main process's result replaces the ending, and a
+        // later ending adds nothing to it.
+        try store.recordEnding(id, .cancelled, final: true)
+        #expect(try store.endings() == [id: .init(result: .failed(exitCode: 2), isFinal: true)])
+        try store.recordEnding(id, .succeeded, replacing: true)
+        try store.recordEnding(id, .cancelled, final: true)
+        #expect(try store.endings() == [id: .init(result: .succeeded, isFinal: true)])
 
         let queued = try store.insert(JobSpec(command: .argv(["true"]), cwd: "/tmp", environment: [:]), submitterUid: 0, at: now)
         try store.recordEnding(queued.id, .cancelled)
