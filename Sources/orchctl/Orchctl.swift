@@ -69,12 +69,44 @@ enum Orchctl {
         context.console.printError("Error: \(error.message.visible)\nUsage: \(usage)\nSee '\(helpCommand)'.")
     }
 
+    /// Runs orchctl with this process's arguments and context. An argument that is not valid
+    /// UTF-8 is a usage error: orchd keeps commands, paths and names as UTF-8 text (JSON on
+    /// the wire), so such bytes would reach the job changed, without a word.
+    /// - Returns: the exit status.
+    static func runProcess() -> ExitCode {
+        let context = processContext()
+        var arguments: [String] = []
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { break }
+            guard let argument = String(validatingCString: raw) else {
+                let bytes = UnsafeBufferPointer(start: raw, count: strlen(raw)).map { UInt8(bitPattern: $0) }
+                report(CommandLineError(
+                    .invalidValue,
+                    "argument \(index) ('\(Self.escapingBytes(bytes))') is not valid UTF-8; orchd keeps commands, paths and names as UTF-8 text"),
+                    context: context)
+                return .usage
+            }
+            arguments.append(argument)
+        }
+        return run(arguments, context: context)
+    }
+
+    /// `bytes` as text, each byte that is not printable ASCII as `\xNN`.
+    static func escapingBytes(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in
+            guard (0x20..<0x7f).contains(byte), byte != UInt8(ascii: "\\") else {
+                return "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+            }
+            return String(UnicodeScalar(byte))
+        }.joined()
+    }
+
     /// The context of this process: its console, environment, uid and working directory.
     static func processContext() -> CommandContext {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let cwd = getcwd(&buffer, buffer.count) != nil
-            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            : nil
+        // A directory whose path is not valid UTF-8 is as good as unreadable: orchd could not
+        // be told its name (the job would fail to enter a directory of a changed name).
+        let cwd = getcwd(&buffer, buffer.count) != nil ? buffer.withUnsafeBufferPointer { String(validatingCString: $0.baseAddress!) } : nil
         return CommandContext(console: .standard, uid: getuid(), currentDirectory: cwd) { ProcessEnvironment.current }
     }
 }

@@ -4,5 +4,5 @@ import Glibc
 
 // orchctl: the command-line client of orchd. Everything happens in `Orchctl.run`; only here
 // does the exit status leave the process.
-let status = Orchctl.run(Array(CommandLine.arguments.dropFirst()), context: Orchctl.processContext())
+let status = Orchctl.runProcess()
 exit(status.rawValue)

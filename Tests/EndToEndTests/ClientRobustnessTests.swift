@@ -14,6 +14,32 @@ struct ClientRobustnessTests {
         return path
     }
 
+    @Test("an argument or a working directory that is not valid UTF-8 is refused, not changed on its way to the job")
+    func bytesThatAreNotUTF8() throws {
+        let daemon = try TestDaemon()
+        // The shell makes the bytes: Foundation's Process takes only valid text.
+        let orchctl = "'\(Binaries.orchctl)' --socket '\(daemon.socketPath)'"
+        for command in ["submit -- printf %s \"$(printf 'a\\377b')\"", "submit --shell \"echo $(printf '\\376')\""] {
+            let refused = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) \(command)"])
+            #expect(refused.status == 64, "\(command): \(refused)")
+            #expect(refused.standardError.contains("is not valid UTF-8; orchd keeps commands, paths and names as UTF-8 text"), "\(refused)")
+        }
+        #expect(try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) submit -- printf %s \"$(printf 'a\\377b')\""]).standardError.contains("'a\\xffb'"))
+        let directory = "cd \"$(printf '\(daemon.directory)/dir\\377')\""
+        _ = try TestDaemon.run("/bin/sh", ["-c", "mkdir \"$(printf '\(daemon.directory)/dir\\377')\""])
+        for command in ["submit -- pwd", "submit --cwd sub -- pwd"] {
+            let refused = try TestDaemon.run("/bin/sh", ["-c", "\(directory) && \(orchctl) \(command)"])
+            #expect(refused.status == 64 && refused.standardError.contains("is not valid UTF-8"), "\(command): \(refused)")
+        }
+        let absolute = try TestDaemon.run("/bin/sh", ["-c", "\(directory) && \(orchctl) submit --cwd /tmp -- pwd"])
+        #expect(absolute.status == 0, "\(absolute)")
+        #expect(try daemon.orchctl(["wait", absolute.line]).status == 0)
+        #expect(try daemon.orchctl(["logs", absolute.line]).standardOutput == "/tmp\n")
+        let id = try daemon.orchctl(["submit", "--", "printf", "%s", "é✓"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "é✓", "valid UTF-8 runs byte for byte")
+    }
+
     @Test("a hook command over 4 KiB is refused by orchctl and by orchd, so queue listings stay small")
     func hookCommandCap() throws {
         let daemon = try TestDaemon()

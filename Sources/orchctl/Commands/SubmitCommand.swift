@@ -347,7 +347,7 @@ enum SubmitCommand: OrchctlCommand {
     private static func workingDirectory(_ option: String?, current: String?) throws(CommandLineError) -> String {
         guard let option else {
             guard let current else {
-                throw CommandLineError(.invalidValue, "cannot read the current directory; give --cwd <dir>", command: spec.name)
+                throw CommandLineError(.invalidValue, "cannot read the current directory, or its path is not valid UTF-8; give --cwd <dir>", command: spec.name)
             }
             return current
         }
@@ -357,7 +357,7 @@ enum SubmitCommand: OrchctlCommand {
         var path = option
         if !path.hasPrefix("/") {
             guard let current else {
-                throw CommandLineError(.invalidValue, "cannot read the current directory to resolve --cwd '\(option)'; give an absolute path", command: spec.name)
+                throw CommandLineError(.invalidValue, "cannot read the current directory (or its path is not valid UTF-8) to resolve --cwd '\(option)'; give an absolute path", command: spec.name)
             }
             path = current + "/" + path
         }
