@@ -129,7 +129,7 @@ struct JobLifecycleTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "kill -TERM $$"]).status == 128 + SIGTERM)
     }
 
-    @Test("a --timeout shorter than a call, even 0, still gives what orchd knows at once: a finished job's result, an unknown ID's error, an empty queue; only a job still running times out (124)")
+    @Test("a --timeout shorter than a call, even 0, still gives what orchd knows at once: a finished job's result, an unknown ID's error, an empty queue; only a job still running times out (124), and is the one named")
     func waitTimeoutZero() throws {
         let daemon = try TestDaemon()
         let finished = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "exit 5"]).line
@@ -141,7 +141,10 @@ struct JobLifecycleTests {
 
         let running = try daemon.orchctl(["submit", "--", "sleep", "60"]).line
         let timedOut = try daemon.orchctl(["wait", "--timeout", "0", finished, running])
-        #expect(timedOut.status == 124 && timedOut.standardError.contains("timed out after 0ms"), "\(timedOut)")
+        // The error names the jobs that have not finished, each once, not the finished one.
+        #expect(timedOut.status == 124 && timedOut.standardError == "Error: timed out after 0ms waiting for job \(running)\n", "\(timedOut)")
+        let twice = try daemon.orchctl(["wait", "--json", "--timeout", "100ms", running, finished, running])
+        #expect(twice.status == 124 && twice.standardError == "Error: timed out after 100ms waiting for job \(running)\n", "\(twice)")
         #expect(try daemon.orchctl(["wait", "--timeout", "0", "--queue", "default", "--drained"]).status == 124)
         #expect(try daemon.orchctl(["cancel", running]).status == 0)
     }

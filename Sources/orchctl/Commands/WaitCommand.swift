@@ -117,7 +117,7 @@ enum WaitCommand: OrchctlCommand {
                 ids, all: all, timeout: timeout, firstLook: firstLook, reconnection: reconnection, noteFirst: noteFirst, method: JobsInterface.wait,
                 { $0.jobs })
             else {
-                context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
+                context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(unfinished(ids, reconnection)))")
                 return .timedOut
             }
             context.console.write(try JSONOutput.text(jobs))
@@ -128,7 +128,7 @@ enum WaitCommand: OrchctlCommand {
         guard let jobs = try waitForAll(
             ids, all: all, timeout: timeout, firstLook: firstLook, reconnection: reconnection, noteFirst: noteFirst, method: waitForEnds, { $0.jobs })
         else {
-            context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(ids))")
+            context.console.printError("Error: timed out after \(TimeSpan.format(timeout ?? .zero)) waiting for \(describe(unfinished(ids, reconnection)))")
             return .timedOut
         }
         if !all {
@@ -392,6 +392,19 @@ enum WaitCommand: OrchctlCommand {
             outcome.done.wait()
         }
         return try outcome.result.withLock { $0 }?.get()
+    }
+
+    /// The jobs of `ids` that have not finished, by a look on a connection of its own (the
+    /// wait's may still be in its call), for a timeout to name only those; all of `ids` when
+    /// the look fails or finds every one finished meanwhile.
+    private static func unfinished(_ ids: [JobID], _ reconnection: Reconnection) -> [JobID] {
+        guard let connection = try? OrchdConnection(socket: reconnection.socket, uid: reconnection.uid),
+            let starts = waitingStarts(of: ids, on: connection)
+        else { return ids }
+        let finished = Set(starts.filter { $0.state == JobState.finished(.succeeded).name }.map(\.id))
+        var named: Set<JobID> = []
+        let left = ids.filter { !finished.contains($0) && named.insert($0).inserted }
+        return left.isEmpty ? ids : left
     }
 
     private static func describe(_ ids: [JobID]) -> String {
