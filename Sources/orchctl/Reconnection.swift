@@ -3,6 +3,7 @@ import CommandLineParsing
 import Glibc
 #endif
 import OrchestratorAPI
+import Synchronization
 
 /// Carries a command that follows orchd (`wait`, `logs -f`, `events --follow`,
 /// `submit --wait`) through a restart of the daemon: when the connection is lost after orchd
@@ -29,6 +30,29 @@ struct Reconnection: Sendable {
     var timeout: Duration
     /// Where the message goes.
     var console: Console
+    /// The outages already said, when several streams of one command share them (`logs -f
+    /// --both`): one restart of orchd is said once, not once per stream. `nil`: this
+    /// reconnection's own.
+    var notices: OutageNotices?
+
+    /// The outages said so far, shared by the streams of one command.
+    final class OutageNotices: Sendable {
+        private let said = Mutex(0)
+
+        /// How many outages have been said.
+        var count: Int { said.withLock { $0 } }
+
+        /// Whether the loss of a connection made when `seen` outages had been said is to be
+        /// said: only by the first stream to lose one, the others' losses being the same
+        /// restart.
+        func claim(after seen: Int) -> Bool {
+            said.withLock { count in
+                guard count == seen else { return false }
+                count += 1
+                return true
+            }
+        }
+    }
 
     /// Creates a reconnection for `context` and `invocation`'s socket.
     init(context: CommandContext, invocation: Invocation, timeout: Duration?) {
@@ -62,17 +86,21 @@ struct Reconnection: Sendable {
         // listening socket can outlive the connection it closed first by an instant, so the
         // first reconnect may land in a backlog that is then reset.)
         var outageDeadline: ContinuousClock.Instant?
+        var seen = notices?.count ?? 0
         while true {
             do throws(CommandFailure) {
                 return try step(current)
             } catch where error.isConnectionLoss && timeout > .zero {
                 let now = ContinuousClock.now
                 if current.hasReplied || outageDeadline.map({ now >= $0 }) ?? true {
-                    console.printError(
-                        "orchctl: lost the connection to orchd at \(socket); reconnecting for up to \(TimeSpan.format(timeout))...")
+                    if notices?.claim(after: seen) ?? true {
+                        console.printError(
+                            "orchctl: lost the connection to orchd at \(socket); reconnecting for up to \(TimeSpan.format(timeout))...")
+                    }
                     outageDeadline = now + timeout
                 }
                 current = try reconnect(until: outageDeadline ?? now + timeout)
+                seen = notices?.count ?? 0
             }
         }
     }

@@ -124,8 +124,9 @@ struct ReconnectTests {
         }
     }
 
-    @Test("logs -f resumes at the byte it had reached: output written during the outage comes once")
-    func logsFollow() throws {
+    @Test("logs -f resumes at the byte it had reached: output written during the outage comes once; the restart is said once, with --both too",
+        arguments: [false, true])
+    func logsFollow(both: Bool) throws {
         let daemon = try TestDaemon()
         let gate = daemon.directory + "/gate"
         try #require(mkfifo(gate, 0o600) == 0)
@@ -133,7 +134,7 @@ struct ReconnectTests {
         let id = try daemon.orchctl([
             "submit", "--shell", "echo first; read x < \(gate); echo second; echo done > \(written.path)",
         ]).line
-        let logs = try OrchctlStream(daemon, ["logs", "-f", id], captureErrors: true)
+        let logs = try OrchctlStream(daemon, ["logs", "-f", id] + (both ? ["--both"] : []), captureErrors: true)
         defer { logs.stop() }
         #expect(logs.nextLine() == "first")
 

@@ -142,6 +142,10 @@ enum LogsCommand: OrchctlCommand {
     ) throws(CommandFailure) {
         let output = InterleavedOutput(console: console, headers: headers)
         let failures = Mutex<[CommandFailure]>([])
+        // Both connections go when orchd restarts: that is said once.
+        var sharing = reconnection
+        sharing.notices = Reconnection.OutageNotices()
+        let reconnection = sharing
         let group = DispatchGroup()
         for stream in [JobsInterface.LogStream.stdout, .stderr] {
             var streamParameters = parameters
