@@ -135,6 +135,8 @@ struct JobLifecycleTests {
         let finished = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "exit 5"]).line
         let waited = try daemon.orchctl(["wait", "--timeout", "0", finished])
         #expect(waited.status == 5 && waited.standardOutput == "\(finished) failed(5)\n", "\(waited)")
+        let repeated = try daemon.orchctl(["wait", finished, finished])
+        #expect(repeated.standardOutput == "\(finished) failed(5)\n", "an ID given twice is reported once: \(repeated)")
         let unknown = try daemon.orchctl(["wait", "--timeout", "0", "999999"])
         #expect(unknown.status == 1 && unknown.standardError == "Error: no job with ID 999999\n", "\(unknown)")
         #expect(try daemon.orchctl(["wait", "--timeout", "0", "--queue", "default", "--drained"]).status == 0)

@@ -93,7 +93,9 @@ enum WaitCommand: OrchctlCommand {
             noteLateStarts(starts, now: Date(), time: context.time, console: context.console)
             notePausedQueues(of: starts, on: connection, console: context.console)
         case .jobs(let given):
-            ids = given
+            // An ID given twice is waited for, and reported, once.
+            var seen: Set<JobID> = []
+            ids = given.filter { seen.insert($0).inserted }
         }
         let all = target == .all
         // Given IDs: their start times are asked on the connection the wait then uses, so an
