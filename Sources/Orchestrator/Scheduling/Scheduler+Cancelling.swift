@@ -74,24 +74,30 @@ extension Scheduler {
         var seen: Set<JobID> = []
         var next = ids.startIndex
         while next < ids.endIndex {
-            let turn = ids[next..<min(next + Self.jobsPerTurn, ids.endIndex)]
-            next = turn.endIndex
+            let end = min(next + Self.jobsPerTurn, ids.endIndex)
+            let turn = ids[next..<end].filter { seen.insert($0).inserted }
+            next = end
             var ends: [(job: Job, result: JobResult)] = []
             var endedThisTurn: Set<JobID> = []
-            for id in turn where seen.insert(id).inserted {
-                let job: Job
-                do throws(SchedulerError) {
-                    job = try jobForChange(id, by: caller)
-                } catch {
-                    switch error {
-                    case .noSuchJob, .permissionDenied: continue  // pruned meanwhile, or not theirs
-                    default: throw error
-                    }
-                }
+            // As ``jobForChange(_:by:)`` does for one job: ends not written yet first, then the
+            // turn's jobs in one read, without their environments (a cancel does not use them).
+            for id in turn { try settlePendingEnd(of: id) }
+            let read = try storeCall { try store.jobs(ids: turn) }
+            let jobs = Dictionary(read.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            for id in turn {
+                // Pruned meanwhile, or not theirs: left out.
+                guard let job = jobs[id], caller.mayManage(owner: job.submitterUid) else { continue }
                 if let stateName, job.state.name != stateName { continue }
                 switch try decide(.cancel, for: job) {
                 case .stop(let reason):
-                    try stop(job, reason: reason, signal: signal)
+                    if let operation = operations[id] {
+                        stop(operation, of: id, reason: reason, signal: signal)
+                    } else {
+                        // Recorded running with no process of this daemon (never spawned):
+                        // nothing to tear down; it ends with the others of the turn.
+                        ends.append((job, reason.jobResult))
+                        endedThisTurn.insert(id)
+                    }
                     cancelled.append(id)
                 case .enter(.finished(let result)):
                     if job.state == .waiting, let dependency = job.after.filter(endedThisTurn.contains).min(),
@@ -114,21 +120,15 @@ extension Scheduler {
     }
 
     /// Begins a running job's teardown for a cancel, its ending stored first, final: a result
-    /// the main process had already ended with is kept, and not retried. A job recorded
-    /// running with no process of this daemon (never spawned) has nothing to tear down and
-    /// is finished at once.
-    private func stop(_ job: Job, reason: StopReason, signal: Int32?) throws(SchedulerError) {
-        if let operation = operations[job.id] {
-            // A main process that ended on its own keeps its result, but is not retried.
-            retriesCancelled.insert(job.id)
-            noteEnding(job.id, reason.jobResult, final: true)
-            operation.stop(reason: reason, signal: signal)
-        } else {
-            try record(job, finishedAs: reason.jobResult)
-        }
+    /// the main process had already ended with is kept, and not retried.
+    private func stop(_ operation: any ExecutorAttempt, of id: JobID, reason: StopReason, signal: Int32?) {
+        // A main process that ended on its own keeps its result, but is not retried.
+        retriesCancelled.insert(id)
+        noteEnding(id, reason.jobResult, final: true)
+        operation.stop(reason: reason, signal: signal)
     }
 
-    /// Writes the ends of jobs that have not started in one transaction, then does for each
+    /// Writes the ends of a turn's jobs (not started, or never spawned) in one transaction, then does for each
     /// what ``record(_:finishedAs:at:)`` does after its write: counts, waiters, dependents,
     /// retention. That follow-up runs for every end written, even when one of them throws.
     /// - Returns: the jobs as now stored.

@@ -415,29 +415,31 @@ public final class JobStore {
     /// - Parameters:
     ///   - ends: each job with its result.
     ///   - at: the finish time of every one (stored to the microsecond).
-    /// - Returns: the jobs as now stored, in the order of `ends`.
+    /// - Returns: the jobs as now stored, in the order of `ends`, without their environments
+    ///   (``JobSpec/environment`` is empty).
     /// - Throws: ``JobStoreError/noSuchJob(_:)``, ``JobStoreError/invalidTransition(_:from:to:)``
     ///   when one is finished already, or ``DatabaseError``; then none was written.
     public func markFinished(_ ends: [(id: JobID, result: JobResult)], at: Date) throws -> [Job] {
         try database.write { db in
             try ends.map { end in
                 try recordAttempt(end.id, result: end.result, at: at, in: db)
-                return try finish(end.id, result: end.result, at: at)
+                return try finish(end.id, result: end.result, at: at, environment: false)
             }
         }
     }
 
-    private func finish(_ id: JobID, result: JobResult, at: Date) throws -> Job {
-        try transition(id, to: "finished", sql: Self.markFinishedSQL, values: [
+    private func finish(_ id: JobID, result: JobResult, at: Date, environment: Bool = true) throws -> Job {
+        try transition(id, to: "finished", sql: Self.markFinishedSQL, environment: environment, values: [
             .integer(id.rawValue), .text(result.name), .init(result.exitCode.map(Int64.init)),
             .init(result.signal.map(Int64.init)), .init(result.reason), .init(result.failedDependency?.rawValue),
             .integer(Timestamp.microseconds(at)),
         ])
     }
 
-    func transition(_ id: JobID, to target: String, sql: String, values: [DatabaseValue]) throws -> Job {
+    /// - Parameter environment: whether to read the job's environment back.
+    func transition(_ id: JobID, to target: String, sql: String, environment: Bool = true, values: [DatabaseValue]) throws -> Job {
         try database.write { db in
-            if let record = try select(sql, values).first { return record.job }
+            if let record = try select(sql, values, environment: environment).first { return record.job }
             // Nothing updated: tell a missing job from one in the wrong state.
             let statement = try db.cachedStatement("SELECT state FROM jobs WHERE id = ?")
             defer { statement.reset() }
