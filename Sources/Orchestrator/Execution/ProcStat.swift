@@ -14,6 +14,15 @@ enum ProcStat {
         return rest.split(separator: " ", omittingEmptySubsequences: true)
     }
 
+    /// The clock ticks since boot now, as ``startTicks(pid:)`` counts them (`CLOCK_BOOTTIME`
+    /// in units of `sysconf(_SC_CLK_TCK)`, proc_pid_stat(5)).
+    static func ticksNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        let perTick = 1_000_000_000 / UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
+        return (UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)) / perTick
+    }
+
     /// Field 22 (`starttime`) of `/proc/PID/stat`: when the process started, in clock ticks
     /// since boot.
     /// - Returns: `nil` when the process does not exist or the field cannot be parsed.

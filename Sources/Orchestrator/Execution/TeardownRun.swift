@@ -29,6 +29,9 @@ actor TeardownRun {
     private var confirmingGone = false
     /// The members found outside the job's process group so far (`nil` before the first look).
     private var escapersSeen: Set<Int32>?
+    /// When the run began, in clock ticks since boot (``ProcStat/ticksNow()``): a member found
+    /// outside the group later, but started before this, was only missed by earlier looks.
+    private let beganAtTicks = ProcStat.ticksNow()
     /// Whether a member outside the process group appeared after the first look: something
     /// goes on starting processes in new sessions, so the grace is waited out
     /// (``finishOnceGone()``).
@@ -146,7 +149,18 @@ actor TeardownRun {
         var unwatched = false
         let members = target.liveMembers()
         if let seen = escapersSeen {
-            if !members.outsideGroup.isSubset(of: seen) { escapersAppeared = true }
+            // One started since the run began is a process still leaving the group (a chain);
+            // one started before was there all along, missed by the earlier looks as the main
+            // process that was its parent exited and handed it to orchd. Within a tick of the
+            // start it counts as new.
+            let appeared = members.outsideGroup.subtracting(seen)
+            if appeared.contains(where: { pid in
+                // Gone already: its start cannot be told, so it counts as new.
+                guard let started = ProcStat.startTicks(pid: pid) else { return true }
+                return started + 1 >= beganAtTicks
+            }) {
+                escapersAppeared = true
+            }
             escapersSeen = seen.union(members.outsideGroup)
         } else {
             escapersSeen = members.outsideGroup
