@@ -72,6 +72,27 @@ struct JobChangesTests {
         #expect(counts == "0 running, 0 queued, 4,001 finished", "\(counts ?? "")")
     }
 
+    @Test("a job moved to another queue while a cancel --queue of many is under way is not cancelled once the move is acknowledged")
+    func cancelManyKeepsMovedJob() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "other"]).status == 0)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 3_000))
+        let last = try #require(submitted.standardOutput.split(separator: "\n").last.map(String.init))
+        let cancel = try OrchctlStream(daemon, ["cancel", "--queue", "default"])
+        defer { cancel.stop() }
+        // The edit is answered before the cancel's last turn, or after the job was cancelled.
+        let moved = try daemon.orchctl(["edit", last, "--queue", "other"])
+        _ = cancel.rest(timeout: 120)
+        #expect(cancel.exitStatus() == 0)
+        let job = try job(daemon, last)
+        if moved.status == 0 {
+            #expect(job["queue"] as? String == "other" && job["state"] as? String == "queued", "\(job)")
+        } else {
+            #expect(job["result"] as? String == "cancelled", "\(moved)")
+        }
+    }
+
     @Test("a cancel of many fails the waiting dependents of the jobs it ends as a cancel of a few does, in its first turn or a later one")
     func cancelManyDependents() throws {
         let daemon = try TestDaemon()

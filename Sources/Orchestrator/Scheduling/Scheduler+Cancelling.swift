@@ -18,13 +18,13 @@ extension Scheduler {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
             }
         }
-        let outcome = try await cancelInTurns(ids, by: caller, onlyIn: nil, signal: signal)
+        let outcome = try await cancelInTurns(ids, by: caller, onlyIn: nil, of: nil, signal: signal)
         return try await finish(of: ids, read: outcome.finished)
     }
 
     /// Cancels every job that has not finished and matches the filters (`cancel --queue Q
     /// --state S`), each as ``cancel(_:by:signal:)`` cancels it; a job the caller may not
-    /// change, or that finished or left the state meanwhile, is left out.
+    /// change, or that finished, or left the state or the queue meanwhile, is left out.
     /// - Parameters:
     ///   - queue: only this queue's jobs; `nil` for any.
     ///   - stateName: `waiting`, `queued` or `running`; `nil` for any of them.
@@ -37,14 +37,14 @@ extension Scheduler {
     ) async throws(SchedulerError) -> [Job] {
         try requireKnownQueue(queue)
         let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
-        let outcome = try await cancelInTurns(ids, by: caller, onlyIn: stateName, signal: signal)
+        let outcome = try await cancelInTurns(ids, by: caller, onlyIn: stateName, of: queue, signal: signal)
         return try await finish(of: outcome.cancelled, read: outcome.finished)
     }
 
     /// Cancels `ids` in order, ``jobsPerTurn`` of them a turn: in each, the running ones'
     /// teardowns begin and the ends of those not started are written in one transaction,
     /// then counted and announced. A job that finished, is gone, is not the caller's, or is
-    /// no longer in `stateName` by its turn is left out.
+    /// no longer in `stateName` or of `queue` by its turn is left out.
     ///
     /// While a cancel takes more than one turn no queue starts a job, so none of those it is
     /// about to dequeue starts in between; the queues are fed once it is done (or has
@@ -57,7 +57,7 @@ extension Scheduler {
     ///   those it finished, as now stored.
     /// - Throws: a storage failure; the turns before stay written.
     private func cancelInTurns(
-        _ ids: [JobID], by caller: Caller, onlyIn stateName: String?, signal: Int32?
+        _ ids: [JobID], by caller: Caller, onlyIn stateName: String?, of queue: QueueName?, signal: Int32?
     ) async throws(SchedulerError) -> (cancelled: [JobID], finished: [JobID: Job]) {
         let inTurns = ids.count > Self.jobsPerTurn
         if inTurns { startsHeldByCancels += 1 }
@@ -87,7 +87,9 @@ extension Scheduler {
             for id in turn {
                 // Pruned meanwhile, or not theirs: left out.
                 guard let job = jobs[id], caller.mayManage(owner: job.submitterUid) else { continue }
+                // Moved to another queue (`edit --queue`), or out of the state, between turns.
                 if let stateName, job.state.name != stateName { continue }
+                if let queue, job.spec.queue != queue { continue }
                 switch try decide(.cancel, for: job) {
                 case .stop(let reason):
                     if let operation = operations[id] {

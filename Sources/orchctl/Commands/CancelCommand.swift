@@ -73,8 +73,8 @@ enum CancelCommand: OrchctlCommand {
         // One call for all the jobs, so that their teardowns run at once (a call per job waited
         // out each job's grace in turn). orchd cancels none of them when it refuses one: the
         // refused job is reported and left out, and the others are sent again.
-        var remaining: [JobID] = []
-        for id in invocation.jobIDs where !remaining.contains(id) { remaining.append(id) }
+        var given: Set<JobID> = []
+        var remaining = invocation.jobIDs.filter { given.insert($0).inserted }
         while !remaining.isEmpty {
             do {
                 cancelled = try noting(context.console) { () throws(CommandFailure) in
@@ -107,7 +107,16 @@ enum CancelCommand: OrchctlCommand {
         of connection: OrchdConnection, _ method: VarlinkMethod<P, JobsInterface.JobsReply>, _ parameters: P
     ) throws(CommandFailure) -> [Job] {
         var jobs: [Job] = []
-        try connection.stream(method, parameters) { (reply) throws(CommandFailure) in jobs += reply.jobs }
+        do {
+            try connection.stream(method, parameters) { (reply) throws(CommandFailure) in jobs += reply.jobs }
+        } catch where error.isConnectionLoss && !jobs.isEmpty {
+            // orchd stopped while it sent the answer: the cancel was done, its answer cut short.
+            var failure = CommandFailure(
+                "orchd closed the connection before its answer was complete (it is stopping or it failed): the cancel was done, for the \(JobTable.grouped(jobs.count)) jobs received and perhaps more; see 'orchctl status'",
+                exitCode: .unavailable)
+            failure.isConnectionLoss = true
+            throw failure
+        }
         return jobs
     }
 
