@@ -10,9 +10,10 @@ extension JobStore {
     /// - Returns: the candidates, by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func waitingJobs(dueBy now: Date) throws -> [Job] {
-        // Served by the partial index jobs_waiting.
+        // The partial index jobs_waiting, named: without statistics SQLite prefers
+        // jobs_by_state, which reads every waiting job, those waiting only for a dependency too.
         try select("""
-            SELECT \(Self.columns) FROM jobs WHERE state = 'waiting' AND not_before IS NOT NULL \
+            SELECT \(Self.columns) FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' AND not_before IS NOT NULL \
             AND not_before <= ?1 ORDER BY id
             """, [.integer(Timestamp.microseconds(now))]).map(\.job)
     }
@@ -31,7 +32,8 @@ extension JobStore {
     /// Waiting jobs that have dependencies, none of them unfinished (each finished, or pruned):
     /// nothing is left to wait for but their start time, so they are to be queued or failed.
     /// Normally settled when their last dependency ends; this finds those a refused write
-    /// left behind. Served by the partial index `jobs_waiting` and the dependency rows.
+    /// left behind. Reads every waiting job (all of them are candidates) and their dependency
+    /// rows.
     /// - Returns: the jobs, by ID.
     /// - Throws: ``DatabaseError``, or ``JobStoreError/invalidRow(id:column:detail:)``.
     public func waitingJobsWithFinishedDependencies() throws -> [Job] {
@@ -113,7 +115,9 @@ extension JobStore {
     public func nextWakeUp(after: Date) throws -> Date? {
         try database.read { db in
             let statement = try db.cachedStatement(
-                "SELECT min(not_before) FROM jobs WHERE state = 'waiting' AND not_before > ?")
+                // Named for the reason in waitingJobs(dueBy:): a scan of every waiting job here,
+                // after each retry of a job that waits, made `retry --failed` quadratic.
+                "SELECT min(not_before) FROM jobs INDEXED BY jobs_waiting WHERE state = 'waiting' AND not_before > ?")
             defer { statement.reset() }
             try statement.bind([.integer(Timestamp.microseconds(after))])
             guard try statement.step(), !statement.isNull(at: 0) else { return nil }
