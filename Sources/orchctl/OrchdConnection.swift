@@ -48,6 +48,28 @@ final class OrchdConnection {
         }
     }
 
+    /// Calls a method that changes many jobs (`Cancel`, `RetryFailed`) with `more`, so that
+    /// orchd sends its answer in pages and never refuses it for its size, and hands each page
+    /// to `body`, which returns how many jobs the page named.
+    /// - Parameter change: the change, as the error below names it ("cancel", "retry").
+    /// - Throws: ``CommandFailure``; when orchd closes the connection after a page (it is
+    ///   stopping), one that says the change was done and how many jobs were received (exit 69).
+    func streamChange<P, R>(
+        _ method: VarlinkMethod<P, R>, _ parameters: P, change: String, _ body: (R) throws(CommandFailure) -> Int
+    ) throws(CommandFailure) {
+        var received = 0
+        do {
+            try stream(method, parameters) { (reply) throws(CommandFailure) in received += try body(reply) }
+        } catch where error.isConnectionLoss && received > 0 {
+            // orchd answers once the change is done: only its answer was cut short.
+            var failure = CommandFailure(
+                "orchd closed the connection before its answer was complete (it is stopping or it failed): the \(change) was done, for the \(JobTable.grouped(received)) jobs received and perhaps more; see 'orchctl status'",
+                exitCode: .unavailable)
+            failure.isConnectionLoss = true
+            throw failure
+        }
+    }
+
     /// Calls `method` with `more` and hands each reply to `body` until the last one.
     /// - Throws: ``CommandFailure``, for client errors and whatever `body` throws.
     func stream<P, R>(

@@ -150,6 +150,47 @@ struct JobChangesTests {
         #expect(counts == "0 running, 0 queued, 2,500 finished")
     }
 
+    @Test("RetryFailed called with more answers in pages, the refused first, then the retried jobs, each once and in order; retry --failed gathers them")
+    func retryFailedInPages() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        func batch(_ count: Int, after dependency: String) throws -> [JobID] {
+            let line = "{\"argv\": [\"true\"], \"after\": [\(dependency)]}\n"
+            let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: line, count: count))
+            let ids = submitted.standardOutput.split(separator: "\n").compactMap { Int64($0) }.map(JobID.init(rawValue:))
+            #expect(ids.count == count, "\(submitted)")
+            return ids
+        }
+        // Dependents of a cancelled job cannot be retried; those of a failed one can, after it.
+        let cancelled = try daemon.orchctl(["submit", "--", "true"]).line
+        let refusedIDs = try batch(1_100, after: cancelled)
+        let failed = try daemon.orchctl(["submit", "--", "false"]).line
+        let retriedIDs = try [JobID(rawValue: #require(Int64(failed)))] + batch(1_200, after: failed)
+        #expect(try daemon.orchctl(["cancel", cancelled]).status == 0)
+        #expect(try daemon.orchctl(["resume"]).status == 0)
+        #expect(try daemon.orchctl(["wait", failed]).status == 1)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        var pages: [JobsInterface.RetryFailedReply] = []
+        try client.stream(JobsInterface.retryFailed, .init()) { reply in
+            pages.append(reply)
+            return true
+        }
+        let refusalPages = pages.prefix { !$0.refused.isEmpty }
+        let jobPages = pages.dropFirst(refusalPages.count)
+        #expect(refusalPages.count > 1 && refusalPages.allSatisfy(\.jobs.isEmpty), "\(pages.map { ($0.jobs.count, $0.refused.count) })")
+        #expect(jobPages.count > 1 && jobPages.allSatisfy(\.refused.isEmpty), "\(pages.map { ($0.jobs.count, $0.refused.count) })")
+        #expect(refusalPages.flatMap(\.refused).map(\.id) == refusedIDs)
+        #expect(refusalPages.first?.refused.first?.message.contains("job \(cancelled), finished cancelled") == true, "\(pages.first?.refused.first as Any)")
+        #expect(jobPages.flatMap(\.jobs).map(\.id) == retriedIDs)
+        // orchctl gathers the pages: the next retry finds the same refused jobs and nothing to retry.
+        let again = try daemon.orchctl(["retry", "--failed"])
+        #expect(again.status == 1 && again.standardOutput == "retried no jobs\n", "\(again.status) \(again.standardOutput)")
+        #expect(again.standardError.split(separator: "\n").count == refusedIDs.count)
+        let counts = try daemon.orchctl(["status"]).standardOutput.split(separator: "\n").first { $0.contains(" running, ") }
+        #expect(counts == "0 running, 1 queued, 1,200 waiting, 1,101 finished", "\(counts ?? "")")
+    }
+
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
     func cancelSignal() throws {
         let daemon = try TestDaemon()

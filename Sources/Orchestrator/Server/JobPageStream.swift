@@ -9,7 +9,8 @@ import Synchronization
 /// ``sizeBound(of:)`` (jobs with long command lines come fewer to a reply): no reply comes near
 /// a client's message cap (64 MiB for orchctl), and each step adds at most one reply to the
 /// outbox. Jobs are fetched as many at a time as the last ones suggest fit in a reply.
-/// `Cancel` and `CancelMatching` called with `more` stream the jobs they answer with too.
+/// `Cancel`, `CancelMatching` and `RetryFailed` called with `more` stream the jobs they answer
+/// with too.
 enum JobPageStream {
     /// Jobs per reply at most.
     static let pageSize = 1000
@@ -25,14 +26,17 @@ enum JobPageStream {
     ///   - nextPage: hands the next at most `count` jobs to its completion, from any queue, or
     ///     the error that ends the stream; fewer than `count` only when there are no more.
     ///     Calls never overlap.
-    static func stream(
+    ///   - makeReply: the reply that carries a page of jobs; `JobsReply` unless the method
+    ///     answers with more than jobs (`RetryFailed`).
+    static func stream<Reply: Codable & Sendable>(
         to responder: VarlinkResponder,
-        nextPage: @escaping @Sendable (_ count: Int, _ completion: @escaping @Sendable (Result<[Job], VarlinkError>) -> Void) -> Void
+        nextPage: @escaping @Sendable (_ count: Int, _ completion: @escaping @Sendable (Result<[Job], VarlinkError>) -> Void) -> Void,
+        makeReply: @escaping @Sendable (_ jobs: [Job]) -> Reply
     ) {
         let state = Pending()
         ReplyPacer(responder: responder, step: { done in
             @Sendable func send(_ jobs: [Job], isLast: Bool) {
-                responder.reply(JobsInterface.JobsReply(jobs: jobs), continues: !isLast)
+                responder.reply(makeReply(jobs), continues: !isLast)
                 done(isLast ? .finished : .more)
             }
             if let (reply, isLast) = state.nextReply() { return send(reply, isLast: isLast) }
@@ -50,14 +54,32 @@ enum JobPageStream {
         }).start()
     }
 
-    /// Streams jobs already in hand (the answer of a `Wait` or a `Cancel`), in replies as
-    /// ``stream(to:nextPage:)`` sizes them.
+    /// Streams jobs as `JobsReply` replies (`List`); see
+    /// ``stream(to:nextPage:makeReply:)``.
+    static func stream(
+        to responder: VarlinkResponder,
+        nextPage: @escaping @Sendable (_ count: Int, _ completion: @escaping @Sendable (Result<[Job], VarlinkError>) -> Void) -> Void
+    ) {
+        stream(to: responder, nextPage: nextPage) { JobsInterface.JobsReply(jobs: $0) }
+    }
+
+    /// Streams jobs already in hand (the answer of a `Wait`, a `Cancel` or a `RetryFailed`),
+    /// in replies as ``stream(to:nextPage:makeReply:)`` sizes them.
     /// - Parameters:
     ///   - jobs: the jobs, in the order to send them.
     ///   - responder: the call's replies; its call has `more`.
-    static func stream(_ jobs: [Job], to responder: VarlinkResponder) {
+    ///   - makeReply: the reply that carries a page of jobs.
+    static func stream<Reply: Codable & Sendable>(
+        _ jobs: [Job], to responder: VarlinkResponder, makeReply: @escaping @Sendable (_ jobs: [Job]) -> Reply
+    ) {
         let rest = Rest(jobs)
-        stream(to: responder) { count, completion in completion(.success(rest.take(count))) }
+        stream(to: responder, nextPage: { count, completion in completion(.success(rest.take(count))) }, makeReply: makeReply)
+    }
+
+    /// Streams jobs already in hand as `JobsReply` replies; see
+    /// ``stream(_:to:makeReply:)``.
+    static func stream(_ jobs: [Job], to responder: VarlinkResponder) {
+        stream(jobs, to: responder) { JobsInterface.JobsReply(jobs: $0) }
     }
 
     /// Jobs in hand not sent yet. Pages never overlap; the lock publishes the position

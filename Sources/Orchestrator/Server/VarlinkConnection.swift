@@ -236,7 +236,7 @@ actor VarlinkConnection {
     /// The error that replaces a reply of `bytes` bytes, too large to send.
     static func replyTooLarge(bytes: Int) -> Data {
         let message = "the reply would be \(bytes) bytes, more than the \(maximumOutboxBytes >> 20) MiB a reply may have; "
-            + "ask for less, or call List, Wait, Cancel or CancelMatching with \"more\" to get their jobs in parts"
+            + "ask for less, or call List, Wait, Cancel, CancelMatching or RetryFailed with \"more\" to get their jobs in parts"
         let reply = VarlinkReply<[String: JSONValue]>(
             parameters: ["message": .string(message)], error: ManagerInterface.Errors.replyTooLarge)
         return (try? JSONEncoder().encode(reply)) ?? Data("{\"error\":\"\(ManagerInterface.Errors.replyTooLarge)\"}".utf8)

@@ -169,7 +169,8 @@ public enum JobsInterface {
     }
 
     /// `RetryFailed(queue) -> (jobs, refused)`: retries every job that finished failed (every
-    /// unsuccessful result but a cancel), oldest first.
+    /// unsuccessful result but a cancel), oldest first. Called with `more`, the refused come
+    /// first, in replies with no jobs, then the jobs, in replies with none refused.
     public struct RetryFailedParameters: Codable, Sendable {
         /// Only jobs of this queue.
         public var queue: QueueName?

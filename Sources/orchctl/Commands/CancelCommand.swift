@@ -107,15 +107,9 @@ enum CancelCommand: OrchctlCommand {
         of connection: OrchdConnection, _ method: VarlinkMethod<P, JobsInterface.JobsReply>, _ parameters: P
     ) throws(CommandFailure) -> [Job] {
         var jobs: [Job] = []
-        do {
-            try connection.stream(method, parameters) { (reply) throws(CommandFailure) in jobs += reply.jobs }
-        } catch where error.isConnectionLoss && !jobs.isEmpty {
-            // orchd stopped while it sent the answer: the cancel was done, its answer cut short.
-            var failure = CommandFailure(
-                "orchd closed the connection before its answer was complete (it is stopping or it failed): the cancel was done, for the \(JobTable.grouped(jobs.count)) jobs received and perhaps more; see 'orchctl status'",
-                exitCode: .unavailable)
-            failure.isConnectionLoss = true
-            throw failure
+        try connection.streamChange(method, parameters, change: "cancel") { reply in
+            jobs += reply.jobs
+            return reply.jobs.count
         }
         return jobs
     }

@@ -53,15 +53,22 @@ enum RetryCommand: OrchctlCommand {
             return .success
         }
         let connection = try context.connect(invocation)
-        let reply = try connection.call(JobsInterface.retryFailed, JobsInterface.RetryFailedParameters(queue: options.queue))
-        if invocation.global.json {
-            context.console.write(try JSONOutput.text(reply.jobs))
-        } else {
-            context.console.print(BulkText.summary(reply.jobs.map(\.id), verb: "retried"))
+        // In pages: a retry of a million failed jobs is not refused for the size of its answer.
+        var retried: [Job] = []
+        var refused: [JobsInterface.RetryFailedReply.Refusal] = []
+        try connection.streamChange(JobsInterface.retryFailed, JobsInterface.RetryFailedParameters(queue: options.queue), change: "retry") { reply in
+            retried += reply.jobs
+            refused += reply.refused
+            return reply.jobs.count + reply.refused.count
         }
-        for refusal in reply.refused {
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(retried))
+        } else {
+            context.console.print(BulkText.summary(retried.map(\.id), verb: "retried"))
+        }
+        for refusal in refused {
             context.console.printError("Error: job \(refusal.id) not retried: \(refusal.message)")
         }
-        return reply.refused.isEmpty ? .success : .failure
+        return refused.isEmpty ? .success : .failure
     }
 }
