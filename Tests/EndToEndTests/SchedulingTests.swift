@@ -110,6 +110,28 @@ struct SchedulingTests {
         #expect(unknown.standardError.contains("9999"), "\(unknown)")
     }
 
+    @Test("a chain of 5,000 --after links fails link by link when its head is cancelled, and orchd stays up")
+    func longDependencyChain() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        // One Submit per link on one connection: a batch cannot name its own jobs.
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let head = try #require(JobID(parsing: try daemon.orchctl(["submit", "--", "true"]).line))
+        var chain: [JobID] = []
+        for _ in 0..<5_000 {
+            let spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: [:], after: [chain.last ?? head])
+            chain.append(try client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: spec)).job.id)
+        }
+        // Each failed link fails the next: it once recursed per link and overflowed the stack.
+        let cancelled = try daemon.orchctl(["cancel", head.description])
+        #expect(cancelled.status == 0, "\(cancelled)")
+        let last = try job(daemon, chain[chain.count - 1].description)
+        #expect(last["result"] as? String == "dependency_failed" && (last["failedDependency"] as? Int).map(Int64.init) == chain[chain.count - 2].rawValue, "\(last)")
+        let counts = try daemon.orchctl(["status"]).standardOutput.split(separator: "\n").first { $0.contains(" running, ") }
+        #expect(counts == "0 running, 0 queued, 5,001 finished", "\(counts ?? "")")
+        #expect(daemon.process?.isRunning == true)
+    }
+
     @Test("a successful dependency lets the dependent run")
     func dependencySuccess() throws {
         let daemon = try TestDaemon()

@@ -157,6 +157,11 @@ public actor Scheduler {
     /// A finished job's waiting dependents could not be settled (the store refused): settle
     /// them when it takes writes again (``settleWaitingDependents()``).
     var dependentsUnsettled = false
+    /// Waiting jobs to fail because a dependency did not succeed, each with that dependency,
+    /// the next one last (``failDependents()``).
+    var dependentsToFail: [(dependent: JobID, dependency: JobID)] = []
+    /// Whether ``failDependents()`` is under way further up the stack.
+    var isFailingDependents = false
     /// Waiting jobs whose start time came could not be queued (the store refused): queue them
     /// when it takes writes again. The wake-up timer looks only at starts still to come, so
     /// without this they would wait until the next one, or a restart.
@@ -721,9 +726,9 @@ public actor Scheduler {
                 _ = try storeCall { try promoteEligible(store.waitingDependents(of: id), now: Date()) }
                 scheduleWakeUp()
             } else {
-                for dependent in try storeCall({ try store.waitingDependents(of: id) }) {
-                    try failDependent(dependent.id, of: id)
-                }
+                let dependents = try storeCall { try store.waitingDependents(of: id) }
+                dependentsToFail += dependents.reversed().map { (dependent: $0.id, dependency: id) }
+                try failDependents()
             }
         } catch {
             guard error.isStoreRefusal else { throw error }
@@ -734,6 +739,25 @@ public actor Scheduler {
             scheduleStorageRetry()
         }
         finishedForRetention(job)
+    }
+
+    /// Fails the jobs in ``dependentsToFail``, in the order a depth-first walk of the
+    /// dependency graph meets them (the dependents of each failed job before its siblings), by
+    /// a loop: a job failed here comes back through ``finished(_:as:)``, which adds its own
+    /// dependents and returns to this loop. Calling itself once per link, as it did, overflowed
+    /// the stack at a chain of about 2,000 `--after` links, and again at each start after.
+    /// - Throws: what failing one throws; the rest are then left waiting, for
+    ///   ``settleWaitingDependents()`` once the store takes writes again, or the next start.
+    private func failDependents() throws(SchedulerError) {
+        guard !isFailingDependents else { return }
+        isFailingDependents = true
+        defer {
+            isFailingDependents = false
+            dependentsToFail.removeAll()
+        }
+        while let (dependent, dependency) = dependentsToFail.popLast() {
+            try failDependent(dependent, of: dependency)
+        }
     }
 
     /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone).
