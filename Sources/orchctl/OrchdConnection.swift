@@ -50,20 +50,24 @@ final class OrchdConnection {
 
     /// Calls a method that changes many jobs (`Cancel`, `RetryFailed`) with `more`, so that
     /// orchd sends its answer in pages and never refuses it for its size, and hands each page
-    /// to `body`, which returns how many jobs the page named.
+    /// to `body`, which returns how many of the page's jobs were changed.
     /// - Parameter change: the change, as the error below names it ("cancel", "retry").
     /// - Throws: ``CommandFailure``; when orchd closes the connection after a page (it is
-    ///   stopping), one that says the change was done and how many jobs were received (exit 69).
+    ///   stopping), one that says the change was done and how many changed jobs were received
+    ///   (exit 69): orchd sends the first page only once the whole change is done.
     func streamChange<P, R>(
         _ method: VarlinkMethod<P, R>, _ parameters: P, change: String, _ body: (R) throws(CommandFailure) -> Int
     ) throws(CommandFailure) {
+        var pages = 0
         var received = 0
         do {
-            try stream(method, parameters) { (reply) throws(CommandFailure) in received += try body(reply) }
-        } catch where error.isConnectionLoss && received > 0 {
-            // orchd answers once the change is done: only its answer was cut short.
+            try stream(method, parameters) { (reply) throws(CommandFailure) in
+                pages += 1
+                received += try body(reply)
+            }
+        } catch where error.isConnectionLoss && pages > 0 {
             var failure = CommandFailure(
-                "orchd closed the connection before its answer was complete (it is stopping or it failed): the \(change) was done, for the \(JobTable.grouped(received)) jobs received and perhaps more; see 'orchctl status'",
+                "orchd closed the connection before its answer was complete (it is stopping or it failed): the \(change) was done, and \(JobTable.grouped(received)) of its jobs were received, perhaps not all; see 'orchctl status'",
                 exitCode: .unavailable)
             failure.isConnectionLoss = true
             throw failure

@@ -56,19 +56,28 @@ enum RetryCommand: OrchctlCommand {
         // In pages: a retry of a million failed jobs is not refused for the size of its answer.
         var retried: [Job] = []
         var refused: [JobsInterface.RetryFailedReply.Refusal] = []
-        try connection.streamChange(JobsInterface.retryFailed, JobsInterface.RetryFailedParameters(queue: options.queue), change: "retry") { reply in
-            retried += reply.jobs
-            refused += reply.refused
-            return reply.jobs.count + reply.refused.count
+        func reportRefused() {
+            for refusal in refused {
+                context.console.printError("Error: job \(refusal.id) not retried: \(refusal.message)")
+            }
+        }
+        do {
+            try connection.streamChange(JobsInterface.retryFailed, JobsInterface.RetryFailedParameters(queue: options.queue), change: "retry") { reply in
+                retried += reply.jobs
+                refused += reply.refused
+                return reply.jobs.count
+            }
+        } catch {
+            // The refusals come first: those received are reported even when the answer is cut short.
+            reportRefused()
+            throw error
         }
         if invocation.global.json {
             context.console.write(try JSONOutput.text(retried))
         } else {
             context.console.print(BulkText.summary(retried.map(\.id), verb: "retried"))
         }
-        for refusal in refused {
-            context.console.printError("Error: job \(refusal.id) not retried: \(refusal.message)")
-        }
+        reportRefused()
         return refused.isEmpty ? .success : .failure
     }
 }

@@ -20,6 +20,24 @@ struct JobChangeCommandsTests {
                 "\(arguments): \(capture.standardError)")
     }
 
+    @Test("retry --failed cut short after some pages reports the refusals received and says the retry was done (exit 69)")
+    func retryFailedCutShort() throws {
+        let job = makeJob(8, .argv(["true"]), state: .queued)
+        let jobs = String(decoding: try JSONEncoder().encode([job]), as: UTF8.self)
+        // orchd sends the refusals first, then the jobs, and here stops after one page of each.
+        let orchd = try FakeOrchd(replies: [
+            #"{"parameters":{"jobs":[],"refused":[{"id":7,"message":"its queue was removed"}]},"continues":true}"#,
+            #"{"parameters":{"jobs":"# + jobs + #","refused":[]},"continues":true}"#,
+        ])
+        let capture = CapturedConsole()
+        #expect(Orchctl.run(["--socket", orchd.socketPath, "retry", "--failed"], context: testContext(capture)) == .unavailable)
+        let lines = capture.standardError.split(separator: "\n")
+        #expect(lines.first == "Error: job 7 not retried: its queue was removed", "\(capture.standardError)")
+        #expect(lines.last?.contains("the retry was done, and 1 of its jobs were received, perhaps not all") == true, "\(capture.standardError)")
+        let call = try #require(orchd.receivedCalls().first)
+        #expect(call.contains(#""more":true"#), "\(call)")
+    }
+
     @Test("cancel says when a job ended on its own before it was cancelled, with its result")
     func cancelOutcome() {
         let cancelled = makeJob(4, .argv(["sleep"]), state: .finished(.cancelled))
