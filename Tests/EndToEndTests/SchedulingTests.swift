@@ -110,7 +110,7 @@ struct SchedulingTests {
         #expect(unknown.standardError.contains("9999"), "\(unknown)")
     }
 
-    @Test("a chain of 5,000 --after links fails link by link when its head is cancelled, and orchd stays up")
+    @Test("a chain of 5,000 --after links fails link by link, 250 a turn, when its head is cancelled, and orchd stays up")
     func longDependencyChain() throws {
         let daemon = try TestDaemon()
         #expect(try daemon.orchctl(["pause"]).status == 0)
@@ -123,8 +123,10 @@ struct SchedulingTests {
             chain.append(try client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: spec)).job.id)
         }
         // Each failed link fails the next: it once recursed per link and overflowed the stack.
+        // 250 links a turn, so the cancel may answer before the last link has failed.
         let cancelled = try daemon.orchctl(["cancel", head.description])
         #expect(cancelled.status == 0, "\(cancelled)")
+        #expect(try daemon.orchctl(["wait", chain[chain.count - 1].description]).status == 1)
         let last = try job(daemon, chain[chain.count - 1].description)
         #expect(last["result"] as? String == "dependency_failed" && (last["failedDependency"] as? Int).map(Int64.init) == chain[chain.count - 2].rawValue, "\(last)")
         let counts = try daemon.orchctl(["status"]).standardOutput.split(separator: "\n").first { $0.contains(" running, ") }

@@ -162,6 +162,8 @@ public actor Scheduler {
     var dependentsToFail: [(dependent: JobID, dependency: JobID)] = []
     /// Whether ``failDependents()`` is under way further up the stack.
     var isFailingDependents = false
+    /// Whether a later turn of the control queue goes on with ``dependentsToFail``.
+    var dependentFailuresDue = false
     /// Waiting jobs whose start time came could not be queued (the store refused): queue them
     /// when it takes writes again. The wake-up timer looks only at starts still to come, so
     /// without this they would wait until the next one, or a restart.
@@ -746,22 +748,56 @@ public actor Scheduler {
     /// a loop: a job failed here comes back through ``finished(_:as:)``, which adds its own
     /// dependents and returns to this loop. Calling itself once per link, as it did, overflowed
     /// the stack at a chain of about 2,000 `--after` links, and again at each start after.
+    ///
+    /// At most ``jobsPerTurn`` a turn, as a cancel of many does: the rest go on in a later turn
+    /// of the control queue (``failDependentsLater()``), so that a failure with 20,000 jobs
+    /// waiting on it does not hold every other call for seconds. Once orchd is stopping, the
+    /// rest is done without pause.
     /// - Throws: what failing one throws; the rest are then left waiting, for
     ///   ``settleWaitingDependents()`` once the store takes writes again, or the next start.
     private func failDependents() throws(SchedulerError) {
         guard !isFailingDependents else { return }
         isFailingDependents = true
-        defer {
-            isFailingDependents = false
-            dependentsToFail.removeAll()
-        }
-        while let (dependent, dependency) = dependentsToFail.popLast() {
-            try failDependent(dependent, of: dependency)
+        defer { isFailingDependents = false }
+        var failedThisTurn = 0
+        while let next = dependentsToFail.popLast() {
+            if failedThisTurn == Self.jobsPerTurn && !isStopping {
+                dependentsToFail.append(next)
+                return failDependentsLater()
+            }
+            do throws(SchedulerError) {
+                try failDependent(next.dependent, of: next.dependency)
+            } catch {
+                dependentsToFail.removeAll()
+                throw error
+            }
+            failedThisTurn += 1
         }
     }
 
-    /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone).
+    /// Goes on with ``dependentsToFail`` in a later turn of the control queue.
+    private func failDependentsLater() {
+        guard !dependentFailuresDue else { return }
+        dependentFailuresDue = true
+        later { scheduler in
+            scheduler.dependentFailuresDue = false
+            do throws(SchedulerError) {
+                try scheduler.failDependents()
+            } catch where error.isStoreRefusal {
+                DaemonLog.error("cannot fail the jobs that wait for a job that did not succeed now: \(error); trying again once the database takes writes")
+                scheduler.dependentsUnsettled = true
+                scheduler.scheduleStorageRetry()
+            } catch {
+                DaemonLog.error("cannot fail the jobs that wait for a job that did not succeed: \(error); they are settled at the next start")
+            }
+        }
+    }
+
+    /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone), unless
+    /// that dependency was retried meanwhile (between turns of ``failDependents()``): the
+    /// job then waits for its next attempt.
     private func failDependent(_ dependent: JobID, of dependency: JobID) throws(SchedulerError) {
+        if let (_, isFinished) = try storeCall({ try store.ownerAndProgress(dependency) }), !isFinished { return }
         // Read again: failing an earlier dependent may have failed this one too.
         let current = try existingJob(dependent)
         if case .enter(.finished(let failed)) = try decide(.failDependency(dependency), for: current) {
