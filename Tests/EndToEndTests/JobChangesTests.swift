@@ -191,6 +191,24 @@ struct JobChangesTests {
         #expect(counts == "0 running, 1 queued, 1,200 waiting, 1,101 finished", "\(counts ?? "")")
     }
 
+    @Test("cancel of many IDs, most of them finished or unknown, reports each refused one once and cancels the others")
+    func cancelManyRefusedIDs() throws {
+        let daemon = try TestDaemon()
+        let submitted = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 300))
+        let finished = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(finished.count == 300)
+        #expect(try daemon.orchctl(["wait"] + finished).status == 0)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let queued = try (0..<3).map { _ in try daemon.orchctl(["submit", "--", "true"]).line }
+        let unknown = (1...5).map { String(9_000 + $0) }
+        let cancelled = try daemon.orchctl(["cancel"] + unknown.prefix(2) + finished + queued + unknown.dropFirst(2))
+        #expect(cancelled.status == 1)
+        #expect(cancelled.standardOutput == queued.map { "cancelled \($0)\n" }.joined(), "\(cancelled.standardOutput)")
+        let errors = Set(cancelled.standardError.split(separator: "\n").map(String.init))
+        let expected = Set(finished.map { "Error: job \($0) has already finished" } + unknown.map { "Error: no job with ID \($0)" })
+        #expect(errors == expected && cancelled.standardError.split(separator: "\n").count == expected.count, "\(cancelled.standardError.prefix(500))")
+    }
+
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
     func cancelSignal() throws {
         let daemon = try TestDaemon()
