@@ -216,7 +216,9 @@ extension Scheduler {
                 retried.append(try retryOne(id, by: caller))
             } catch {
                 switch error {
-                case .noSuchJob, .permissionDenied: continue  // pruned meanwhile, or not theirs
+                // Pruned meanwhile, not theirs, or retried meanwhile by another call (a second
+                // retry --failed): none of them is a failed job of theirs any more.
+                case .noSuchJob, .permissionDenied, .notFinished: continue
                 case _ where error.isStoreRefusal: throw error
                 default: refused.append((id, error))
                 }
