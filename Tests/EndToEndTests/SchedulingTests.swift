@@ -134,6 +134,42 @@ struct SchedulingTests {
         #expect(daemon.process?.isRunning == true)
     }
 
+    @Test("a dependency retried while its dependents are being failed, and succeeding, leaves those not reached yet waiting for their other dependency")
+    func retryDuringDependentsCascade() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "q"]).status == 0)
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let ok = daemon.directory + "/ok"
+        let root = try daemon.orchctl(["submit", "--queue", "q", "--shell", "test -e '\(ok)'"]).line
+        let other = try daemon.orchctl(["submit", "--", "true"]).line
+        // The root's first dependent has 8,000 of its own, failed first (depth first), 250 a
+        // turn; the jobs that also wait for `other` come after them.
+        let first = try daemon.orchctl(["submit", "--after", root, "--", "true"]).line
+        let fanOut = String(repeating: "{\"argv\": [\"true\"], \"after\": [\(first)]}\n", count: 8_000)
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: fanOut).status == 0)
+        let line = "{\"argv\": [\"true\"], \"after\": [\(root), \(other)]}\n"
+        let both = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: line, count: 300))
+            .standardOutput.split(separator: "\n").map(String.init)
+        #expect(both.count == 300)
+        #expect(try daemon.orchctl(["cancel", root]).status == 0)
+        #expect(FileManager.default.createFile(atPath: ok, contents: nil))
+        #expect(try daemon.orchctl(["retry", root]).status == 0)
+        #expect(try daemon.orchctl(["resume", "q"]).status == 0)
+        #expect(try daemon.orchctl(["wait", root]).status == 0)
+        let rerun = try #require(try job(daemon, root)["startedAt"] as? String)
+        // A stop finishes the cascade before orchd exits; `other` is still queued (paused).
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        // Each still waits for `other`, or was failed before the root's second attempt began:
+        // never after that attempt had succeeded (however far the cascade had got by then).
+        for id in both {
+            let shown = try job(daemon, id)
+            let result = shown["result"] as? String
+            let finishedAt = shown["finishedAt"] as? String ?? ""
+            #expect(shown["state"] as? String == "waiting" || (result == "dependency_failed" && finishedAt <= rerun), "job \(id): \(shown); root rerun at \(rerun)")
+        }
+    }
+
     @Test("a successful dependency lets the dependent run")
     func dependencySuccess() throws {
         let daemon = try TestDaemon()

@@ -795,9 +795,10 @@ public actor Scheduler {
 
     /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone), unless
     /// that dependency was retried meanwhile (between turns of ``failDependents()``): the
-    /// job then waits for its next attempt.
+    /// job then waits for its next attempt, or, when that attempt has succeeded, for whatever
+    /// else holds it back.
     private func failDependent(_ dependent: JobID, of dependency: JobID) throws(SchedulerError) {
-        if let (_, isFinished) = try storeCall({ try store.ownerAndProgress(dependency) }), !isFinished { return }
+        if try storeCall({ try store.finishedUnsuccessfully(dependency) }) == false { return }
         // Read again: failing an earlier dependent may have failed this one too.
         let current = try existingJob(dependent)
         if case .enter(.finished(let failed)) = try decide(.failDependency(dependency), for: current) {

@@ -259,6 +259,22 @@ public final class JobStore {
         try select("SELECT \(Self.columns) FROM jobs WHERE id = ?", [.integer(id.rawValue)]).first?.job
     }
 
+    /// Whether a job finished without succeeding, from two plain columns of its row: what
+    /// failing its dependents needs to know again when that takes several turns (it may have
+    /// been retried meanwhile).
+    /// - Returns: `nil` when there is no such job.
+    /// - Throws: ``DatabaseError``.
+    public func finishedUnsuccessfully(_ id: JobID) throws -> Bool? {
+        try database.read { db in
+            let statement = try db.cachedStatement(
+                "SELECT state = 'finished' AND coalesce(result, '') <> 'succeeded' FROM jobs WHERE id = ?1")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue)])
+            guard try statement.step() else { return nil }
+            return statement.int64(at: 0) != 0
+        }
+    }
+
     /// Who submitted a job and whether it has finished, from two plain columns of its row:
     /// what a wait needs to register for a job that has not ended, without decoding its
     /// command, environment and labels (the answer reads the job once it ends).
