@@ -760,13 +760,20 @@ public actor Scheduler {
         isFailingDependents = true
         defer { isFailingDependents = false }
         var failedThisTurn = 0
+        // Whether each dependency met this turn still stands unsuccessful: it may have been
+        // retried between turns, never within one, so it is read once a turn, not per dependent.
+        var stillFailed: [JobID: Bool] = [:]
         while let next = dependentsToFail.popLast() {
             if failedThisTurn == Self.jobsPerTurn && !isStopping {
                 dependentsToFail.append(next)
                 return failDependentsLater()
             }
             do throws(SchedulerError) {
-                try failDependent(next.dependent, of: next.dependency)
+                if stillFailed[next.dependency] == nil {
+                    // Gone (pruned) counts as failed, as a dependency that is gone does.
+                    stillFailed[next.dependency] = try storeCall { try store.finishedUnsuccessfully(next.dependency) } != false
+                }
+                if stillFailed[next.dependency] == true { try failDependent(next.dependent, of: next.dependency) }
             } catch {
                 dependentsToFail.removeAll()
                 throw error
@@ -793,12 +800,11 @@ public actor Scheduler {
         }
     }
 
-    /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone), unless
-    /// that dependency was retried meanwhile (between turns of ``failDependents()``): the
-    /// job then waits for its next attempt, or, when that attempt has succeeded, for whatever
-    /// else holds it back.
+    /// Fails a waiting job whose dependency `dependency` did not succeed (or is gone). The
+    /// caller has checked that the dependency was not retried meanwhile (between turns of
+    /// ``failDependents()``): such a dependent waits for the next attempt, or, when that
+    /// attempt has succeeded, for whatever else holds it back.
     private func failDependent(_ dependent: JobID, of dependency: JobID) throws(SchedulerError) {
-        if try storeCall({ try store.finishedUnsuccessfully(dependency) }) == false { return }
         // Read again: failing an earlier dependent may have failed this one too.
         let current = try existingJob(dependent)
         if case .enter(.finished(let failed)) = try decide(.failDependency(dependency), for: current) {
