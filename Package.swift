@@ -55,22 +55,24 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "orchd", dependencies: ["Orchestrator", "OrchestratorAPI"]),
+        .executableTarget(
+            name: "orchd", dependencies: ["Orchestrator", "OrchestratorAPI"],
+            // lld, as for orchctl below: gold turned a note on code in the toolchain's static
+            // FoundationEssentials (its temporary-file fallback calls mktemp) into a warning.
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"], .when(configuration: .release))]),
         .executableTarget(
             name: "orchctl",
             dependencies: ["OrchestratorAPI", "CommandLineParsing", "CPosix"],
             swiftSettings: metadataByAccessor,
-            // A position-dependent executable: the loader then has no relocations to apply to
-            // the Swift metadata, which was a third of orchctl's start-up (Benchmarks/README.md).
-            // A short-lived client gains little from ASLR of its own image; its libraries and
-            // stack are still randomised.
-            // With --static-swift-stdlib the runtime's `-lstdc++` is found first in
-            // linker-inputs/static-libstdc++, which holds only Debian 12's libstdc++.a: linking
-            // libstdc++.so and binding its symbols was three quarters of a no-op Swift
-            // program's instructions. Where that file is missing, the shared library is used.
+            // A static executable in release builds: no dynamic loader runs at all, which halves
+            // orchctl's start-up (1.18 → 0.67 ms; Benchmarks/README.md). orchctl must therefore
+            // never call NSS (getpwuid and kin): a static glibc that loads an NSS module, as it
+            // does for a uid /etc/passwd lacks, crashes. It asks orchd for login names instead
+            // (io.orchd.Manager.GetUserNames). lld, because it does not turn the GNU linkers'
+            // "statically linked applications requires at runtime" notes for the NSS and
+            // dlopen code left unreached in libc.a and the Swift runtime into warnings.
             linkerSettings: [
-                .unsafeFlags(["-Xlinker", "-no-pie", "-L", Context.packageDirectory + "/linker-inputs/static-libstdc++"],
-                             .when(configuration: .release)),
+                .unsafeFlags(["-static-executable", "-use-ld=lld"], .when(configuration: .release)),
             ]
         ),
 

@@ -35,6 +35,32 @@ final class OrchdConnection {
         }
     }
 
+    /// The login names of `uids`, as orchd's password database has them
+    /// (`io.orchd.Manager.GetUserNames`, asked for at most 1000 at a time). orchctl never reads
+    /// that database itself: it is a static executable, and a static glibc that loads an NSS
+    /// module (for a uid /etc/passwd lacks) crashes.
+    /// - Returns: names by uid; a uid orchd does not know is absent, and so is every uid when
+    ///   orchd is older than the method.
+    /// - Throws: ``CommandFailure`` on any other error.
+    func userNames(_ uids: Set<UInt32>) throws(CommandFailure) -> [UInt32: String] {
+        var names: [UInt32: String] = [:]
+        let sorted = uids.sorted()
+        let chunk = ManagerInterface.UserNamesParameters.maximumCount
+        for start in stride(from: 0, to: sorted.count, by: chunk) {
+            let parameters = ManagerInterface.UserNamesParameters(uids: Array(sorted[start..<min(start + chunk, sorted.count)]))
+            do {
+                let reply = try client.call(ManagerInterface.getUserNames, parameters)
+                hasReplied = true
+                for (uid, name) in reply.names { if let uid = UInt32(uid) { names[uid] = name } }
+            } catch {
+                if case .remote(let remote) = error, remote.name == ServiceInterface.Errors.methodNotFound { return [:] }
+                if case .remote = error { hasReplied = true }
+                throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+            }
+        }
+        return names
+    }
+
     /// The connected socket's descriptor (``VarlinkClient/socketDescriptor``).
     var socketDescriptor: Int32 { client.socketDescriptor }
 

@@ -364,6 +364,39 @@ struct MultiUserTests {
         #expect(own.standardOutput.hasPrefix("ID  STATE "), "\(own)")
     }
 
+    @Test("OWNER and the per-user table's USER show the login names orchd looked up, and a uid the password database lacks as that uid")
+    func ownerNamesFromOrchd() throws {
+        let (a, _, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        #expect(try daemon.orchctl(["queue", "set", "default", "--max-running-per-user", "1"]).status == 0)
+        let marker = try ReadyMarker(path: daemon.directory + "/a-running")
+        chmod(marker.path, 0o666)
+        let running = try daemon.orchctl(as: a, ["submit", "--shell", "echo up > \(marker.path); exec sleep 1000"]).line
+        #expect(marker.read() == "up")
+        // A uid without a passwd entry: a release orchctl (a static executable) that looked it
+        // up itself would load libnss_systemd and crash. Its job waits an hour, never starting.
+        var unknown: UInt32 = 3_900_000_000
+        while getpwuid(unknown) != nil { unknown += 1 }
+        let stranger = try TestDaemon.run(
+            "/usr/bin/setpriv",
+            ["--reuid=\(unknown)", "--regid=\(unknown)", "--clear-groups", "--", Binaries.orchctl, "--socket", daemon.socketPath,
+             "submit", "--delay", "1h", "--", "true"],
+            workingDirectory: "/tmp")
+        #expect(stranger.status == 0, "\(stranger)")
+
+        let listing = try daemon.orchctl(["status"])
+        #expect(listing.status == 0, "\(listing)")
+        let rows = listing.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.first?.prefix(2) == ["ID", "OWNER"], "\(listing)")
+        #expect(rows.contains { $0.prefix(2) == [running, a.name] }, "\(listing)")
+        #expect(rows.contains { $0.prefix(2) == [stranger.line, String(unknown)] }, "\(listing)")
+        let queues = try daemon.orchctl(["queues"])
+        #expect(queues.status == 0, "\(queues)")
+        let perUser = queues.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(perUser.contains(["default", a.name, "1", "1"]), "\(queues)")
+        #expect(try daemon.orchctl(["cancel", running, stranger.line]).status == 0)
+    }
+
     @Test("one user holds at most 1024 connections: the next gets TooManyConnections and is closed, and other users are still served")
     func connectionsPerUser() throws {
         let (a, b, _) = try TestUser.users()

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
@@ -89,6 +90,39 @@ struct ProtocolRobustnessTests {
         #expect(replies[4].contains("org.varlink.service.ExpectedMore"))
         #expect(replies[5].contains("io.orchd.Jobs.NoSuchJob"))
         #expect(replies[6].contains("method Submit"))
+    }
+
+    @Test("GetUserNames answers the names the password database has and leaves out the rest; a uid that is no uid, or over 1000 of them, is refused")
+    func userNames() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        var unknown: UInt32 = 3_900_000_000
+        while getpwuid(unknown) != nil { unknown += 1 }
+        let many = (0...1000).map(String.init).joined(separator: ",")
+        let calls = [
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[0,0,\#(unknown)]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[-1]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[4294967296]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":["root"]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[\#(many)]}}"#,
+        ]
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        let names = try JSONSerialization.jsonObject(with: Data(replies[0].utf8)) as? [String: Any]
+        #expect((names?["parameters"] as? [String: Any])?["names"] as? [String: String] == ["0": "root"], "\(replies[0])")
+        #expect(replies[1].contains(#""names":{}"#), "\(replies[1])")
+        // A number out of UInt32's range is refused by JSONDecoder without a coding path, so
+        // that reply names "parameters", as it does for any integer field.
+        for reply in replies[2...] {
+            #expect(reply.contains("org.varlink.service.InvalidParameter"), "\(reply)")
+        }
+        for reply in replies[4...] {
+            #expect(reply.contains(#""parameter":"uids"#), "\(reply)")
+        }
+        #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 
     @Test("a name given twice in one object is refused naming it, for every method, and nothing is stored")

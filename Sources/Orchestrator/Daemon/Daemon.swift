@@ -253,6 +253,7 @@ public enum Daemon {
                 WaitHandler(scheduler: scheduler),
                 LogsHandler(scheduler: scheduler),
                 PingHandler(),
+                GetUserNamesHandler(),
                 ReloadHandler(reload: reload),
                 ShutdownHandler(requestStop: requestStop),
                 GetInfoHandler(

@@ -40,6 +40,18 @@ public struct UserAccount: Hashable, Sendable {
             shell: entry.pw_shell.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/bin/sh")
     }
 
+    /// A user's login name, without the group lookups of ``lookup(uid:)``.
+    /// - Parameter uid: the user.
+    /// - Returns: the name, or `nil` when the password database has no entry for `uid` (or
+    ///   cannot be read).
+    public static func name(uid: UInt32) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
+        return String(cString: name)
+    }
+
     /// Looks a user up by name.
     /// - Returns: the account, or `nil` when there is no such user.
     public static func lookup(name: String) -> UserAccount? {

@@ -120,3 +120,17 @@ extension QueuesInterface.WaitDrainedParameters: JSONByteEncodable {
         writer.object { $0.member("name", name.rawValue, first: &$1) }
     }
 }
+
+extension ManagerInterface.UserNamesParameters: JSONByteEncodable {
+    public func writeJSON(to writer: inout JSONByteWriter) {
+        writer.object { writer, first in
+            writer.key("uids", first: &first)
+            writer.raw("[")
+            for (index, uid) in uids.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.integer(uid)
+            }
+            writer.raw("]")
+        }
+    }
+}

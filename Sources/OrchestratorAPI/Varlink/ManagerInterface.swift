@@ -17,8 +17,11 @@ public enum ManagerInterface {
     /// `Shutdown() -> ()`: stops orchd as SIGTERM does; the reply goes out before the stop begins.
     public static let shutdown = VarlinkMethod<VarlinkNoParameters, VarlinkNoParameters>(
         "io.orchd.Manager.Shutdown", writeParameters: { $0.writeJSON(to: &$1) }, readReply: VarlinkNoParameters.read)
+    /// `GetUserNames(uids) -> (names)`: login names, as orchd's password database has them.
+    public static let getUserNames = VarlinkMethod<UserNamesParameters, UserNamesReply>(
+        "io.orchd.Manager.GetUserNames", writeParameters: { $0.writeJSON(to: &$1) })
     /// Every method of the interface.
-    public static let methods = [ping.erased, getInfo.erased, reload.erased, shutdown.erased]
+    public static let methods = [ping.erased, getInfo.erased, reload.erased, shutdown.erased, getUserNames.erased]
 
     /// The qualified names of the errors about a connection rather than a method: any call may
     /// meet them.
@@ -107,5 +110,23 @@ public enum ManagerInterface {
             self.concurrency = concurrency
             self.error = error
         }
+    }
+
+    /// `GetUserNames(uids)`: the users whose login names are wanted.
+    public struct UserNamesParameters: Codable, Sendable {
+        /// The most uids one call may name.
+        public static let maximumCount = 1000
+        /// The user IDs; repeats are answered once.
+        public var uids: [UInt32]
+        /// Creates a value with every field given.
+        public init(uids: [UInt32]) { self.uids = uids }
+    }
+
+    /// `GetUserNames(uids) -> (names)`: each known uid's login name.
+    public struct UserNamesReply: Codable, Sendable {
+        /// Login names by uid in decimal; a uid the password database does not know is absent.
+        public var names: [String: String]
+        /// Creates a value with every field given.
+        public init(names: [String: String]) { self.names = names }
     }
 }

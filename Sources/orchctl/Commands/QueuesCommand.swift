@@ -18,7 +18,8 @@ enum QueuesCommand: OrchctlCommand {
         if invocation.global.json {
             context.console.write(try JSONOutput.text(queues))
         } else {
-            context.console.write(QueueText.table(queues))
+            let owners = QueueText.perUserOwners(queues)
+            context.console.write(QueueText.table(queues, userNames: owners.isEmpty ? [:] : try connection.userNames(owners)))
         }
         return .success
     }

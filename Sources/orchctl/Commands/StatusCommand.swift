@@ -112,8 +112,9 @@ enum StatusCommand: OrchctlCommand {
         // An admin's status lists every user's jobs even without --all-users: then whose each is shows too.
         let showsOwner = options.allUsers || (running + jobs).contains { $0.submitterUid != context.uid }
         let table = JobTable(
-            time: context.time, maximumWidth: context.tableWidth, showsOwner: showsOwner, relativeTimes: context.console.outputIsTerminal,
-            colors: context.colors(ColorMode(rawValue: options.color) ?? .auto))
+            time: context.time, maximumWidth: context.tableWidth, showsOwner: showsOwner,
+            userNames: showsOwner ? try connection.userNames(Set((running + jobs).map(\.submitterUid))) : [:],
+            relativeTimes: context.console.outputIsTerminal, colors: context.colors(ColorMode(rawValue: options.color) ?? .auto))
         context.console.write(render(runningFirst(running + jobs), counts: counts, queue: queue, note: note, table: table, now: Date()))
         return .success
     }

@@ -22,6 +22,9 @@ struct JobTable: Sendable {
     /// Whether an OWNER column (the submitter's login name) follows the ID
     /// (`status --all-users`).
     var showsOwner = false
+    /// The owners' login names, from orchd (``OrchdConnection/userNames(_:)``); an owner
+    /// without one shows as their uid.
+    var userNames: [UInt32: String] = [:]
     /// Show times as distances (`4m ago`) instead of clock times: on a terminal.
     var relativeTimes = false
     /// Colour the STATE column (``ColorMode``).
@@ -105,7 +108,7 @@ struct JobTable: Sendable {
     private func cell(_ column: Column, of job: Job, now: Date) -> String {
         switch column {
         case .id: return job.id.description
-        case .owner: return QueueText.userName(job.submitterUid)
+        case .owner: return userNames[job.submitterUid] ?? String(job.submitterUid)
         case .state: return JobText.state(of: job)
         case .queue: return job.spec.queue.rawValue
         case .priority: return String(job.spec.priority)

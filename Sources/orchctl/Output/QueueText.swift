@@ -1,5 +1,4 @@
 import CommandLineParsing
-import Glibc
 import OrchestratorAPI
 
 /// How `queues`, `queue set`, `pause` and `resume` show queues.
@@ -17,7 +16,11 @@ enum QueueText {
     /// QUEUE   HOOK    COMMAND
     /// builds  failed  notify-send "job $ORCHD_JOB_ID failed"
     /// ```
-    static func table(_ queues: [QueueInfo]) -> String {
+    /// - Parameters:
+    ///   - queues: the queues, as orchd lists them.
+    ///   - userNames: login names for the per-user table's USER column
+    ///     (``OrchdConnection/userNames(_:)``); a user without one shows as their uid.
+    static func table(_ queues: [QueueInfo], userNames: [UInt32: String] = [:]) -> String {
         guard !queues.isEmpty else { return "No queues.\n" }
         let rows = queues.map { queue in
             [
@@ -26,7 +29,7 @@ enum QueueText {
                 String(queue.jobs.finished), "\(span(queue.retryBaseUSec))/\(span(queue.retryCapUSec))",
             ]
         }
-        return TextTable.render([headers] + rows) + executorsTable(queues) + hooksTable(queues) + perUserTable(queues)
+        return TextTable.render([headers] + rows) + executorsTable(queues) + hooksTable(queues) + perUserTable(queues, userNames: userNames)
     }
 
     /// The running jobs of each user by queue (orchd sends them to root and the admin group
@@ -39,23 +42,22 @@ enum QueueText {
     /// default  alice  1        1
     /// default  bob    1        1
     /// ```
-    static func perUserTable(_ queues: [QueueInfo]) -> String {
+    static func perUserTable(_ queues: [QueueInfo], userNames: [UInt32: String]) -> String {
         let rows = queues.flatMap { queue in
             let limit = queue.maxRunningPerUser.map(String.init) ?? "-"
             let running = (queue.runningPerUser ?? [:]).compactMap { key, count in UInt32(key).map { ($0, count) } }.sorted { $0.0 < $1.0 }
             if running.isEmpty && queue.maxRunningPerUser != nil {
                 return [[queue.name.rawValue, "-", queue.runningPerUser == nil ? "-" : "0", limit]]
             }
-            return running.map { [queue.name.rawValue, userName($0.0), String($0.1), limit] }
+            return running.map { [queue.name.rawValue, userNames[$0.0] ?? String($0.0), String($0.1), limit] }
         }
         guard !rows.isEmpty else { return "" }
         return "\n" + TextTable.render([["QUEUE", "USER", "RUNNING", "LIMIT"]] + rows)
     }
 
-    /// A user's login name, or the uid when the password database has none.
-    static func userName(_ uid: UInt32) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return String(uid) }
-        return String(cString: name)
+    /// The owners the per-user table lists (their login names are asked of orchd).
+    static func perUserOwners(_ queues: [QueueInfo]) -> Set<UInt32> {
+        Set(queues.flatMap { ($0.runningPerUser ?? [:]).keys.compactMap { UInt32($0) } })
     }
 
     /// The queues whose jobs do not run on this machine, as a table preceded by a blank line:

@@ -50,6 +50,13 @@ struct CallParametersJSONBytesTests {
         for parameters in cases { try Self.expectAgreement(parameters) }
     }
 
+    @Test("GetUserNames' parameters: none, one, the extremes of a uid, and repeats")
+    func userNames() throws {
+        for uids: [UInt32] in [[], [0], [0, 1000, UInt32.max], [7, 7, 7]] {
+            try Self.expectAgreement(ManagerInterface.UserNamesParameters(uids: uids))
+        }
+    }
+
     @Test("Cancel's and CancelMatching's parameters, with and without a signal")
     func cancel() throws {
         for signal in [nil, "KILL", "quote \" sig"] as [String?] {

@@ -53,10 +53,26 @@ struct QueueCommandTests {
         let hidden = QueueInfo(
             name: QueueName(rawValue: "fs")!, concurrency: 4, paused: false, retryBaseUSec: 1_000_000, retryCapUSec: 300_000_000,
             jobs: counts, maxRunningPerUser: 1)
-        #expect(QueueText.perUserTable([hidden]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     -        1\n")
+        #expect(QueueText.perUserTable([hidden], userNames: [:]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     -        1\n")
         var none = hidden
         none.runningPerUser = [:]
-        #expect(QueueText.perUserTable([none]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     0        1\n")
+        #expect(QueueText.perUserTable([none], userNames: [:]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     0        1\n")
+    }
+
+    @Test("the per-user table names each owner by the login name orchd gave, and by uid where it gave none")
+    func perUserNames() {
+        var queue = QueueInfo(
+            name: QueueName(rawValue: "fs")!, concurrency: 4, paused: false, retryBaseUSec: 1_000_000, retryCapUSec: 300_000_000,
+            jobs: JobCounts(waiting: 0, queued: 0, running: 3, finished: 0), maxRunningPerUser: 2)
+        queue.runningPerUser = ["1000": 2, "4242": 1]
+        #expect(QueueText.perUserOwners([queue]) == [1000, 4242])
+        #expect(QueueText.perUserTable([queue], userNames: [1000: "alice"]) == """
+
+            QUEUE  USER   RUNNING  LIMIT
+            fs     alice  2        2
+            fs     4242   1        2
+
+            """)
     }
 
     @Test("queue set --on sends hooks by event kind; a later --on for the same event wins")

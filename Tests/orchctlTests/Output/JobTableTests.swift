@@ -29,7 +29,7 @@ struct JobTableTests {
         #expect(JobTable.summary(jobs) == "1 running, 1 queued, 3 finished (2 not succeeded)")
     }
 
-    @Test("status --all-users shows each job's owner by login name, or by uid when the user is unknown")
+    @Test("status --all-users shows each job's owner by the login name orchd gave, or by uid where it gave none")
     func ownerColumn() {
         var rootJob = makeJob(1, .argv(["true"]), state: .queued, submitted: -10)
         rootJob.submitterUid = 0
@@ -37,6 +37,7 @@ struct JobTableTests {
         unknown.submitterUid = 4_000_000_000
         var owners = table
         owners.showsOwner = true
+        owners.userNames = [0: "root"]
         let text = owners.render([rootJob, unknown], now: referenceDate)
         #expect(text.hasPrefix("ID  OWNER       STATE   QUEUE"), "\(text)")
         #expect(text.contains("\n1   root        queued  default"), "\(text)")
