@@ -62,6 +62,26 @@ struct ExitCodeTests {
         #expect(failure(.connectionLost(errno: ECONNRESET), afterReply: true).exitCode == .failure)
     }
 
+    @Test("a connection reset before a call's first reply (orchd closed it with the call unread) means the call was not received, so a submit may be sent again; one closed after reading it may have been done")
+    func resetBeforeReply() throws {
+        for (closesUnread, delivered) in [(true, false), (false, true)] {
+            let orchd = try FakeOrchd(replies: [], closesUnread: closesUnread)
+            let client = try VarlinkClient(socketPath: orchd.socketPath)
+            let error = #expect(throws: VarlinkClientError.self) { try client.call(ManagerInterface.ping, VarlinkNoParameters()) }
+            _ = orchd.receivedCalls()
+            switch error {
+            case .callNotDelivered(let code)?:
+                #expect(!delivered && code == ECONNRESET, "\(String(describing: error))")
+            case .connectionLost(let code)?:
+                #expect(delivered && code == 0, "\(String(describing: error))")
+            default:
+                Issue.record("\(String(describing: error))")
+            }
+            let thrown = try #require(error)
+            #expect(failure(thrown, afterReply: true).wasNotDelivered == !delivered)
+        }
+    }
+
     @Test("daemon errors map to 1, 77 or 69 by name")
     func remoteErrors() {
         let missing = failure(.remote(JobsInterface.noSuchJob(JobID(rawValue: 7))))

@@ -8,7 +8,9 @@ import Glibc
 
 /// A stand-in for orchd on a Unix socket in a temporary directory: it accepts one connection,
 /// reads one call, records it, and writes the canned replies (each a JSON object, NUL added),
-/// then closes the connection unless `keepOpen`.
+/// then closes the connection unless `keepOpen`. With `closesUnread`, it reads nothing: once
+/// the call has arrived, it closes the connection with the call unread, as an orchd does that
+/// stops before it reads a call.
 final class FakeOrchd: Sendable {
     /// The socket's path.
     let socketPath: String
@@ -19,7 +21,7 @@ final class FakeOrchd: Sendable {
     private let openConnection = Mutex<Int32?>(nil)
 
     /// Starts listening and serves one connection on another thread.
-    init(replies: [String], keepOpen: Bool = false) throws {
+    init(replies: [String], keepOpen: Bool = false, closesUnread: Bool = false) throws {
         var template = Array("/tmp/orchctl-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         let path = directory + "/orchd.sock"
@@ -38,6 +40,13 @@ final class FakeOrchd: Sendable {
         DispatchQueue.global().async { [self] in
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
+            if closesUnread {
+                var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                _ = poll(&ready, 1, 30_000)
+                close(connection)
+                served.signal()
+                return
+            }
             var call: [UInt8] = []
             var byte: UInt8 = 0
             while read(connection, &byte, 1) == 1, byte != 0 { call.append(byte) }

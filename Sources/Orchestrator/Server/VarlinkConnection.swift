@@ -51,7 +51,17 @@ actor VarlinkConnection {
     private var pending: [VarlinkMethodCall] = []
     /// A call is being handled and has not sent its final reply.
     private var isBusy = false
+    /// The call being handled may go on for as long as its client likes (a wait, a stream).
+    private var busyIndefinitely = false
+    /// The daemon's stop asked to close (``close(then:)``): nothing more is read, and the call
+    /// being handled is answered first.
+    private var isClosing = false
+    /// Run once the socket is closed, for the stop that waits for it.
+    private var closedCallbacks: [@Sendable () -> Void] = []
     private var isClosed = false
+    /// The longest a stop waits for the call being handled to be answered before it closes
+    /// the connection all the same.
+    static let closingGrace = DispatchTimeInterval.seconds(2)
     /// Readable from any queue: whether the connection is open, and how many replies wait to
     /// be written.
     private let open = Atomic<Bool>(true)
@@ -104,9 +114,34 @@ actor VarlinkConnection {
         queue.async { self.assumeIsolated { $0.reject(error) } }
     }
 
-    /// Closes the connection from outside (daemon shutdown).
+    /// Closes the connection from outside: a client that stopped reading, and the daemon's
+    /// stop (``close(then:)``).
     nonisolated func close() {
         queue.async { self.assumeIsolated { $0.shutdown() } }
+    }
+
+    /// Closes the connection for the daemon's stop, never dropping the answer to a call orchd
+    /// has read: nothing more is read, and a call being handled gets its final reply first
+    /// (at most ``closingGrace`` later), unless it may wait indefinitely. A call orchd has
+    /// read is acted on or refused, and its client must learn which; a submit refused as
+    /// orchd stops is then sent again to the next orchd. Bytes left unread make the kernel
+    /// reset the connection (`ECONNRESET` at the client, unix(7)'s streams), which tells a
+    /// client with one call outstanding that its call was never received.
+    /// - Parameter done: runs on the connection's queue once the socket is closed.
+    nonisolated func close(then done: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.assumeIsolated { connection in
+                guard !connection.isClosed else { return done() }
+                connection.closedCallbacks.append(done)
+                connection.isClosing = true
+                guard connection.isBusy, !connection.busyIndefinitely else { return connection.shutdown() }
+                // Readiness now only for room to write (a hang-up or error still comes).
+                connection.watch?.setInterest(connection.awaitsRoom ? .writable : [])
+                connection.queue.asyncAfter(deadline: .now() + Self.closingGrace) {
+                    connection.assumeIsolated { $0.shutdown() }
+                }
+            }
+        }
     }
 
     // MARK: - Reading
@@ -114,6 +149,11 @@ actor VarlinkConnection {
     /// The socket is ready: room to write for waiting replies, calls (or the end) to read.
     private func ready(_ events: EpollLoop.Events) {
         if awaitsRoom, !events.isDisjoint(with: [.writable, .error, .hangUp]) { flush() }
+        if isClosing {
+            // Reading now would take bytes of a call that will never be answered.
+            if !events.isDisjoint(with: [.error, .hangUp]) { shutdown() }
+            return
+        }
         if !isClosed, !events.isDisjoint(with: [.readable, .error, .hangUp]) { readAvailable() }
     }
 
@@ -186,6 +226,7 @@ actor VarlinkConnection {
         guard !isBusy, !isClosed, !pending.isEmpty else { return }
         let call = pending.removeFirst()
         isBusy = true
+        busyIndefinitely = service.mayWaitIndefinitely(call.method)
         let responder = VarlinkResponder(
             send: { [weak self] encode, isFinal in
                 guard let self, self.open.load(ordering: .relaxed) else { return }
@@ -227,6 +268,8 @@ actor VarlinkConnection {
         }
         if isFinal {
             isBusy = false
+            // Calls read behind it are left unanswered: only the one taken is owed a reply.
+            if isClosing { return shutdown() }
             dispatchNext()
         }
     }
@@ -304,7 +347,7 @@ actor VarlinkConnection {
         outboxStart = 0
         if awaitsRoom {
             awaitsRoom = false
-            watch?.setInterest(.readable)
+            watch?.setInterest(isClosing ? [] : .readable)
         }
     }
 
@@ -340,5 +383,8 @@ actor VarlinkConnection {
         awaitsRoom = false
         onClose(self)
         offerRoom()
+        let callbacks = closedCallbacks
+        closedCallbacks = []
+        for callback in callbacks { callback() }
     }
 }

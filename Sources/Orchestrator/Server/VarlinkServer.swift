@@ -59,7 +59,9 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    /// Stops accepting, closes the listening socket and every connection.
+    /// Stops accepting, closes the listening socket and every connection, and returns once
+    /// they are closed: each answers the call it was handling first
+    /// (``VarlinkConnection/close(then:)``), so the process does not exit under that reply.
     public func stop() {
         let (watch, connections) = state.withLock { state in
             state.stopped = true
@@ -68,7 +70,15 @@ public final class VarlinkServer: Sendable {
         }
         let fd = listeningFD
         watch?.cancel { Glibc.close(fd) }
-        for connection in connections { connection.close() }
+        let closed = DispatchGroup()
+        for connection in connections {
+            closed.enter()
+            connection.close { closed.leave() }
+        }
+        // Each connection closes within its grace; the margin is for a busy machine.
+        if closed.wait(timeout: .now() + VarlinkConnection.closingGrace + .seconds(1)) == .timedOut {
+            DaemonLog.warning("some connections were still closing when the control socket stopped")
+        }
     }
 
     private func acceptPending() {

@@ -57,6 +57,12 @@ final class VarlinkService: Sendable {
         self.unanswered = unanswered
     }
 
+    /// Whether a call of `method` may go on for as long as its client likes (a wait, a
+    /// stream): a stop closes its connection without waiting for its reply.
+    func mayWaitIndefinitely(_ method: String) -> Bool {
+        handlers[method].map { !$0.counted } ?? false
+    }
+
     /// Handles one call: checks the caller, finds the handler, and lets it reply.
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let policy = policy()

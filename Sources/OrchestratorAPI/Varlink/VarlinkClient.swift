@@ -62,7 +62,7 @@ public final class VarlinkClient {
     ///   or the reply is not valid Varlink.
     public func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(VarlinkClientError) -> R {
         try transmit(VarlinkCall(method: method.name, parameters: parameters), of: method)
-        let reply: (parameters: R, continues: Bool) = try receive(reading: method.readReply)
+        let reply: (parameters: R, continues: Bool) = try receiveFirst(reading: method.readReply)
         return reply.parameters
     }
 
@@ -71,9 +71,9 @@ public final class VarlinkClient {
     /// - Throws: as ``call(_:_:)``, and whatever `body` throws.
     public func stream<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws -> Bool) throws -> Void {
         try transmit(VarlinkCall(method: method.name, parameters: parameters, more: true), of: method)
-        while true {
-            let reply: (parameters: R, continues: Bool) = try receive(reading: method.readReply)
-            guard try body(reply.parameters), reply.continues else { return }
+        var reply: (parameters: R, continues: Bool) = try receiveFirst(reading: method.readReply)
+        while try body(reply.parameters), reply.continues {
+            reply = try receive(reading: method.readReply)
         }
     }
 
@@ -137,6 +137,21 @@ public final class VarlinkClient {
                 throw .connectionLost(errno: errno)
             }
             sent += n
+        }
+    }
+
+    /// Reads the first reply to the call just sent, as ``receive(reading:)`` does. A reset
+    /// connection before it means the call was never received: a Unix stream socket closed
+    /// with bytes it had not read resets its peer (unix(7); Linux's `unix_release_sock`), and
+    /// this client sends nothing after a call until its reply, so the unread bytes were the
+    /// call's, and orchd acts on a call only once all of it has arrived.
+    private func receiveFirst<R: Codable & Sendable>(
+        reading reader: ((inout JSONByteReader) -> R?)?
+    ) throws(VarlinkClientError) -> (parameters: R, continues: Bool) {
+        do {
+            return try receive(reading: reader)
+        } catch .connectionLost(let code) where code == ECONNRESET {
+            throw .callNotDelivered(errno: code)
         }
     }
 

@@ -12,8 +12,10 @@ public enum VarlinkClientError: Error, Sendable, CustomStringConvertible {
     /// The connection broke (errno 0: the daemon closed it).
     case connectionLost(errno: Int32)
     /// The connection broke while the call was being written (`EPIPE`, `ECONNRESET`), and the
-    /// daemon sent no error before closing: it never had the call's closing NUL byte, and it
-    /// acts on a call only once that has arrived, so nothing of the call was done.
+    /// daemon sent no error before closing, or it was reset before the call's first reply
+    /// (the daemon closed it with bytes of the call unread): either way the daemon never had
+    /// the call's closing NUL byte, and it acts on a call only once that has arrived, so
+    /// nothing of the call was done.
     case callNotDelivered(errno: Int32)
     /// The peer sent something that is not a valid Varlink reply.
     case protocolViolation(String)
