@@ -295,7 +295,11 @@ extension Scheduler {
         before cutoff: Date?, atMost: Int?, after cursor: JobStore.PruneCandidate?, total: Int,
         completion: @escaping @Sendable (Result<Int, SchedulerError>) -> Void
     ) {
-        let pageSize = 1000
+        // No more candidates than the jobs still to delete: a trim to the retention count
+        // deletes one or two jobs at each end, and reading a page of 1,000 for them (with
+        // each one's dependents) was most of its cost. A candidate kept for its live
+        // dependents only makes the walk read on.
+        let pageSize = min(1000, atMost.map { max(1, $0 - total) } ?? .max)
         let deleted: [(id: JobID, queue: QueueName, owner: UInt32, attempts: Int)]
         let page: [JobStore.PruneCandidate]
         do {
