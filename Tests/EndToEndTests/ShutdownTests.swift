@@ -142,6 +142,25 @@ struct ShutdownTests {
         #expect((info?["jobs"] as? [String: Any])?["queued"] as? Int == acknowledged, "the acknowledged submits, each stored once")
     }
 
+    @Test("a stop sends the whole of a large reply its client has not read yet before it closes the connection")
+    func stopSendsPendingReply() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 3_000))
+        try #require(batch.status == 0, "\(batch)")
+        let socket = try RawSocket(path: daemon.socketPath)
+        // About 1.4 MB, more than the socket holds: once its start arrives, the rest waits in
+        // orchd's outbox while the stop begins.
+        #expect(socket.send(Array(#"{"method":"io.orchd.Jobs.List","parameters":{}}"#.utf8) + [0]))
+        #expect(socket.waitReadable(timeout: 30))
+        try daemon.send(SIGTERM)
+        let (messages, closed) = socket.readMessages(untilClosed: true, timeout: 30)
+        #expect(closed && messages.count == 1, "\(messages.count) messages")
+        let reply = try messages.first.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any]
+        #expect(((reply?["parameters"] as? [String: Any])?["jobs"] as? [Any])?.count == 3_000, "the whole reply")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("a long submit --batch goes on through a restart of orchd: each job is stored once, whether the stop comes between its transactions or while one is being sent")
     func batchThroughRestart() throws {
         let daemon = try TestDaemon()

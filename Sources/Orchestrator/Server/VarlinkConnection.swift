@@ -121,8 +121,9 @@ actor VarlinkConnection {
     }
 
     /// Closes the connection for the daemon's stop, never dropping the answer to a call orchd
-    /// has read: nothing more is read, and a call being handled gets its final reply first
-    /// (at most ``closingGrace`` later), unless it may wait indefinitely. A call orchd has
+    /// has read: nothing more is read, a call being handled gets its final reply first, and
+    /// the replies the socket has not taken yet are sent (at most ``closingGrace`` later),
+    /// unless the call may wait indefinitely. A call orchd has
     /// read is acted on or refused, and its client must learn which; a submit refused as
     /// orchd stops is then sent again to the next orchd. Bytes left unread make the kernel
     /// reset the connection (`ECONNRESET` at the client, unix(7)'s streams), which tells a
@@ -134,14 +135,23 @@ actor VarlinkConnection {
                 guard !connection.isClosed else { return done() }
                 connection.closedCallbacks.append(done)
                 connection.isClosing = true
-                guard connection.isBusy, !connection.busyIndefinitely else { return connection.shutdown() }
+                if connection.isBusy && connection.busyIndefinitely { return connection.shutdown() }
                 // Readiness now only for room to write (a hang-up or error still comes).
                 connection.watch?.setInterest(connection.awaitsRoom ? .writable : [])
+                connection.closeOnceAnswered()
                 connection.queue.asyncAfter(deadline: .now() + Self.closingGrace) {
                     connection.assumeIsolated { $0.shutdown() }
                 }
             }
         }
+    }
+
+    /// For a closing connection: closes it once no call is being handled and the socket has
+    /// taken every reply; until then the final reply, and ``flush()`` as the socket drains,
+    /// call again.
+    private func closeOnceAnswered() {
+        guard isClosing, !isBusy, outboxStart >= outbox.count else { return }
+        shutdown()
     }
 
     // MARK: - Reading
@@ -269,7 +279,7 @@ actor VarlinkConnection {
         if isFinal {
             isBusy = false
             // Calls read behind it are left unanswered: only the one taken is owed a reply.
-            if isClosing { return shutdown() }
+            if isClosing { return closeOnceAnswered() }
             dispatchNext()
         }
     }
@@ -349,6 +359,7 @@ actor VarlinkConnection {
             awaitsRoom = false
             watch?.setInterest(isClosing ? [] : .readable)
         }
+        closeOnceAnswered()
     }
 
     /// Drops the bytes already sent from the front of the outbox. A paced stream keeps the

@@ -37,6 +37,14 @@ final class RawSocket {
     }
 
     /// Reads until the peer closes or `timeout` seconds pass; returns the NUL-separated messages.
+    /// Waits until something arrives to read (or the peer closes), without reading it.
+    /// - Parameter timeout: the longest wait, in seconds.
+    /// - Returns: whether it did.
+    func waitReadable(timeout: Double) -> Bool {
+        var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pollFD, 1, Int32(timeout * 1000)) == 1
+    }
+
     func readMessages(untilClosed: Bool, timeout: Double = 10) -> (messages: [String], closed: Bool) {
         var data: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
