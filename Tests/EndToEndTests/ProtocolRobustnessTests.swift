@@ -125,6 +125,25 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 
+    @Test("calls pipelined behind a Wait are read only so far ahead: the sender stalls instead of orchd growing, and every call is answered in order once the Wait ends")
+    func pipelinedCallsHeldInTheSocket() throws {
+        let daemon = try TestDaemon()
+        let job = try daemon.orchctl(["submit", "--delay", "1h", "--", "true"]).line
+        let socket = try RawSocket(path: daemon.socketPath)
+        let pings = 200_000
+        let bytes = Array(#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[\#(job)]}}"#.utf8) + [0]
+            + Array(repeating: Array(#"{"method":"io.orchd.Manager.Ping"}"#.utf8) + [0], count: pings).joined()
+        // orchd reads at most 1,000 calls (or 4 MiB) ahead of the Wait; then the socket fills.
+        let sent = socket.send(bytes, stallingAfter: 2)
+        #expect(sent < bytes.count / 2, "\(sent) of \(bytes.count) bytes were taken while the Wait held the connection")
+        #expect(try daemon.orchctl(["cancel", job]).status == 0)
+        let replies = socket.exchange(bytes[sent...], until: 1 + pings)
+        #expect(replies.count == 1 + pings, "\(replies.count) replies")
+        #expect(replies.first?.contains(#""jobs""#) == true, "the Wait's reply comes first: \(replies.first ?? "")")
+        #expect(replies.dropFirst().allSatisfy { $0 == #"{"parameters":{}}"# }, "then one Ping reply per Ping")
+        #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
     @Test("a name given twice in one object is refused naming it, for every method, and nothing is stored")
     func repeatedNames() throws {
         let daemon = try TestDaemon()

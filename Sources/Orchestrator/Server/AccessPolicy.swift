@@ -28,7 +28,8 @@ public struct AccessPolicy: Sendable {
     /// The admin group when `admin-group` is not set.
     public static let defaultAdminGroup = "orchd"
 
-    /// Methods only admins may call: they change the daemon or every user's jobs.
+    /// Methods only admins may call: they change the daemon or every user's jobs, or (login
+    /// names) serve only listings of every user's jobs, which no one else gets.
     public static let adminMethods = Set(adminCommands.keys)
 
     /// The admin-only methods, each with the orchctl command that calls it (for messages).
@@ -36,6 +37,7 @@ public struct AccessPolicy: Sendable {
         QueuesInterface.set.name: "queue set", QueuesInterface.add.name: "queue add", QueuesInterface.remove.name: "queue remove",
         QueuesInterface.pause.name: "pause", QueuesInterface.resume.name: "resume",
         JobsInterface.prune.name: "prune", ManagerInterface.reload.name: "reload", ManagerInterface.shutdown.name: "shutdown",
+        ManagerInterface.getUserNames.name: "status --all-users",
     ]
 
     /// Methods that start work as the caller, which `allow-users` restricts.

@@ -36,6 +36,54 @@ final class RawSocket {
         return true
     }
 
+    /// Sends `bytes` without blocking, until all are sent or the socket has had no room for
+    /// `stall` seconds (the peer stopped reading).
+    /// - Returns: how many bytes were sent.
+    func send(_ bytes: [UInt8], stallingAfter stall: Double) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            var pollFD = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&pollFD, 1, Int32(stall * 1000)) == 1 else { break }
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent < 0 {
+                if errno == EAGAIN || errno == EINTR { continue }
+                break
+            }
+            offset += sent
+        }
+        return offset
+    }
+
+    /// Sends `bytes` while reading what arrives, until all are sent and `count` messages have
+    /// arrived, the peer closes, or `timeout` seconds pass.
+    /// - Returns: the messages received.
+    func exchange(_ bytes: ArraySlice<UInt8>, until count: Int, timeout: Double = 60) -> [String] {
+        var offset = bytes.startIndex
+        var data: [UInt8] = []
+        var received = 0
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while received < count, Date() < deadline {
+            let events = offset < bytes.endIndex ? POLLIN | POLLOUT : POLLIN
+            var pollFD = pollfd(fd: fd, events: Int16(events), revents: 0)
+            guard poll(&pollFD, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) == 1 else { break }
+            if pollFD.revents & Int16(POLLIN) != 0 {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n == 0 { break }
+                if n > 0 {
+                    data += buffer[..<n]
+                    received += buffer[..<n].filter { $0 == 0 }.count
+                }
+            }
+            if pollFD.revents & Int16(POLLOUT) != 0, offset < bytes.endIndex {
+                let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if sent > 0 { offset += sent }
+            }
+            if pollFD.revents & Int16(POLLHUP | POLLERR) != 0, pollFD.revents & Int16(POLLIN) == 0 { break }
+        }
+        return Self.split(data)
+    }
+
     /// Reads until the peer closes or `timeout` seconds pass; returns the NUL-separated messages.
     /// Waits until something arrives to read (or the peer closes), without reading it.
     /// - Parameter timeout: the longest wait, in seconds.

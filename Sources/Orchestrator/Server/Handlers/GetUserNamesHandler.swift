@@ -4,12 +4,13 @@ import OrchestratorAPI
 /// `io.orchd.Manager.GetUserNames`: the login names of user IDs, for orchctl's OWNER and USER
 /// columns. orchctl is a static executable and must not load NSS modules itself (a static glibc
 /// that loads one for a uid /etc/passwd lacks crashes), so it asks orchd, which links glibc
-/// dynamically. Any caller may ask, as any local user may read passwd(5).
+/// dynamically.
 ///
 /// A lookup can be slow (about 0.1 ms for a uid that /etc/passwd lacks and the next source is
-/// asked for; LDAP takes longer), so the lookups run one call at a time on their own queue:
-/// callers flooding it wait for each other, but hold neither the threads that serve other
-/// connections nor orchd's stop, which does not wait for them.
+/// asked for; LDAP takes longer), so the lookups run one call at a time on their own queue,
+/// holding neither the threads that serve other connections nor orchd's stop, which does not
+/// wait for them; and only admins may call it (``AccessPolicy/adminMethods``), the only callers
+/// that ever list other users' jobs, so that no user can fill that queue ahead of them.
 struct GetUserNamesHandler: VarlinkMethodHandler {
     static let method = ManagerInterface.getUserNames
     /// Changes nothing, and may queue behind other callers' lookups.
