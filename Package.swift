@@ -64,8 +64,8 @@ let package = Package(
             name: "orchctl",
             dependencies: ["OrchestratorAPI", "CommandLineParsing", "CPosix"],
             swiftSettings: metadataByAccessor,
-            // A static executable in release builds: no dynamic loader runs at all, which halves
-            // orchctl's start-up (1.18 → 0.67 ms; Benchmarks/README.md). orchctl must therefore
+            // A static executable in release builds: no dynamic loader runs at all, which took
+            // about 0.4 ms of every start (Benchmarks/README.md). orchctl must therefore
             // never call NSS (getpwuid and kin): a static glibc that loads an NSS module, as it
             // does for a uid /etc/passwd lacks, crashes. It asks orchd for login names instead
             // (io.orchd.Manager.GetUserNames). lld, because it does not turn the GNU linkers'

@@ -40,7 +40,8 @@ final class OrchdConnection {
     /// that database itself: it is a static executable, and a static glibc that loads an NSS
     /// module (for a uid /etc/passwd lacks) crashes.
     /// - Returns: names by uid; a uid orchd does not know is absent, and so is every uid when
-    ///   orchd is older than the method.
+    ///   orchd will not say (older than the method, or the caller is no admin): the names only
+    ///   dress a listing, which then shows uids.
     /// - Throws: ``CommandFailure`` on any other error.
     func userNames(_ uids: Set<UInt32>) throws(CommandFailure) -> [UInt32: String] {
         var names: [UInt32: String] = [:]
@@ -49,13 +50,11 @@ final class OrchdConnection {
         for start in stride(from: 0, to: sorted.count, by: chunk) {
             let parameters = ManagerInterface.UserNamesParameters(uids: Array(sorted[start..<min(start + chunk, sorted.count)]))
             do {
-                let reply = try client.call(ManagerInterface.getUserNames, parameters)
-                hasReplied = true
-                for (uid, name) in reply.names { if let uid = UInt32(uid) { names[uid] = name } }
-            } catch {
-                if case .remote(let remote) = error, remote.name == ServiceInterface.Errors.methodNotFound { return [:] }
-                if case .remote = error { hasReplied = true }
-                throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+                for (uid, name) in try call(ManagerInterface.getUserNames, parameters).names {
+                    if let uid = UInt32(uid) { names[uid] = name }
+                }
+            } catch where [ServiceInterface.Errors.methodNotFound, ServiceInterface.Errors.permissionDenied].contains(error.remoteErrorName) {
+                return [:]
             }
         }
         return names

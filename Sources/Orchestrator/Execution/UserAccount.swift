@@ -19,25 +19,20 @@ public struct UserAccount: Hashable, Sendable {
     /// - Returns: the account, or `nil` when the password database has no entry for `uid`
     ///   (or cannot be read).
     public static func lookup(uid: UInt32) -> UserAccount? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16384)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let namePointer = entry.pw_name else {
-            return nil
+        withEntry(uid: uid) { entry, namePointer in
+            let gid = entry.pw_gid
+            var count: Int32 = 64
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            // getgrouplist(3) says how many it needs when the buffer is too small.
+            while getgrouplist(namePointer, gid, &groups, &count) < 0 {
+                guard count > Int32(groups.count) else { return nil }
+                groups = [gid_t](repeating: 0, count: Int(count))
+            }
+            return UserAccount(
+                name: String(cString: namePointer), uid: uid, gid: gid, groups: Array(groups.prefix(Int(count))),
+                home: entry.pw_dir.map { String(cString: $0) } ?? "/",
+                shell: entry.pw_shell.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/bin/sh")
         }
-        let name = String(cString: namePointer)
-        let gid = entry.pw_gid
-        var count: Int32 = 64
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        // getgrouplist(3) says how many it needs when the buffer is too small.
-        while getgrouplist(namePointer, gid, &groups, &count) < 0 {
-            guard count > Int32(groups.count) else { return nil }
-            groups = [gid_t](repeating: 0, count: Int(count))
-        }
-        return UserAccount(
-            name: name, uid: uid, gid: gid, groups: Array(groups.prefix(Int(count))),
-            home: entry.pw_dir.map { String(cString: $0) } ?? "/",
-            shell: entry.pw_shell.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/bin/sh")
     }
 
     /// A user's login name, without the group lookups of ``lookup(uid:)``.
@@ -45,11 +40,21 @@ public struct UserAccount: Hashable, Sendable {
     /// - Returns: the name, or `nil` when the password database has no entry for `uid` (or
     ///   cannot be read).
     public static func name(uid: UInt32) -> String? {
+        withEntry(uid: uid) { _, name in String(cString: name) }
+    }
+
+    /// Runs `body` with the password database's entry for `uid` and its login name
+    /// (getpwuid_r(3)), whose strings point into a buffer that lives as long as the call.
+    /// - Returns: what `body` returns; `nil` when there is no entry (or it cannot be read).
+    private static func withEntry<T>(uid: UInt32, _ body: (passwd, UnsafePointer<CChar>) -> T?) -> T? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16384)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
-        return String(cString: name)
+        return buffer.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress, getpwuid_r(uid, &entry, base, bytes.count, &result) == 0, result != nil,
+                  let name = entry.pw_name else { return nil }
+            return body(entry, name)
+        }
     }
 
     /// Looks a user up by name.

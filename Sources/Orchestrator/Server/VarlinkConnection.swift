@@ -60,8 +60,8 @@ actor VarlinkConnection {
     static let maximumPendingBytes = 4 << 20
     /// A call is being handled and has not sent its final reply.
     private var isBusy = false
-    /// The call being handled may go on for as long as its client likes (a wait, a stream).
-    private var busyIndefinitely = false
+    /// The method of the call being handled, for a stop to know whether it may wait for it.
+    private var busyMethod = ""
     /// The daemon's stop asked to close (``close(then:)``): nothing more is read, and the call
     /// being handled is answered first.
     private var isClosing = false
@@ -144,7 +144,9 @@ actor VarlinkConnection {
                 guard !connection.isClosed else { return done() }
                 connection.closedCallbacks.append(done)
                 connection.isClosing = true
-                if connection.isBusy && connection.busyIndefinitely { return connection.shutdown() }
+                if connection.isBusy && connection.service.mayWaitIndefinitely(connection.busyMethod) {
+                    return connection.shutdown()
+                }
                 // Readiness now only for room to write (a hang-up or error still comes).
                 connection.watch?.setInterest(connection.interest)
                 connection.closeOnceAnswered()
@@ -264,7 +266,7 @@ actor VarlinkConnection {
             watch?.setInterest(interest)
         }
         isBusy = true
-        busyIndefinitely = service.mayWaitIndefinitely(call.method)
+        busyMethod = call.method
         let responder = VarlinkResponder(
             send: { [weak self] encode, isFinal in
                 guard let self, self.open.load(ordering: .relaxed) else { return }

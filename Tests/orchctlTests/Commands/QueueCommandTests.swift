@@ -59,6 +59,20 @@ struct QueueCommandTests {
         #expect(QueueText.perUserTable([none], userNames: [:]) == "\nQUEUE  USER  RUNNING  LIMIT\nfs     -     0        1\n")
     }
 
+    @Test("names orchd will not give (an older orchd, or a caller who is no admin) leave the uids shown; any other error fails the command")
+    func userNamesRefused() throws {
+        for error in ["org.varlink.service.MethodNotFound", "org.varlink.service.PermissionDenied"] {
+            let orchd = try FakeOrchd(replies: [#"{"error":"\#(error)","parameters":{}}"#])
+            let connection = try OrchdConnection(socket: orchd.socketPath, uid: 1000)
+            #expect(try connection.userNames([0, 1000]) == [:], "\(error)")
+        }
+        let orchd = try FakeOrchd(replies: [#"{"error":"io.orchd.Jobs.StorageFailure","parameters":{"message":"disk"}}"#])
+        let connection = try OrchdConnection(socket: orchd.socketPath, uid: 1000)
+        #expect(throws: CommandFailure.self) { try connection.userNames([0]) }
+        let named = try FakeOrchd(replies: [#"{"parameters":{"names":{"0":"root"}}}"#])
+        #expect(try OrchdConnection(socket: named.socketPath, uid: 1000).userNames([0, 4242]) == [0: "root"])
+    }
+
     @Test("the per-user table names each owner by the login name orchd gave, and by uid where it gave none")
     func perUserNames() {
         var queue = QueueInfo(
