@@ -108,6 +108,31 @@ struct MultiUserTests {
         #expect(shown.standardOutput.contains("\"cancelled\""), "\(shown)")
     }
 
+    @Test("B's cancel of B's job among many of A's and one that does not exist: B's is cancelled, each other one refused with its own reason (exit 77), A's untouched")
+    func cancelAmongOthersJobs() throws {
+        let (a, b, _) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        let batch = String(repeating: "sleep 1000\n", count: 40)
+        let submitted = try daemon.orchctl(as: a, ["submit", "--batch", "-"], input: batch)
+        #expect(submitted.status == 0, "\(submitted)")
+        let aJobs = submitted.standardOutput.split(separator: "\n").map(String.init)
+        #expect(aJobs.count == 40)
+        let bJob = try daemon.orchctl(as: b, ["submit", "--", "sleep", "1000"]).line
+        let missing = "999999"
+        // The missing job first: orchd's first refusal is then not the one that says the
+        // others belong to someone else.
+        let cancelled = try daemon.orchctl(as: b, ["cancel", missing] + aJobs.prefix(20) + [bJob] + aJobs.dropFirst(20))
+        #expect(cancelled.status == 77, "\(cancelled)")
+        #expect(cancelled.standardOutput == "cancelled \(bJob)\n", "\(cancelled)")
+        let errors = cancelled.standardError.split(separator: "\n")
+        #expect(errors.count == 41, "\(cancelled)")
+        #expect(errors.filter { $0.contains("belongs to another user") }.count == 40, "\(cancelled)")
+        #expect(errors.contains { $0.contains(missing) && !$0.contains("belongs to another user") }, "\(cancelled)")
+        let aStatus = try jobs(daemon.orchctl(as: a, ["status", "--all", "--json"]))
+        #expect(aStatus.count == 40 && aStatus.allSatisfy { $0["state"] as? String == "queued" }, "\(aStatus)")
+    }
+
     @Test("a job of A cannot read orchd's database or B's logs, nor signal B's job or orchd")
     func jobIsConfined() throws {
         let (a, b, _) = try TestUser.users()

@@ -73,7 +73,8 @@ enum CancelCommand: OrchctlCommand {
         // One call for all the jobs, so that their teardowns run at once (a call per job waited
         // out each job's grace in turn). orchd cancels none of them when it refuses one: the
         // refused job is reported and left out, and the others are sent again.
-        var listed = false
+        var listing: [JobID: Job]?
+        var othersExcluded = false
         var given: Set<JobID> = []
         var remaining = invocation.jobIDs.filter { given.insert($0).inserted }
         while !remaining.isEmpty {
@@ -94,16 +95,29 @@ enum CancelCommand: OrchctlCommand {
                 if status != .permissionDenied { status = error.exitCode }
                 guard let refused = error.remoteJobID, remaining.contains(refused) else { break }
                 remaining.removeAll { $0 == refused }
-                guard !listed, remaining.count > 1 else { continue }
                 // Each call checks every ID again: left to orchd one at a time, 4,000 IDs of
                 // finished jobs took 76 s. One listing finds the rest of those it would refuse
-                // for a reason a listing shows.
-                listed = true
-                let known = try Self.refusals(among: remaining, of: connection, uid: context.uid)
+                // for a reason a listing shows; once orchd has refused one job as another
+                // user's, the caller manages no one else's, and the others' are left out too.
+                let othersDenied = error.remoteErrorName == JobsInterface.Errors.permissionDenied
+                guard remaining.count > 1, listing == nil || (othersDenied && !othersExcluded) else { continue }
+                let jobs = try listing ?? Self.listing(of: remaining, from: connection)
+                var known = listing == nil ? Self.refusals(among: remaining, in: jobs, uid: context.uid) : [:]
+                listing = jobs
+                if othersDenied {
+                    othersExcluded = true
+                    for id in remaining where jobs[id].map({ $0.submitterUid != context.uid }) == true {
+                        known[id] = JobsInterface.permissionDenied(id)
+                    }
+                }
                 for id in remaining {
                     guard let refusal = known[id] else { continue }
                     context.console.printError("Error: \(refusal.description)")
-                    if status != .permissionDenied { status = .failure }
+                    if refusal.name == JobsInterface.Errors.permissionDenied {
+                        status = .permissionDenied
+                    } else if status != .permissionDenied {
+                        status = .failure
+                    }
                 }
                 remaining.removeAll { known[$0] != nil }
             }
@@ -127,18 +141,23 @@ enum CancelCommand: OrchctlCommand {
         return jobs
     }
 
-    /// The jobs among `ids` that orchd would refuse to cancel for a reason a listing shows,
-    /// each with the error it would send: one that does not exist (`NoSuchJob`), and one of
-    /// the caller's own that has finished (`AlreadyFinished`). Another user's job is left to
-    /// orchd, which alone knows whether the caller is an admin.
-    static func refusals(among ids: [JobID], of connection: OrchdConnection, uid: UInt32) throws(CommandFailure) -> [JobID: VarlinkError] {
+    /// The jobs among `ids` that orchd has, whoever owns them, by ID: one `List` call.
+    static func listing(of ids: [JobID], from connection: OrchdConnection) throws(CommandFailure) -> [JobID: Job] {
         var found: [JobID: Job] = [:]
         try connection.stream(JobsInterface.list, JobsInterface.ListParameters(ids: ids, allUsers: true)) { (reply) throws(CommandFailure) in
             for job in reply.jobs { found[job.id] = job }
         }
+        return found
+    }
+
+    /// The jobs among `ids` that orchd would refuse to cancel for a reason `jobs` (a
+    /// ``listing(of:from:)``) shows, each with the error it would send: one that does not
+    /// exist (`NoSuchJob`), and one of the caller's own that has finished (`AlreadyFinished`).
+    /// Another user's job is left to orchd, which alone knows whether the caller is an admin.
+    static func refusals(among ids: [JobID], in jobs: [JobID: Job], uid: UInt32) -> [JobID: VarlinkError] {
         var refusals: [JobID: VarlinkError] = [:]
         for id in ids {
-            if let job = found[id] {
+            if let job = jobs[id] {
                 if job.submitterUid == uid, job.state.result != nil { refusals[id] = JobsInterface.alreadyFinished(id) }
             } else {
                 refusals[id] = JobsInterface.noSuchJob(id)
