@@ -23,21 +23,33 @@ public struct VarlinkMethodCall: Sendable {
     ///   twice in one object (`spec.environment.A`), and where the message stops being strict
     ///   JSON (``JSONByteReader/strictScan(of:)``), both of which `JSONDecoder` would read,
     ///   dropping a value or guessing; or the object with a name that is not stream-safe
-    ///   (over 30 combining marks in a row: normalising it to hash it takes quadratic time).
+    ///   (over 30 combining marks in a row: normalising it to hash it takes quadratic time);
+    ///   or an integer field holding a number its type does not hold, or not written as an
+    ///   integer (``IntegerFieldCheck``: `JSONDecoder` names no field for the one and takes
+    ///   some of the other).
     public func parameters<P: Codable & Sendable>(_ type: P.Type) throws(VarlinkError) -> P {
-        switch JSONByteReader.strictScan(of: message) {
+        var numbers: [JSONByteReader.UnusualNumber] = []
+        switch JSONByteReader.strictScan(of: message, unusualNumbers: &numbers) {
         case .clean: break
         case .repeatedName(let path), .notStrict(let path), .unsafeName(let path): throw .invalidParameter(Self.parameterName(of: path))
         }
+        let parameters: P
         do {
             let call = try JSONDecoder().decode(VarlinkCall<P>.self, from: message)
-            if let parameters = call.parameters { return parameters }
-            return try JSONDecoder().decode(P.self, from: Data("{}".utf8))
+            parameters = try call.parameters ?? JSONDecoder().decode(P.self, from: Data("{}".utf8))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let path = IntegerFieldCheck.fieldRefusingNumber(P.self, in: message, numbers: numbers) {
+                throw .invalidParameter(Self.parameterName(of: path))
+            }
             throw .invalidParameter(Self.parameterName(of: error))
         } catch {
             throw .invalidParameter("parameters")
         }
+        if let path = IntegerFieldCheck.fieldNotWrittenAsInteger(P.self, in: message, numbers: numbers) {
+            throw .invalidParameter(Self.parameterName(of: path))
+        }
+        return parameters
     }
 
     /// The field a decoding error is about, e.g. `spec.cwd`.

@@ -155,9 +155,21 @@ public struct JSONByteReader {
     ///   stream-safe; else a name the top-level object repeats; else the first repeated name
     ///   deeper; else ``StrictScan/clean``.
     public static func strictScan<Bytes: ContiguousBytes>(of message: Bytes) -> StrictScan {
+        var numbers: [UnusualNumber] = []
+        return strictScan(of: message, unusualNumbers: &numbers)
+    }
+
+    /// ``strictScan(of:)``, also listing the numbers that an integer field may refuse.
+    /// - Parameters:
+    ///   - message: the message's bytes.
+    ///   - unusualNumbers: set to the message's ``UnusualNumber``s in the order they come
+    ///     (as far as the scan got).
+    /// - Returns: as ``strictScan(of:)``.
+    public static func strictScan<Bytes: ContiguousBytes>(of message: Bytes, unusualNumbers: inout [UnusualNumber]) -> StrictScan {
         message.withUnsafeBytes { raw in
             var reader = JSONByteReader(bytes: raw.bindMemory(to: UInt8.self))
             var scan = StrictScanState()
+            defer { unusualNumbers = scan.unusualNumbers }
             guard reader.scanValue(&scan) else { return scan.unsafeName ? .unsafeName(scan.path) : .notStrict(scan.path) }
             guard reader.atEnd() else { return .notStrict([]) }
             if let repeated = scan.topLevelRepeat ?? scan.firstRepeat { return .repeatedName(repeated) }
@@ -165,9 +177,31 @@ public struct JSONByteReader {
         }
     }
 
-    /// Where a strict scan is, and the repeated names it has met.
+    /// A number that some integer field refuses: one not written as an integer
+    /// (`-?(0|[1-9][0-9]*)`: `1.5`, `1e3`, `1.0`), or an integer outside `0...Int32.max`, the
+    /// range that every integer type of orchd's parameters holds. Numbers are listed only by
+    /// this rule, not by the fields that hold them, so that a scan needs no types; an ordinary
+    /// call (small IDs, counts and limits) has none.
+    public struct UnusualNumber: Equatable, Sendable {
+        /// Where it is: `["parameters", "uids", "0"]` (an array element by its index).
+        public var path: [String]
+        /// Its bytes' offsets in the message.
+        public var range: Range<Int>
+        /// Written as an integer, without fraction or exponent.
+        public var isIntegerForm: Bool
+
+        /// Creates a value with every field given.
+        public init(path: [String], range: Range<Int>, isIntegerForm: Bool) {
+            self.path = path
+            self.range = range
+            self.isIntegerForm = isIntegerForm
+        }
+    }
+
+    /// Where a strict scan is, the repeated names and the unusual numbers it has met.
     private struct StrictScanState {
         var path: [String] = []
+        var unusualNumbers: [UnusualNumber] = []
         /// The scan stopped at a name that is not stream-safe (``path`` is its object's).
         var unsafeName = false
         var topLevelRepeat: [String]?
@@ -223,10 +257,27 @@ public struct JSONByteReader {
             }
         case UInt8(ascii: "\""):
             return string() != nil
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            // The same strict reader a skipped field goes through.
+            let start = index
+            guard number() else { return false }
+            if let unusual = unusualNumber(at: start..<index, path: scan.path) { scan.unusualNumbers.append(unusual) }
+            return true
         default:
-            // Numbers and literals: the same strict readers a skipped field goes through.
+            // Literals: the same strict readers a skipped field goes through.
             return skipValue()
         }
+    }
+
+    /// The number whose bytes are `range` as an ``UnusualNumber``, or `nil` when it is an
+    /// integer in `0...Int32.max`.
+    private func unusualNumber(at range: Range<Int>, path: [String]) -> UnusualNumber? {
+        let text = UnsafeBufferPointer(rebasing: bytes[range])
+        let isIntegerForm = !text.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        // Ten digits or fewer (no leading zeros in strict JSON), compared as text: no parse.
+        let usual = isIntegerForm && text[0] != UInt8(ascii: "-")
+            && (text.count < 10 || text.count == 10 && text.lexicographicallyPrecedes("2147483648".utf8))
+        return usual ? nil : UnusualNumber(path: path, range: range, isIntegerForm: isIntegerForm)
     }
 
     /// Any value, checked as strict JSON in which no object repeats a name, and dropped: a
