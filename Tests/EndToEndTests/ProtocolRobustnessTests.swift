@@ -114,15 +114,93 @@ struct ProtocolRobustnessTests {
         let names = try JSONSerialization.jsonObject(with: Data(replies[0].utf8)) as? [String: Any]
         #expect((names?["parameters"] as? [String: Any])?["names"] as? [String: String] == ["0": "root"], "\(replies[0])")
         #expect(replies[1].contains(#""names":{}"#), "\(replies[1])")
-        // A number out of UInt32's range is refused by JSONDecoder without a coding path, so
-        // that reply names "parameters", as it does for any integer field.
         for reply in replies[2...] {
             #expect(reply.contains("org.varlink.service.InvalidParameter"), "\(reply)")
         }
-        for reply in replies[4...] {
-            #expect(reply.contains(#""parameter":"uids"#), "\(reply)")
+        for reply in replies[2...4] {
+            #expect(reply.contains(#""parameter":"uids.0""#), "\(reply)")
+        }
+        for reply in replies[5...] {
+            #expect(reply.contains(#""parameter":"uids""#), "\(reply)")
         }
         #expect(try daemon.orchctl(["ping"]).status == 0)
+    }
+
+    /// Every integer field of every method, as a call with `#NUMBER` where the number goes, and
+    /// the name an error about it gives.
+    static let integerFields: [(call: String, field: String)] = [
+        (#"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","priority":#NUMBER}}}"#, "spec.priority"),
+        (#"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","timeoutUSec":#NUMBER}}}"#, "spec.timeoutUSec"),
+        (#"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","maxAttempts":#NUMBER}}}"#, "spec.maxAttempts"),
+        (#"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","after":[#NUMBER]}}}"#, "spec.after.0"),
+        (#"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/"},{"argv":["true"],"cwd":"/","priority":#NUMBER}]}}"#, "specs.1.priority"),
+        (#"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","timeoutUSec":#NUMBER}]}}"#, "specs.0.timeoutUSec"),
+        (#"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","maxAttempts":#NUMBER}]}}"#, "specs.0.maxAttempts"),
+        (#"{"method":"io.orchd.Jobs.SubmitBatch","parameters":{"specs":[{"argv":["true"],"cwd":"/","after":[1,#NUMBER]}]}}"#, "specs.0.after.1"),
+        (#"{"method":"io.orchd.Jobs.Get","parameters":{"id":#NUMBER}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.Retry","parameters":{"id":#NUMBER}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.Suspend","parameters":{"id":#NUMBER}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.Continue","parameters":{"id":#NUMBER}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.List","parameters":{"limit":#NUMBER}}"#, "limit"),
+        (#"{"method":"io.orchd.Jobs.List","parameters":{"ids":[1,2,#NUMBER]}}"#, "ids.2"),
+        (#"{"method":"io.orchd.Jobs.Cancel","parameters":{"ids":[#NUMBER]}}"#, "ids.0"),
+        (#"{"method":"io.orchd.Jobs.Hold","parameters":{"ids":[#NUMBER]}}"#, "ids.0"),
+        (#"{"method":"io.orchd.Jobs.Release","parameters":{"ids":[#NUMBER]}}"#, "ids.0"),
+        (#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[#NUMBER]}}"#, "ids.0"),
+        (#"{"method":"io.orchd.Jobs.Edit","parameters":{"id":#NUMBER,"name":"x"}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.Edit","parameters":{"id":1,"priority":#NUMBER}}"#, "priority"),
+        (#"{"method":"io.orchd.Jobs.Prune","parameters":{"olderThanUSec":#NUMBER}}"#, "olderThanUSec"),
+        (#"{"method":"io.orchd.Jobs.Logs","more":true,"parameters":{"id":#NUMBER,"stream":"stdout"}}"#, "id"),
+        (#"{"method":"io.orchd.Jobs.Logs","more":true,"parameters":{"id":1,"stream":"stdout","offset":#NUMBER}}"#, "offset"),
+        (#"{"method":"io.orchd.Jobs.Logs","more":true,"parameters":{"id":1,"stream":"stdout","tailLines":#NUMBER}}"#, "tailLines"),
+        (#"{"method":"io.orchd.Jobs.Logs","more":true,"parameters":{"id":1,"stream":"stdout","attempt":#NUMBER}}"#, "attempt"),
+        (#"{"method":"io.orchd.Jobs.Logs","more":true,"parameters":{"id":1,"stream":"stdout","fromAttempt":#NUMBER}}"#, "fromAttempt"),
+        (#"{"method":"io.orchd.Jobs.Subscribe","more":true,"parameters":{"since":#NUMBER}}"#, "since"),
+        (#"{"method":"io.orchd.Jobs.Subscribe","more":true,"parameters":{"jobId":#NUMBER}}"#, "jobId"),
+        (#"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[0,#NUMBER]}}"#, "uids.1"),
+        (#"{"method":"io.orchd.Queues.Set","parameters":{"name":"default","concurrency":#NUMBER}}"#, "concurrency"),
+        (#"{"method":"io.orchd.Queues.Set","parameters":{"name":"default","retryBaseUSec":#NUMBER}}"#, "retryBaseUSec"),
+        (#"{"method":"io.orchd.Queues.Set","parameters":{"name":"default","retryCapUSec":#NUMBER}}"#, "retryCapUSec"),
+        (#"{"method":"io.orchd.Queues.Add","parameters":{"name":"q","maxRunningPerUser":#NUMBER}}"#, "maxRunningPerUser"),
+    ]
+
+    @Test("a number an integer field cannot take (too large for any, a fraction, or not written as an integer) is refused naming the field, for every integer field of every method, and nothing is stored",
+          arguments: ["99999999999999999999", "-9223372036854775809", "1.5", "1e3", "1E+2", "1.0", "-0.0"])
+    func unfitNumbers(number: String) throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = Self.integerFields.map { $0.call.replacingOccurrences(of: "#NUMBER", with: number) }
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        for (reply, (call, field)) in zip(replies, zip(calls, Self.integerFields.map(\.field))) {
+            #expect(reply == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"\#(field)"}}"#, "\(call)")
+        }
+        let status = try daemon.orchctl(["--json", "status", "--all"])
+        #expect(status.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(status)")
+        let queues = try daemon.orchctl(["queues"]).standardOutput
+        #expect(!queues.split(separator: "\n").contains { $0.hasPrefix("q ") }, "no queue was added: \(queues)")
+    }
+
+    @Test("a uid that is negative or past UInt32 is refused naming its element; an integer past 32 bits where the type holds it, and a number of any form in a member orchd does not read, are taken")
+    func integersTakenAndRefusedByType() throws {
+        let daemon = try TestDaemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        let calls = [
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[0,-1]}}"#,
+            #"{"method":"io.orchd.Manager.GetUserNames","parameters":{"uids":[4294967296]}}"#,
+            #"{"method":"io.orchd.Jobs.List","parameters":{"limit":5000000000,"ids":[9223372036854775807]}}"#,
+            #"{"method":"io.orchd.Jobs.Get","parameters":{"id":1,"future":1.5e300}}"#,
+            #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","future":[1e3,-0.5]},"future":1.5}}"#,
+        ]
+        let replies = Self.replies(to: calls, on: socket)
+        #expect(replies.count == calls.count, "\(replies)")
+        guard replies.count == calls.count else { return }
+        #expect(replies[0] == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"uids.1"}}"#)
+        #expect(replies[1] == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"uids.0"}}"#)
+        #expect(replies[2] == #"{"parameters":{"jobs":[]}}"#, "\(replies[2])")
+        #expect(replies[3].contains("io.orchd.Jobs.NoSuchJob"), "\(replies[3])")
+        #expect(replies[4].contains(#""job":{"#), "\(replies[4])")
     }
 
     @Test("calls pipelined behind a Wait are read only so far ahead: the sender stalls instead of orchd growing, and every call is answered in order once the Wait ends")

@@ -19,6 +19,18 @@ struct StrictScanTests {
         #expect(Self.scan(#" { "x" : [ [ ] , { "y" : { } , "y" : null } ] } "#) == .repeatedName(["x", "1", "y"]))
     }
 
+    @Test("numbers outside 0 through Int32.max, or not written as integers, are listed with their paths and bytes; others are not")
+    func unusualNumbers() {
+        let json = #"{"a":[0,2147483647,2147483648,-1],"b":{"c":1e3,"d":1.0,"e":99999999999999999999},"f":7}"#
+        var numbers: [JSONByteReader.UnusualNumber] = []
+        #expect(JSONByteReader.strictScan(of: Data(json.utf8), unusualNumbers: &numbers) == .clean)
+        let bytes = Array(json.utf8)
+        #expect(numbers.map(\.path) == [["a", "2"], ["a", "3"], ["b", "c"], ["b", "d"], ["b", "e"]])
+        #expect(numbers.map { String(decoding: bytes[$0.range], as: UTF8.self) }
+            == ["2147483648", "-1", "1e3", "1.0", "99999999999999999999"])
+        #expect(numbers.map(\.isIntegerForm) == [true, true, false, false, true])
+    }
+
     @Test("a name the top-level object repeats is reported before a deeper one, wherever it comes")
     func topLevelFirst() {
         #expect(Self.scan(#"{"parameters":{"a":1,"a":2},"method":"io.orchd.Manager.Ping","method":"io.orchd.Manager.Shutdown"}"#)
