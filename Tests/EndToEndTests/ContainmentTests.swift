@@ -17,10 +17,10 @@ struct ContainmentTests {
         /// The daemon's cgroup subtree, from `orchctl info` (cgroup mode).
         private(set) var cgroup: String?
 
-        init(mode: String, arguments: [String] = []) throws {
+        init(mode: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
             if mode == "cgroup" { try CgroupSupport.requireAvailable() }
             self.mode = mode
-            daemon = try TestDaemon(arguments: ["--containment", mode] + arguments)
+            daemon = try TestDaemon(arguments: ["--containment", mode] + arguments, environment: environment)
             try readInfo()
         }
 
@@ -69,6 +69,17 @@ struct ContainmentTests {
         /// Whether the process is gone (or a zombie waiting to be reaped).
         func isGone(_ pid: Int32) -> Bool {
             ProcessGroup(id: pid).isGone
+        }
+
+        /// Whether the process is gone within `seconds`: one killed as orchd exits may take a
+        /// moment to die.
+        func becomesGone(_ pid: Int32, within seconds: Double = 10) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while !isGone(pid) {
+                guard Date() < deadline else { return false }
+                usleep(10_000)
+            }
+            return true
         }
 
         /// The job processes still alive.
@@ -126,6 +137,40 @@ struct ContainmentTests {
         if let cgroup = fixture.cgroup {
             #expect(!Cgroup(path: cgroup).exists, "orchd removed its cgroup subtree at a clean exit")
         }
+    }
+
+    private func stopTearsDownProcessWithoutIdentity(mode: String) throws {
+        let fixture = try Fixture(mode: mode, arguments: ["--drain-timeout", "0s", "--kill-grace", "2s"])
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        // A new session and an empty environment: no ORCHD_JOB_ID for a teardown to find, as
+        // after a daemon that retitles itself overwrote it.
+        let script = "setsid env -i /bin/sh -c 'echo $$ > \(marker.path); exec sleep 900' & sleep 900"
+        _ = try fixture.daemon.orchctl(["submit", "--shell", script]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(fixture.daemon.stop() == 0)
+        #expect(fixture.isGone(escaped), "orchd tore down its last descendant before it exited")
+        if mode == "process-group" {
+            #expect(fixture.daemon.daemonLog.contains("outlived their job's teardown (pid \(escaped))"), "\(fixture.daemon.daemonLog)")
+        }
+    }
+
+    private func durabilityLossKillsEveryJob(mode: String) throws {
+        let shim = try FailingSyncShim()
+        let fixture = try Fixture(mode: mode, environment: shim.environment)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        _ = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        try shim.failFromNow()
+        // Its barrier fails: orchd exits at once, with no stop, and kills what it runs first.
+        let refused = try fixture.daemon.orchctl(["submit", "--", "true"])
+        #expect(refused.status == 69, "\(refused)")
+        let process = try #require(fixture.daemon.process)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(fixture.daemon.daemonLog)")
+        #expect(fixture.daemon.daemonLog.contains("with every job killed"), "\(fixture.daemon.daemonLog)")
+        #expect(fixture.becomesGone(escaped), "the setsid'ed process of the running job did not outlive orchd")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+        try shim.stopFailing()
     }
 
     private func leftoverAfterExitIsTornDown(mode: String) throws {
@@ -474,6 +519,20 @@ struct ContainmentTests {
 
     @Test("process-group: stopping orchd (SIGTERM) tears down a setsid'ed process")
     func fallbackStop() throws { try stopTearsDownEscapedProcess(mode: "process-group") }
+
+    @Test("process-group: stopping orchd tears down, as its last descendant, a setsid'ed process that cleared its environment (no ORCHD_JOB_ID)")
+    func fallbackStopWithoutIdentity() throws { try stopTearsDownProcessWithoutIdentity(mode: "process-group") }
+
+    @Test("cgroup: stopping orchd tears down a setsid'ed process that cleared its environment",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupStopWithoutIdentity() throws { try stopTearsDownProcessWithoutIdentity(mode: "cgroup") }
+
+    @Test("process-group: an fdatasync that fails ends orchd (74) with its running jobs killed, a setsid'ed process too")
+    func fallbackDurabilityLoss() throws { try durabilityLossKillsEveryJob(mode: "process-group") }
+
+    @Test("cgroup: an fdatasync that fails ends orchd (74) with its running jobs killed, a setsid'ed process too",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupDurabilityLoss() throws { try durabilityLossKillsEveryJob(mode: "cgroup") }
 
     @Test("cgroup: a job whose main process succeeded while what it left was torn down is recorded succeeded after kill -9 of orchd, not run again",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))

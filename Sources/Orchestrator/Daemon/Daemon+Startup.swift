@@ -81,9 +81,13 @@ extension Daemon {
         schedulerConfiguration.runJobsAsSubmitter = geteuid() == 0
         schedulerConfiguration.maxRunningPerUser = configuration.maxRunningPerUser
         // No stop: a stop would sync again, and a second fdatasync may succeed without the
-        // lost writes (Linux reports a writeback error once), then acknowledge them.
+        // lost writes (Linux reports a writeback error once), then acknowledge them. The jobs
+        // are killed all the same, which needs no database: nothing orchd started may outlive
+        // it, and recovery would kill them at the next start anyway.
         schedulerConfiguration.durabilityLost = { message in
-            DaemonLog.error("exiting without answering the requests it covered; a restart recovers what is on disk")
+            let killed = containment.killEverything()
+            DaemonLog.error(
+                "exiting without answering the requests it covered\(killed > 0 ? " and with every job killed" : ""); a restart recovers what is on disk")
             notifier.failed(errno: EIO, status: "failed: \(message)")
             _exit(Scheduler.durabilityLostExitStatus)
         }

@@ -75,6 +75,10 @@ public enum Daemon {
             let services = ServiceGroup([
                 .init(name: "containment", stop: { containment.removeSubtree() }),
                 .init(name: "orphan reaper", stop: { orphanReaper?.stop() }),
+                // Last of all that runs: whatever no job's or hook's teardown found.
+                .init(name: "leftover processes", stop: {
+                    containment.tearDownLeftoverDescendants(grace: current.value.teardownGrace)
+                }),
                 // Stopped after the scheduler, whose last events may start hooks: running hooks
                 // are torn down, not orphaned, and before the subtree holding their cgroups goes.
                 .init(name: "hooks", stop: { observers.hooks.stop() }),

@@ -107,8 +107,10 @@ final class SignalHandlers {
                 notifier: notifier, drainTimeout: drain, teardownGrace: current.value.teardownGrace)
             Task {
                 notifier.stopping(status: "stopping: " + (await scheduler.statusLine))
-                await scheduler.recordDaemonEvent(.daemonStopping)
+                // Before the event's write, which waits out a database that another process
+                // holds locked, so that systemd does not kill orchd meanwhile.
                 extender.start()
+                await scheduler.recordDaemonEvent(.daemonStopping)
                 await scheduler.shutdown(drainTimeout: drain)
                 // Durable before the server stops: held replies go out first.
                 await scheduler.flush()
