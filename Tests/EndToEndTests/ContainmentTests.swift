@@ -173,6 +173,18 @@ struct ContainmentTests {
         try shim.stopFailing()
     }
 
+    private func recoveryWithoutTheDatabaseKillsLeftovers(mode: String) throws {
+        let fixture = try Fixture(mode: mode)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        _ = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        fixture.daemon.crash()
+        for file in ["orchd.db", "orchd.db-wal", "orchd.db-shm"] { unlink(fixture.daemon.stateDirectory + "/" + file) }
+        try fixture.daemon.start()
+        #expect(fixture.isGone(escaped), "the new database records no job, yet the previous daemon's job did not outlive it")
+        #expect(fixture.leftovers.isEmpty, "no job process is left: \(fixture.leftovers)")
+    }
+
     private func leftoverAfterExitIsTornDown(mode: String) throws {
         // An hour's grace: the job ends within the test's time only if the leftover's own
         // exit on SIGTERM ends the grace, in either containment.
@@ -526,6 +538,13 @@ struct ContainmentTests {
     @Test("cgroup: stopping orchd tears down a setsid'ed process that cleared its environment",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupStopWithoutIdentity() throws { try stopTearsDownProcessWithoutIdentity(mode: "cgroup") }
+
+    @Test("process-group: after kill -9 and the loss of the database, the restarted orchd kills the jobs the previous one left")
+    func fallbackRecoveryWithoutDatabase() throws { try recoveryWithoutTheDatabaseKillsLeftovers(mode: "process-group") }
+
+    @Test("cgroup: after kill -9 and the loss of the database, the restarted orchd kills the jobs the previous one left",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupRecoveryWithoutDatabase() throws { try recoveryWithoutTheDatabaseKillsLeftovers(mode: "cgroup") }
 
     @Test("process-group: an fdatasync that fails ends orchd (74) with its running jobs killed, a setsid'ed process too")
     func fallbackDurabilityLoss() throws { try durabilityLossKillsEveryJob(mode: "process-group") }

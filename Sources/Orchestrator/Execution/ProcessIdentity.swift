@@ -29,16 +29,23 @@ enum ProcessIdentity {
         var isHook = false
     }
 
-    /// The process groups holding a process of one of `jobs`, or of any hook run, of this
-    /// daemon (recovery: what a previous incarnation left running, in one look at every
-    /// process). Hook processes count as hooks, not as the job whose event fired them.
+    /// The process groups holding a process that a previous incarnation of this daemon left
+    /// (recovery: in one look at every process): of a job recorded running, of any hook run,
+    /// and of any other of its jobs but those in `spared`. A job of this state directory that
+    /// is not recorded running has no process by rights (its database was lost or replaced
+    /// after a crash), except in Slurm: a process with `SLURM_JOB_ID` (Slurm gives it to every
+    /// process of its jobs, and orchd's batch script keeps it) is left to Slurm unless its job
+    /// is recorded running here. Hook processes count as hooks, not as the job whose event
+    /// fired them.
     /// - Parameters:
-    ///   - jobs: the job IDs.
+    ///   - running: the jobs recorded running on this machine.
+    ///   - spared: the jobs whose attempts run in Slurm, followed again, not killed.
     ///   - stateDirectory: the daemon's state directory.
     /// - Returns: the process group IDs, each once.
-    static func processGroups(ofJobs jobs: Set<Int64>, orHooksOf stateDirectory: String) -> [Int32] {
+    static func processGroups(ofJobs running: Set<Int64>, sparing spared: Set<Int64>, orHooksOf stateDirectory: String) -> [Int32] {
         let jobPrefix = Array("\(jobVariable)=".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
+        let slurmPrefix = Array("SLURM_JOB_ID=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(stateDirectory)".utf8)
         return groups(of: scan(everyProcess) { entries in
             guard entries.contains(where: { $0.elementsEqual(directoryEntry) }) else { return false }
@@ -46,7 +53,8 @@ enum ProcessIdentity {
             guard let entry = entries.first(where: { $0.starts(with: jobPrefix) }),
                 let id = Int64(String(decoding: entry.dropFirst(jobPrefix.count), as: UTF8.self))
             else { return false }
-            return jobs.contains(id)
+            if running.contains(id) { return true }
+            return !spared.contains(id) && !entries.contains(where: { $0.starts(with: slurmPrefix) })
         })
     }
 

@@ -11,7 +11,9 @@ extension Scheduler {
     /// ``noteEnding(_:_:)``), else as `interrupted`; it is retried when that result allows it
     /// and attempts are left. Survivors are the recorded process group when its leader is still the
     /// process started (same boot, pid and start time, so a reused pid is never killed), and
-    /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`. With
+    /// any group with a process carrying the job's `ORCHD_JOB_ID` and `ORCHD_STATE_DIR`, or
+    /// those of a job of this daemon that is not recorded running (a database lost after a
+    /// crash), unless Slurm runs it (``ProcessIdentity/processGroups(ofJobs:sparing:orHooksOf:)``). With
     /// cgroup containment, every job cgroup the previous daemon left is killed first
     /// (`cgroup.kill`) and waited for until `populated 0`, then removed: whatever escaped the
     /// process groups is down before anything is retried. Hooks the previous daemon left
@@ -35,9 +37,10 @@ extension Scheduler {
             return pid
         }
         let jobs = Set(records.map { $0.job.id.rawValue })
+        let spared = Set(slurmAttemptsToReattach.map { $0.job.id.rawValue })
         let stateDirectory = configuration.stateDirectory
         let killed = Self.killUntilNoneLeft(first: recorded, expectingSome: !records.isEmpty) {
-            ProcessIdentity.processGroups(ofJobs: jobs, orHooksOf: stateDirectory)
+            ProcessIdentity.processGroups(ofJobs: jobs, sparing: spared, orHooksOf: stateDirectory)
         }
         if !killed.isEmpty { DaemonLog.warning("killed \(Self.describe(killed)) left by the previous daemon") }
         let endings = records.isEmpty ? [:] : try store.endings()

@@ -52,7 +52,7 @@ struct HookContainmentTests {
         #expect(ProcessIdentity.processes(of: .init(id: 7, stateDirectory: directory.path)).isEmpty)
         #expect(ProcessIdentity.processes(of: .init(id: 3, stateDirectory: directory.path, isHook: true)) == [process.pid])
         // Recovery's look: every hook of the daemon, whatever the jobs asked for.
-        #expect(ProcessIdentity.processGroups(ofJobs: [], orHooksOf: directory.path) == [process.pid])
-        #expect(ProcessIdentity.processGroups(ofJobs: [7], orHooksOf: directory.path + "/other").isEmpty)
+        #expect(ProcessIdentity.processGroups(ofJobs: [], sparing: [], orHooksOf: directory.path) == [process.pid])
+        #expect(ProcessIdentity.processGroups(ofJobs: [7], sparing: [], orHooksOf: directory.path + "/other").isEmpty)
     }
 }

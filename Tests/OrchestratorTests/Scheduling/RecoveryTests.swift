@@ -115,8 +115,26 @@ struct RecoveryTests {
             environment: ["ORCHD_JOB_ID": job.id.description, "ORCHD_STATE_DIR": other.path, "PATH": "/usr/bin:/bin"],
             standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
         defer { kill(-process.pid, SIGKILL) }
-        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], orHooksOf: directory.path).isEmpty)
-        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], orHooksOf: other.path) == [process.pid])
-        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue + 1], orHooksOf: other.path).isEmpty, "only the jobs asked for")
+        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], sparing: [], orHooksOf: directory.path).isEmpty)
+        #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], sparing: [], orHooksOf: other.path) == [process.pid])
+    }
+
+    @Test("recovery's look finds a process of any job of this daemon, also one not recorded running, but not a Slurm job's")
+    func leftoversOfUnrecordedJobs() throws {
+        let directory = try TemporaryDirectory()
+        func start(job id: Int64, slurm: Bool = false) throws -> LaunchedProcess {
+            var environment = ["ORCHD_JOB_ID": "\(id)", "ORCHD_STATE_DIR": directory.path, "PATH": "/usr/bin:/bin"]
+            if slurm { environment["SLURM_JOB_ID"] = "41" }
+            return try ProcessLauncher().launch(LaunchRequest(
+                arguments: ["sleep", "300"], workingDirectory: "/", environment: environment,
+                standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
+        }
+        let unrecorded = try start(job: 5)
+        let inSlurm = try start(job: 6, slurm: true)
+        let reattached = try start(job: 7)
+        let recordedFromAllocation = try start(job: 8, slurm: true)
+        defer { for process in [unrecorded, inSlurm, reattached, recordedFromAllocation] { kill(-process.pid, SIGKILL) } }
+        let found = ProcessIdentity.processGroups(ofJobs: [8], sparing: [7], orHooksOf: directory.path)
+        #expect(found == [unrecorded.pid, recordedFromAllocation.pid].sorted(), "not Slurm's nor a reattached attempt's")
     }
 }
