@@ -83,7 +83,12 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             self.init("unexpected answer from orchd at \(socket): \(what)", exitCode: .failure)
         case .remote(let remote):
             self.init(remote.description, exitCode: Self.exitCode(for: remote), remoteErrorName: remote.name)
-            if case .number(let id)? = remote.parameters["id"], let raw = Int64(exactly: id) { remoteJobID = JobID(rawValue: raw) }
+            switch remote.parameters["id"] {
+            case .integer(let raw)?: remoteJobID = JobID(rawValue: raw)
+            // From an orchd that wrote IDs through a Double: exact only up to 2^53.
+            case .number(let id)?: remoteJobID = Int64(exactly: id).map(JobID.init(rawValue:))
+            default: break
+            }
             if case .string(let name)? = remote.parameters["name"] { remoteName = name }
         }
     }

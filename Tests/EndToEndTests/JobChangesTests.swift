@@ -209,6 +209,20 @@ struct JobChangesTests {
         #expect(errors == expected && cancelled.standardError.split(separator: "\n").count == expected.count, "\(cancelled.standardError.prefix(500))")
     }
 
+    @Test("cancel of jobs behind an unknown ID past 2^53 reports that ID exactly and cancels the others",
+          arguments: ["9007199254740993", "9223372036854775807"])
+    func cancelBehindHugeUnknownID(unknown: String) throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let queued = try (0..<2).map { _ in try daemon.orchctl(["submit", "--", "true"]).line }
+        // The first ID orchd refuses: its error names it, which a Double would have rounded to
+        // another ID (and orchctl then stopped, cancelling nothing).
+        let cancelled = try daemon.orchctl(["cancel", unknown] + queued)
+        #expect(cancelled.status == 1, "\(cancelled)")
+        #expect(cancelled.standardError == "Error: no job with ID \(unknown)\n", "\(cancelled)")
+        #expect(cancelled.standardOutput == queued.map { "cancelled \($0)\n" }.joined(), "\(cancelled)")
+    }
+
     @Test("cancel --signal INT sends SIGINT first; an unknown signal name is a usage error")
     func cancelSignal() throws {
         let daemon = try TestDaemon()

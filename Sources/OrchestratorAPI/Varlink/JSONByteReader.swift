@@ -510,8 +510,7 @@ public struct JSONByteReader {
 
 extension JSONByteReader {
     /// Any value as ``JSONValue`` decodes it; a number only when it is an integer that fits
-    /// an `Int64` (converted to the nearest `Double`, as the coder's parse of its text gives),
-    /// else `nil` (give up).
+    /// an `Int64` (``JSONValue/integer(_:)``), else `nil` (give up).
     public mutating func jsonValue() -> JSONValue? {
         skipSpace()
         guard index < bytes.count else { return nil }
@@ -521,7 +520,7 @@ extension JSONByteReader {
         case UInt8(ascii: "\""): return string().map(JSONValue.string)
         case UInt8(ascii: "t"), UInt8(ascii: "f"): return bool().map(JSONValue.bool)
         case UInt8(ascii: "n"): return null() ? JSONValue.null : nil
-        default: return integer().map { JSONValue.number(Double($0)) }
+        default: return integer().map(JSONValue.integer)
         }
     }
 

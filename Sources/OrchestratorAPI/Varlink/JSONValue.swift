@@ -3,6 +3,10 @@
 public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
+    /// A number written as an integer that `Int64` holds: IDs and counts, kept exact (a
+    /// `Double` is exact only up to 2^53, so a job ID above that came back as another ID).
+    case integer(Int64)
+    /// Any other number.
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -14,6 +18,8 @@ public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -30,6 +36,7 @@ public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
         // A whole number goes out as an integer: the interfaces declare IDs and counts `int`,
         // and a Double past 1e16 would be written with an exponent.
         case .number(let value):
@@ -45,6 +52,7 @@ public enum JSONValue: Hashable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .null: "null"
         case .bool(let value): String(value)
+        case .integer(let value): String(value)
         case .number(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
         case .string(let value): value
         case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"

@@ -740,7 +740,7 @@ public enum JobsInterface {
 
     /// `NoSuchJob(id)`: no job has that ID (or it was pruned).
     public static func noSuchJob(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.noSuchJob, ["id": .number(Double(id.rawValue)), "message": .string("no job with ID \(id)")])
+        VarlinkError(Errors.noSuchJob, ["id": .integer(id.rawValue), "message": .string("no job with ID \(id)")])
     }
 
     /// `InvalidJobSpec(message)`: the spec breaks a rule.
@@ -750,12 +750,12 @@ public enum JobsInterface {
 
     /// `AlreadyFinished(id)`: the job cannot be cancelled; it already finished.
     public static func alreadyFinished(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.alreadyFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has already finished")])
+        VarlinkError(Errors.alreadyFinished, ["id": .integer(id.rawValue), "message": .string("job \(id) has already finished")])
     }
 
     /// `PermissionDenied(id)`: the job is another user's, and the caller is no admin.
     public static func permissionDenied(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.permissionDenied, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) belongs to another user")])
+        VarlinkError(Errors.permissionDenied, ["id": .integer(id.rawValue), "message": .string("job \(id) belongs to another user")])
     }
 
     /// `StorageFailure(message)`: the database refused a change; nothing was changed.
@@ -776,7 +776,7 @@ public enum JobsInterface {
     /// directory is full; nothing was changed.
     public static func storageFull(stateDirectory: String, freeBytes: UInt64, message: String) -> VarlinkError {
         VarlinkError(Errors.storageFull, [
-            "stateDirectory": .string(stateDirectory), "freeBytes": .number(Double(freeBytes)), "message": .string(message),
+            "stateDirectory": .string(stateDirectory), "freeBytes": .integer(Int64(clamping: freeBytes)), "message": .string(message),
         ])
     }
 
@@ -794,14 +794,14 @@ public enum JobsInterface {
     /// `DuplicateJob(id, uniqueKey)`: a live job already has this unique key.
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
         VarlinkError(Errors.duplicateJob, [
-            "id": .number(Double(id.rawValue)), "uniqueKey": .string(uniqueKey),
+            "id": .integer(id.rawValue), "uniqueKey": .string(uniqueKey),
             "message": .string("job \(id) with unique key '\(uniqueKey)' has not finished yet (submit with --reuse for its ID instead, or wait for it: orchctl wait \(id))"),
         ])
     }
 
     /// `NotFinished(id)`: only a finished job can be retried.
     public static func notFinished(_ id: JobID) -> VarlinkError {
-        VarlinkError(Errors.notFinished, ["id": .number(Double(id.rawValue)), "message": .string("job \(id) has not finished; only a finished job can be retried")])
+        VarlinkError(Errors.notFinished, ["id": .integer(id.rawValue), "message": .string("job \(id) has not finished; only a finished job can be retried")])
     }
 
     /// `DependencyNotSucceeded(id, dependency, result)`: a job cannot be retried because a
@@ -810,7 +810,7 @@ public enum JobsInterface {
     public static func dependencyNotSucceeded(_ id: JobID, dependency: JobID, result: String?) -> VarlinkError {
         let why = result.map { "finished \($0)" } ?? "was pruned, so whether it succeeded is unknown"
         var parameters: [String: JSONValue] = [
-            "id": .number(Double(id.rawValue)), "dependency": .number(Double(dependency.rawValue)),
+            "id": .integer(id.rawValue), "dependency": .integer(dependency.rawValue),
             "message": .string("job \(id) cannot be retried: its dependency, job \(dependency), \(why)"
                 + (result == nil ? "" : "; retry job \(dependency) first")),
         ]
@@ -823,7 +823,7 @@ public enum JobsInterface {
     public static func noSuchAttempt(_ id: JobID, attempt: Int, attempts: Int) -> VarlinkError {
         let has = attempts == 0 ? "it has not started yet" : attempts == 1 ? "it has made 1 attempt" : "its attempts are 1 to \(attempts)"
         return VarlinkError(Errors.noSuchAttempt, [
-            "id": .number(Double(id.rawValue)), "attempt": .number(Double(attempt)), "attempts": .number(Double(attempts)),
+            "id": .integer(id.rawValue), "attempt": .integer(Int64(attempt)), "attempts": .integer(Int64(attempts)),
             "message": .string("job \(id) has no attempt \(attempt): \(has)"),
         ])
     }
@@ -841,18 +841,18 @@ public enum JobsInterface {
     /// `AlreadyStarted(id, message)`: the job has started, so it cannot be held, released or
     /// edited.
     public static func alreadyStarted(_ id: JobID, message: String) -> VarlinkError {
-        VarlinkError(Errors.alreadyStarted, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+        VarlinkError(Errors.alreadyStarted, ["id": .integer(id.rawValue), "message": .string(message)])
     }
 
     /// `NotRunning(id, message)`: the job is not running, so it cannot be suspended or
     /// continued.
     public static func notRunning(_ id: JobID, message: String) -> VarlinkError {
-        VarlinkError(Errors.notRunning, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+        VarlinkError(Errors.notRunning, ["id": .integer(id.rawValue), "message": .string(message)])
     }
 
     /// `SuspendFailed(id, message)`: the job's processes could not be stopped or continued.
     public static func suspendFailed(_ id: JobID, message: String) -> VarlinkError {
-        VarlinkError(Errors.suspendFailed, ["id": .number(Double(id.rawValue)), "message": .string(message)])
+        VarlinkError(Errors.suspendFailed, ["id": .integer(id.rawValue), "message": .string(message)])
     }
 
     /// `SubscriberTooSlow(message)`: a `Subscribe` stream ended because its client fell so far

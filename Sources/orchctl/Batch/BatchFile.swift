@@ -135,6 +135,7 @@ enum BatchFile {
             // Checked before decoding: an integer out of range would otherwise be reported as
             // "not valid JSON", naming no field.
             let numbers: [JSONValue] = if case .array(let items) = value { items } else { [value] }
+            // An integer in Int64 reads as `.integer`; anything else as `.number`.
             for case .number(let value) in numbers where !isInteger(value) {
                 throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), not \(value)")
             }

@@ -32,7 +32,7 @@ struct JobCodingTests {
         #expect(Set(fields.keys) == documented)
         #expect(fields["state"] == .string("finished"))
         #expect(fields["result"] == .string("failed"))
-        #expect(fields["exitCode"] == .number(3))
+        #expect(fields["exitCode"] == .integer(3))
         #expect(fields["submittedAt"] == .string("2026-11-29T12:00:00.125Z"))
     }
 

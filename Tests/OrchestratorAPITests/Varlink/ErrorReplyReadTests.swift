@@ -46,10 +46,20 @@ struct ErrorReplyReadTests {
         #expect(text == #"{"f":1.5,"id":4611686018427387904,"negative":-3,"small":7}"#)
     }
 
+    @Test("a job ID past 2^53 in an error reply is written and read back exactly, by hand and by JSONDecoder",
+          arguments: [Int64(9_007_199_254_740_993), .max, .min])
+    func exactIDs(id: Int64) throws {
+        let error = JobsInterface.noSuchJob(JobID(rawValue: id))
+        let text = #"{"error":"\#(error.name)","parameters":"# + JSONValue.object(error.parameters).jsonText + "}"
+        #expect(text.contains("\"id\":\(id)"), "\(text)")
+        #expect(VarlinkClient.readError(Array(text.utf8))?.parameters["id"] == .integer(id), "\(text)")
+        #expect(Self.codable(text)?.parameters["id"] == .integer(id), "\(text)")
+    }
+
     @Test("orchd's own error replies are read by hand")
     func orchdErrors() {
         for error in [
-            VarlinkError(JobsInterface.Errors.noSuchJob, ["id": .number(99)]), VarlinkError.invalidParameter("ids"),
+            VarlinkError(JobsInterface.Errors.noSuchJob, ["id": .integer(99)]), VarlinkError.invalidParameter("ids"),
             VarlinkError(JobsInterface.Errors.permissionDenied, ["message": .string("job 5 belongs to uid 1000")]),
         ] {
             let text = #"{"error":"\#(error.name)","parameters":"# + JSONValue.object(error.parameters).jsonText + "}"

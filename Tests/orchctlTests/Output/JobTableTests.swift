@@ -206,9 +206,9 @@ struct JobTableTests {
         // --json: the job object with an `attempts` field.
         let json = try JSONOutput.text(JobWithAttempts(job: job, attempts: attempts))
         let object = try JSONDecoder().decode([String: JSONValue].self, from: Data(json.utf8))
-        #expect(object["id"] == .number(7))
+        #expect(object["id"] == .integer(7))
         #expect(object["uniqueKey"] == .string("flaky-nightly"))
-        #expect(object["timeoutUSec"] == .number(90_000_000))
+        #expect(object["timeoutUSec"] == .integer(90_000_000))
         guard case .array(let list)? = object["attempts"] else { Issue.record("no attempts array"); return }
         #expect(list.count == 2)
         #expect(try JSONDecoder().decode(Job.self, from: Data(json.utf8)) == job)
