@@ -108,7 +108,7 @@ struct MultiUserTests {
         #expect(shown.standardOutput.contains("\"cancelled\""), "\(shown)")
     }
 
-    @Test("B's cancel of B's job among many of A's and one that does not exist: B's is cancelled, each other one refused with its own reason (exit 77), A's untouched")
+    @Test("B's cancel of B's job among many of A's and one that does not exist: B's is cancelled, each other one refused with its own reason (exit 77), A's untouched; an admin's cancel refuses A's finished jobs as finished and cancels the rest")
     func cancelAmongOthersJobs() throws {
         let (a, b, _) = try TestUser.users()
         let daemon = try sharedDaemon()
@@ -131,6 +131,22 @@ struct MultiUserTests {
         #expect(errors.contains { $0.contains(missing) && !$0.contains("belongs to another user") }, "\(cancelled)")
         let aStatus = try jobs(daemon.orchctl(as: a, ["status", "--all", "--json"]))
         #expect(aStatus.count == 40 && aStatus.allSatisfy { $0["state"] as? String == "queued" }, "\(aStatus)")
+
+        // An admin manages A's jobs: A's live ones are cancelled; finished ones are refused as
+        // finished, the others cancelled.
+        let cancelledByRoot = try daemon.orchctl(["cancel"] + aJobs)
+        #expect(cancelledByRoot.status == 0 && cancelledByRoot.standardError.isEmpty, "\(cancelledByRoot)")
+        #expect(try daemon.orchctl(["resume", "default"]).status == 0)
+        let done = try daemon.orchctl(as: a, ["submit", "--batch", "-"], input: String(repeating: "true\n", count: 30))
+        let finished = done.standardOutput.split(separator: "\n").map(String.init)
+        #expect(try daemon.orchctl(["wait"] + finished).status == 0)
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        let live = try daemon.orchctl(as: a, ["submit", "--", "sleep", "1000"]).line
+        let byRoot = try daemon.orchctl(["cancel"] + finished.prefix(15) + [live] + finished.dropFirst(15))
+        #expect(byRoot.status == 1, "\(byRoot)")
+        #expect(byRoot.standardOutput == "cancelled \(live)\n", "\(byRoot)")
+        #expect(Set(byRoot.standardError.split(separator: "\n").map(String.init)) == Set(finished.map { "Error: job \($0) has already finished" }), "\(byRoot)")
+        #expect(byRoot.standardError.split(separator: "\n").count == 30, "\(byRoot)")
     }
 
     @Test("a job of A cannot read orchd's database or B's logs, nor signal B's job or orchd")

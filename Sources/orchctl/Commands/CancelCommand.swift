@@ -74,7 +74,10 @@ enum CancelCommand: OrchctlCommand {
         // out each job's grace in turn). orchd cancels none of them when it refuses one: the
         // refused job is reported and left out, and the others are sent again.
         var listing: [JobID: Job]?
-        var othersExcluded = false
+        // Whether orchd lets the caller manage other users' jobs; root always. Learnt from
+        // orchd's refusal of another user's job: PermissionDenied, or (for an admin) another
+        // reason.
+        var managesOthers: Bool? = context.uid == 0 ? true : nil
         var given: Set<JobID> = []
         var remaining = invocation.jobIDs.filter { given.insert($0).inserted }
         while !remaining.isEmpty {
@@ -94,22 +97,16 @@ enum CancelCommand: OrchctlCommand {
                 context.console.printError("Error: \(error.message)")
                 if status != .permissionDenied { status = error.exitCode }
                 guard let refused = error.remoteJobID, remaining.contains(refused) else { break }
-                remaining.removeAll { $0 == refused }
                 // Each call checks every ID again: left to orchd one at a time, 4,000 IDs of
-                // finished jobs took 76 s. One listing finds the rest of those it would refuse
-                // for a reason a listing shows; once orchd has refused one job as another
-                // user's, the caller manages no one else's, and the others' are left out too.
-                let othersDenied = error.remoteErrorName == JobsInterface.Errors.permissionDenied
-                guard remaining.count > 1, listing == nil || (othersDenied && !othersExcluded) else { continue }
-                let jobs = try listing ?? Self.listing(of: remaining, from: connection)
-                var known = listing == nil ? Self.refusals(among: remaining, in: jobs, uid: context.uid) : [:]
-                listing = jobs
-                if othersDenied {
-                    othersExcluded = true
-                    for id in remaining where jobs[id].map({ $0.submitterUid != context.uid }) == true {
-                        known[id] = JobsInterface.permissionDenied(id)
-                    }
+                // finished jobs took 76 s. One listing (the refused job in it, to learn whose
+                // it is) finds the rest of those orchd would refuse for a reason a listing shows.
+                if listing == nil, remaining.count > 2 { listing = try Self.listing(of: remaining, from: connection) }
+                remaining.removeAll { $0 == refused }
+                guard let jobs = listing else { continue }
+                if let owner = jobs[refused]?.submitterUid, owner != context.uid {
+                    managesOthers = error.remoteErrorName != JobsInterface.Errors.permissionDenied
                 }
+                let known = Self.refusals(among: remaining, in: jobs, uid: context.uid, managesOthers: managesOthers)
                 for id in remaining {
                     guard let refusal = known[id] else { continue }
                     context.console.printError("Error: \(refusal.description)")
@@ -152,15 +149,22 @@ enum CancelCommand: OrchctlCommand {
 
     /// The jobs among `ids` that orchd would refuse to cancel for a reason `jobs` (a
     /// ``listing(of:from:)``) shows, each with the error it would send: one that does not
-    /// exist (`NoSuchJob`), and one of the caller's own that has finished (`AlreadyFinished`).
-    /// Another user's job is left to orchd, which alone knows whether the caller is an admin.
-    static func refusals(among ids: [JobID], in jobs: [JobID: Job], uid: UInt32) -> [JobID: VarlinkError] {
+    /// exist (`NoSuchJob`); another user's, when the caller manages no one else's
+    /// (`PermissionDenied`); and a finished one the caller manages (`AlreadyFinished`).
+    /// - Parameter managesOthers: whether orchd lets the caller manage other users' jobs;
+    ///   `nil` when not known yet, which leaves their jobs to orchd.
+    static func refusals(among ids: [JobID], in jobs: [JobID: Job], uid: UInt32, managesOthers: Bool?) -> [JobID: VarlinkError] {
         var refusals: [JobID: VarlinkError] = [:]
         for id in ids {
-            if let job = jobs[id] {
-                if job.submitterUid == uid, job.state.result != nil { refusals[id] = JobsInterface.alreadyFinished(id) }
-            } else {
+            guard let job = jobs[id] else {
                 refusals[id] = JobsInterface.noSuchJob(id)
+                continue
+            }
+            let manages = job.submitterUid == uid ? true : managesOthers
+            if manages == false {
+                refusals[id] = JobsInterface.permissionDenied(id)
+            } else if manages == true, job.state.result != nil {
+                refusals[id] = JobsInterface.alreadyFinished(id)
             }
         }
         return refusals
