@@ -140,7 +140,7 @@ struct ContainmentTests {
     }
 
     private func stopTearsDownProcessWithoutIdentity(mode: String) throws {
-        let fixture = try Fixture(mode: mode, arguments: ["--drain-timeout", "0s", "--kill-grace", "2s"])
+        let fixture = try Fixture(mode: mode, arguments: ["--drain-timeout", "1s", "--kill-grace", "3s"])
         let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
         // A new session and an empty environment: no ORCHD_JOB_ID for a teardown to find, as
         // after a daemon that retitles itself overwrote it.
@@ -151,6 +151,9 @@ struct ContainmentTests {
         #expect(fixture.isGone(escaped), "orchd tore down its last descendant before it exited")
         if mode == "process-group" {
             #expect(fixture.daemon.daemonLog.contains("outlived their job's teardown (pid \(escaped))"), "\(fixture.daemon.daemonLog)")
+            // The stop's own extensions grant 9 s (drain, grace and 5 s); this one, the
+            // leftovers' teardown: the grace and 5 s.
+            #expect(fixture.daemon.notify.waitFor("EXTEND_TIMEOUT_USEC=8000000", timeout: 1) != nil, "systemd is told the stop goes on")
         }
     }
 

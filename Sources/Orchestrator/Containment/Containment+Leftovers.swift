@@ -34,12 +34,16 @@ extension Containment {
     /// its job's process group and cleared or rewrote its environment (a daemon that retitles
     /// itself overwrites the `ORCHD_JOB_ID` that process-group containment looks for). Each
     /// gets SIGTERM, then SIGKILL once `grace` has passed, as a job's teardown does.
-    /// - Parameter grace: how long they may take to exit after SIGTERM.
+    /// - Parameters:
+    ///   - grace: how long they may take to exit after SIGTERM.
+    ///   - found: called first when there are any, with the longest the teardown may take
+    ///     (the grace and 5 s more), to tell systemd the stop goes on that long.
     /// - Returns: the processes it signalled, none when the daemon is no child subreaper
     ///   (its descendants cannot be told then).
     @discardableResult
-    public func tearDownLeftoverDescendants(grace: Duration) -> [Int32] {
+    public func tearDownLeftoverDescendants(grace: Duration, found: (_ longest: Duration) -> Void = { _ in }) -> [Int32] {
         guard let first = Self.liveDescendants(), !first.isEmpty else { return [] }
+        found(grace + .seconds(5))
         DaemonLog.warning(
             "\(first.count) process\(first.count == 1 ? "" : "es") outlived their job's teardown (pid \(first.map(String.init).joined(separator: ", "))): SIGTERM, then SIGKILL after \(grace)")
         var signalled = Set(first)

@@ -77,7 +77,10 @@ public enum Daemon {
                 .init(name: "orphan reaper", stop: { orphanReaper?.stop() }),
                 // Last of all that runs: whatever no job's or hook's teardown found.
                 .init(name: "leftover processes", stop: {
-                    containment.tearDownLeftoverDescendants(grace: current.value.teardownGrace)
+                    // The stop's own extensions of systemd's stop timeout ended with the drain.
+                    containment.tearDownLeftoverDescendants(grace: current.value.teardownGrace) { longest in
+                        notifier.send("EXTEND_TIMEOUT_USEC=\(longest.microseconds)")
+                    }
                 }),
                 // Stopped after the scheduler, whose last events may start hooks: running hooks
                 // are torn down, not orphaned, and before the subtree holding their cgroups goes.
