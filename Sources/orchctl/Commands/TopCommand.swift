@@ -100,6 +100,9 @@ enum TopCommand: OrchctlCommand {
         private let state: Mutex<(snapshot: TopFrame.Snapshot, reading: Bool, stale: Bool)>
         private let ended = DispatchSemaphore(value: 0)
         private let failure = Mutex<CommandFailure?>(nil)
+        /// Set on the session's queue once the view ends: a draw still queued then (a
+        /// snapshot read for an event as `q` came) must not draw over the restored screen.
+        private let closed = Mutex(false)
 
         init(context: CommandContext, reconnection: Reconnection, colors: Bool, first: TopFrame.Snapshot) {
             self.context = context
@@ -155,6 +158,8 @@ enum TopCommand: OrchctlCommand {
             queue.async { [self] in draw() }
             BlockingThread.start { [self] in follow() }
             ended.wait()
+            // Every draw runs on the queue: after this one, none draws again.
+            queue.sync { closed.withLock { $0 = true } }
             if let failure = failure.withLock({ $0 }) { throw failure }
         }
 
@@ -213,6 +218,7 @@ enum TopCommand: OrchctlCommand {
 
         /// Draws the latest snapshot to fit the terminal's current size.
         private func draw() {
+            guard !closed.withLock({ $0 }) else { return }
             var size = winsize()
             let measured = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0
             let frame = TopFrame(
