@@ -71,15 +71,10 @@ struct ContainmentTests {
             ProcessGroup(id: pid).isGone
         }
 
-        /// Whether the process is gone within `seconds`: one killed as orchd exits may take a
-        /// moment to die.
-        func becomesGone(_ pid: Int32, within seconds: Double = 10) -> Bool {
-            let deadline = Date(timeIntervalSinceNow: seconds)
-            while !isGone(pid) {
-                guard Date() < deadline else { return false }
-                usleep(10_000)
-            }
-            return true
+        /// Whether the process group led by `pid` is gone within 10 s, waited for by its
+        /// members' exits: one killed as orchd exits may take a moment to die.
+        func becomesGone(_ pid: Int32) -> Bool {
+            ProcessGroup(id: pid).waitUntilGone(timeout: .seconds(10))
         }
 
         /// The job processes still alive.

@@ -12,21 +12,22 @@ extension Containment {
     /// stay in its tree), looked for again until a look finds none, since a job may be
     /// starting meanwhile. A job in Slurm is not the daemon's descendant and goes on, as it
     /// does through any restart.
-    /// - Returns: how many cgroups and processes it killed.
+    /// - Returns: whether there was anything to kill.
     @discardableResult
-    public func killEverything() -> Int {
-        var killed = 0
+    public func killEverything() -> Bool {
+        var killedAny = false
         for group in jobGroups() + hookGroups() where group.isPopulated {
             if group.kill() != 0 { group.signal(SIGKILL) }
-            killed += 1
+            killedAny = true
         }
+        // Once those killed have exited, a look finds what they started meanwhile.
         let giveUp = ContinuousClock.now + .milliseconds(500)
         while let pids = Self.liveDescendants(), !pids.isEmpty, ContinuousClock.now < giveUp {
             for pid in pids { kill(pid, SIGKILL) }
-            killed += pids.count
-            usleep(10_000)
+            killedAny = true
+            guard ProcessExitWait.untilExited(pids, deadline: giveUp) else { break }
         }
-        return killed
+        return killedAny
     }
 
     /// Tears down the daemon's descendants left at the end of a clean stop, once every job
@@ -46,17 +47,22 @@ extension Containment {
         found(grace + .seconds(5))
         DaemonLog.warning(
             "\(first.count) process\(first.count == 1 ? "" : "es") outlived their job's teardown (pid \(first.map(String.init).joined(separator: ", "))): SIGTERM, then SIGKILL after \(grace)")
-        var signalled = Set(first)
-        for pid in first { kill(pid, SIGTERM) }
-        let deadline = ContinuousClock.now + grace
-        // Until none is left: a process may start another as it goes.
-        let giveUp = deadline + .seconds(5)
-        while let pids = Self.liveDescendants(), !pids.isEmpty, ContinuousClock.now < giveUp {
-            let pastGrace = ContinuousClock.now >= deadline
-            for pid in pids where pastGrace || signalled.insert(pid).inserted {
+        var signalled: Set<Int32> = []
+        let graceEnds = ContinuousClock.now + grace
+        let giveUp = graceEnds + .seconds(5)
+        // Until a look finds none, each look's processes signalled and waited for: one may
+        // start another as it goes. One found within the grace gets SIGTERM, after it SIGKILL.
+        var pids = first
+        while !pids.isEmpty, ContinuousClock.now < giveUp {
+            let pastGrace = ContinuousClock.now >= graceEnds
+            for pid in pids where signalled.insert(pid).inserted || pastGrace {
                 kill(pid, pastGrace ? SIGKILL : SIGTERM)
             }
-            usleep(10_000)
+            let waitEnds = pastGrace ? giveUp : graceEnds
+            // One not watched (orchd out of descriptors) while time is left: give up rather
+            // than look again at once, without end.
+            if !ProcessExitWait.untilExited(pids, deadline: waitEnds) && ContinuousClock.now < waitEnds { break }
+            pids = Self.liveDescendants() ?? []
         }
         return signalled.sorted()
     }

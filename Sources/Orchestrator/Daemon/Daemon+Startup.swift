@@ -87,7 +87,7 @@ extension Daemon {
         schedulerConfiguration.durabilityLost = { message in
             let killed = containment.killEverything()
             DaemonLog.error(
-                "exiting without answering the requests it covered\(killed > 0 ? " and with every job killed" : ""); a restart recovers what is on disk")
+                "exiting without answering the requests it covered\(killed ? " and with every job killed" : ""); a restart recovers what is on disk")
             notifier.failed(errno: EIO, status: "failed: \(message)")
             _exit(Scheduler.durabilityLostExitStatus)
         }

@@ -72,20 +72,11 @@ public struct ProcessGroup: Hashable, Sendable {
     public func waitUntilGone(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !isGone {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else { return false }
-            var descriptors = liveMembers().compactMap { pid -> pollfd? in
-                let pidfd = cposix_pidfd_open(pid)
-                return pidfd >= 0 ? pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0) : nil
-            }
-            defer { descriptors.forEach { close($0.fd) } }
-            guard !descriptors.isEmpty else {
-                // Members that cannot be watched now (out of descriptors): look again shortly.
-                _ = poll(nil, 0, 10)
-                continue
-            }
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
-            _ = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            guard ContinuousClock.now < deadline else { return false }
+            // The members listed gone, new ones may have joined: look again. Members that
+            // cannot be listed or watched now (out of descriptors): look again shortly.
+            let members = liveMembers()
+            if members.isEmpty || !ProcessExitWait.untilExited(members, deadline: deadline) { _ = poll(nil, 0, 10) }
         }
         return true
     }

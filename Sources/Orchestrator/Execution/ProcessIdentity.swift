@@ -45,7 +45,7 @@ enum ProcessIdentity {
     static func processGroups(ofJobs running: Set<Int64>, sparing spared: Set<Int64>, orHooksOf stateDirectory: String) -> [Int32] {
         let jobPrefix = Array("\(jobVariable)=".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
-        let slurmPrefix = Array("SLURM_JOB_ID=".utf8)
+        let slurmPrefix = Array("\(SlurmBatchScript.jobIDVariable)=".utf8)
         let directoryEntry = Array("\(stateDirectoryVariable)=\(stateDirectory)".utf8)
         return groups(of: scan(everyProcess) { entries in
             guard entries.contains(where: { $0.elementsEqual(directoryEntry) }) else { return false }

@@ -14,6 +14,10 @@ import OrchestratorAPI
 /// signal N reads 128+N, as the shell reports it), or `spawn_failed <reason>` when the
 /// working directory or the command could not be found.
 struct SlurmBatchScript: Hashable, Sendable {
+    /// `SLURM_JOB_ID`, which Slurm gives every process of its jobs and the script keeps:
+    /// recovery leaves a process carrying it to Slurm (``ProcessIdentity``).
+    static let jobIDVariable = "SLURM_JOB_ID"
+
     /// The script's text, for `sbatch`.
     let text: String
 
@@ -51,7 +55,7 @@ struct SlurmBatchScript: Hashable, Sendable {
         // the shell sets PWD itself, so it is put back as the job had it (or not at all).
         let keepPWD = environment["PWD"].map { "export PWD=\(q($0)); " } ?? "unset PWD; "
         let runner = command.contains("=") ? ["/bin/sh", "-c", q(keepPWD + "exec \"$@\""), "sh"] : []
-        lines.append((["env", "-i", "--"] + assignments + ["SLURM_JOB_ID=\"$SLURM_JOB_ID\""] + runner + arguments.map(q)).joined(separator: " "))
+        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + arguments.map(q)).joined(separator: " "))
         lines += ["status=$?", "report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }
