@@ -69,29 +69,29 @@ enum LogsCommand: OrchctlCommand {
             try StreamSession.run(follow: follow, context: context, invocation: invocation) {
                 (socket, uid, console) throws(CommandFailure) in
                 let written = try stream(parameters, reconnection: reconnection, console: console)
-                // `--tail 0` asked for nothing: no hint then.
-                if written == 0 && parameters.stream == .stdout && parameters.tailLines != 0 {
-                    hintAtStandardError(parameters, socket: socket, uid: uid, console: console)
+                if written == 0 {
+                    explainNothingPrinted(parameters, lookAtStandardError: parameters.stream == .stdout, socket: socket, uid: uid, console: console)
                 }
             }
             return .success
         }
         let headers = context.console.outputIsTerminal
-        if follow {
-            try StreamSession.run(follow: true, context: context, invocation: invocation) {
-                (_, _, console) throws(CommandFailure) in
-                try followBoth(parameters, reconnection: reconnection, console: console, headers: headers)
+        try StreamSession.run(follow: follow, context: context, invocation: invocation) {
+            (socket, uid, console) throws(CommandFailure) in
+            var written = 0
+            if follow {
+                written = try followBoth(parameters, reconnection: reconnection, console: console, headers: headers)
+            } else {
+                let output = InterleavedOutput(console: console, headers: headers)
+                for stream in [JobsInterface.LogStream.stdout, .stderr] {
+                    var streamParameters = parameters
+                    streamParameters.stream = stream
+                    output.begin(stream)
+                    written += try Self.stream(streamParameters, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                }
             }
-            return .success
-        }
-        try StreamSession.run(follow: false, context: context, invocation: invocation) {
-            (_, _, console) throws(CommandFailure) in
-            let output = InterleavedOutput(console: console, headers: headers)
-            for stream in [JobsInterface.LogStream.stdout, .stderr] {
-                var streamParameters = parameters
-                streamParameters.stream = stream
-                output.begin(stream)
-                _ = try Self.stream(streamParameters, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+            if written == 0 {
+                explainNothingPrinted(parameters, lookAtStandardError: false, socket: socket, uid: uid, console: console)
             }
         }
         return .success
@@ -137,11 +137,13 @@ enum LogsCommand: OrchctlCommand {
     }
 
     /// Follows both streams at once, each on a connection of its own, until both end.
+    /// - Returns: how many bytes were written, of both.
     private static func followBoth(
         _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console, headers: Bool
-    ) throws(CommandFailure) {
+    ) throws(CommandFailure) -> Int {
         let output = InterleavedOutput(console: console, headers: headers)
         let failures = Mutex<[CommandFailure]>([])
+        let written = Mutex(0)
         // Both connections go when orchd restarts: that is said once.
         var sharing = reconnection
         sharing.notices = Reconnection.OutageNotices()
@@ -154,7 +156,8 @@ enum LogsCommand: OrchctlCommand {
             group.enter()
             BlockingThread.start {
                 do throws(CommandFailure) {
-                    try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                    let count = try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                    written.withLock { $0 += count }
                 } catch {
                     failures.withLock { $0.append(error) }
                 }
@@ -163,22 +166,27 @@ enum LogsCommand: OrchctlCommand {
         }
         group.wait()
         if let failure = failures.withLock({ $0.first }) { throw failure }
+        return written.withLock { $0 }
     }
 
-    /// After an empty standard output: one line on standard error when the attempt's
-    /// standard error is not empty, so a failed job's message is not missed, or when the job
-    /// has not started, so that its silence is not taken for an empty log. Quiet when that
-    /// cannot be told.
-    private static func hintAtStandardError(
-        _ parameters: JobsInterface.LogsParameters, socket: String, uid: UInt32, console: Console
+    /// After a `logs` that printed nothing, one line on standard error saying why, so that the
+    /// silence is not taken for an empty log: the job never ran (waiting, queued, or finished
+    /// before a process ran), or, after an empty standard output, the attempt wrote to its
+    /// standard error instead (a failed job's message is not missed). Quiet when that cannot be
+    /// told, and after `--tail 0`, which asked for nothing.
+    /// - Parameter lookAtStandardError: whether only the standard output was printed, so the
+    ///   standard error's size is worth a hint.
+    private static func explainNothingPrinted(
+        _ parameters: JobsInterface.LogsParameters, lookAtStandardError: Bool, socket: String, uid: UInt32, console: Console
     ) {
+        guard parameters.tailLines != 0 else { return }
         var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stderr, tailLines: 0, attempt: parameters.attempt)
         probe.follow = nil
         var size: Int64 = 0
         var job: Job?
         do throws(CommandFailure) {
             let connection = try OrchdConnection(socket: socket, uid: uid)
-            try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) }
+            if lookAtStandardError { try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) } }
             if size == 0 && parameters.attempt == nil {
                 job = try connection.call(JobsInterface.get, JobsInterface.GetParameters(id: parameters.id)).job
             }
@@ -186,13 +194,14 @@ enum LogsCommand: OrchctlCommand {
             return
         }
         if let job {
-            if case .spawnFailed(let reason)? = job.state.result {
-                console.printError("orchctl: job \(parameters.id) never ran, so it has no output: it could not be started (\(reason))")
-                return
+            let why: String? = switch job.state.result {
+            case .spawnFailed(let reason)?: "never ran, so it has no output: it could not be started (\(reason))"
+            case let result? where job.attempt == 0: "never ran, so it has no output: it finished \(result.name) without running"
+            case nil where job.attempt == 0: "has not started, so it has no output yet: it is \(job.state.name)"
+            default: nil
             }
-            if job.attempt == 0 {
-                let state = job.state.result.map { "it finished \($0.name) without running" } ?? "it is \(job.state.name)"
-                console.printError("orchctl: job \(parameters.id) has not started, so it has no output yet: \(state)")
+            if let why {
+                console.printError("orchctl: job \(parameters.id) \(why)")
                 return
             }
         }
