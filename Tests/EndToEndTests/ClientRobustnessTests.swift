@@ -178,17 +178,40 @@ struct ClientRobustnessTests {
             {"argv":["true"],"timeoutUSec":1e30}
             {"argv":["true"],"maxAttempts":2.5}
             {"argv":["true"],"after":[1e19]}
+            {"argv":["true"],"after":[1,12345678901234567.5]}
+            {"argv":["true"],"priority":1.0}
+            {"argv":["true"],"maxAttempts":-9223372036854775809}
+            {"argv":["true"],"priority":-5,"timeoutUSec":2147483648,"after":[]}
 
             """)
         let refused = try daemon.orchctl(["submit", "--batch", batch])
         #expect(refused.status == 64, "\(refused)")
         let errors = refused.standardError
         #expect(!errors.contains("not valid JSON"), "\(refused)")
-        #expect(!errors.contains("line 1:"), "1e3 is the whole number 1000: \(refused)")
+        // The protocol's rule: an integer field takes a number written as an integer.
+        #expect(errors.contains("line 1: field 'priority' must be a whole number from -9223372036854775808 to 9223372036854775807, written in digits, not 1e3"), "\(refused)")
         #expect(errors.contains("line 2: field 'priority' must be a whole number"), "\(refused)")
         #expect(errors.contains("line 3: field 'timeoutUSec' must be a whole number"), "\(refused)")
         #expect(errors.contains("line 4: field 'maxAttempts' must be a whole number"), "\(refused)")
         #expect(errors.contains("line 5: field 'after' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 6: field 'after' must be a whole number from -9223372036854775808 to 9223372036854775807, written in digits, not 12345678901234567.5"), "\(refused)")
+        #expect(errors.contains("line 7: field 'priority' must be a whole number"), "\(refused)")
+        #expect(errors.contains("line 8: field 'maxAttempts' must be a whole number"), "\(refused)")
+        #expect(!errors.contains("line 9:"), "integers written as integers pass this check: \(refused)")
+    }
+
+    @Test("a batch line's dependency on an ID past 2^53 keeps every digit")
+    func hugeDependencyIDInBatch() throws {
+        let daemon = try TestDaemon()
+        let batch = try file(daemon, "huge.batch", """
+            {"argv":["true"],"after":[9007199254740993]}
+
+            """)
+        let refused = try daemon.orchctl(["submit", "--batch", batch])
+        // No such job: orchd names the ID it was sent, so a rounded one would show.
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.standardError.contains("9007199254740993"), "\(refused)")
+        #expect(!refused.standardError.contains("9007199254740992"), "\(refused)")
     }
 
     @Test("queue set refuses a retry cap shorter than the retry base, in orchctl and in orchd")

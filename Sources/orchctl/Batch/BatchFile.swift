@@ -109,7 +109,8 @@ enum BatchFile {
         // First: JSONDecoder keeps one of a name given twice and drops the other value, takes
         // some JSON that is not strict (a trailing comma) without a word, and hashes every name.
         let bytes = Data(line.utf8)
-        switch JSONByteReader.strictScan(of: bytes) {
+        var unusualNumbers: [JSONByteReader.UnusualNumber] = []
+        switch JSONByteReader.strictScan(of: bytes, unusualNumbers: &unusualNumbers) {
         case .clean: break
         case .repeatedName(let path):
             throw .init(line: number, message: "'\(path.joined(separator: "."))' is given twice (or as two names Unicode holds equal)")
@@ -131,13 +132,13 @@ enum BatchFile {
         if given["argv"] == nil && given["shell"] == nil {
             throw .init(line: number, message: "give the command as \"argv\" or \"shell\"")
         }
-        for (field, value) in given where integerFields.contains(field) {
-            // Checked before decoding: an integer out of range would otherwise be reported as
-            // "not valid JSON", naming no field.
-            let numbers: [JSONValue] = if case .array(let items) = value { items } else { [value] }
-            // An integer in Int64 reads as `.integer`; anything else as `.number`.
-            for case .number(let value) in numbers where !isInteger(value) {
-                throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), not \(value)")
+        // Checked before decoding, by the number's text: JSONDecoder names no field for an
+        // integer out of range, and reads `1e3` or `12345678901234567.5` through a `Double`.
+        for unusual in unusualNumbers where unusual.path.count <= 2 {
+            guard let field = unusual.path.first, integerFields.contains(field) else { continue }
+            let text = String(decoding: bytes[unusual.range], as: UTF8.self)
+            if !unusual.isIntegerForm || Int64(text) == nil {
+                throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), written in digits, not \(text)")
             }
         }
         var merged = defaults.merging(given) { _, new in new }
@@ -154,14 +155,9 @@ enum BatchFile {
     }
 
     /// The fields whose values are integers (`after` holds them): a JSON number there must be
-    /// a whole number a 64-bit integer holds. JSON does not tell `1000` from `1e3`, so both are
-    /// the integer 1000; `1.5` and `1e30` are refused, naming the field.
+    /// written as an integer (`-?(0|[1-9][0-9]*)`, as orchd's protocol takes it) that a 64-bit
+    /// integer holds; `1e3`, `1.0` and `1.5` are refused, naming the field.
     static let integerFields: Set<String> = ["priority", "timeoutUSec", "maxAttempts", "after"]
-
-    /// Whether `value` is a whole number within `Int64` (2^63 itself is not).
-    static func isInteger(_ value: Double) -> Bool {
-        value.isFinite && value == value.rounded() && value >= -9_223_372_036_854_775_808 && value < 9_223_372_036_854_775_808
-    }
 
     /// The defaults as a JSON object without a command, to put a line's fields over.
     private static func object(
