@@ -55,6 +55,47 @@ struct RetryRulesTests {
         #expect(kinds == ["submitted", "cancelled", "requeued", "queued", "started", "finished"], "\(events)")
     }
 
+    @Test("a queued dependent of a retried job waits for its new attempt and follows its outcome",
+          arguments: [false, true])
+    func queuedDependentWaitsForRetriedDependency(secondAttemptSucceeds: Bool) throws {
+        let daemon = try TestDaemon()
+        let records = daemon.directory + "/records"
+        let gate = try makeGate(daemon, "gate")
+        let second = daemon.directory + "/second"
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        // The first attempt succeeds at once; the second waits at the gate, then ends so.
+        let a = try daemon.orchctl([
+            "submit", "--shell",
+            "if [ -e '\(second)' ]; then echo go > '\(started.path)'; cat '\(gate)' >/dev/null; echo A2 >> '\(records)'; "
+                + "exit \(secondAttemptSucceeds ? 0 : 3); fi; echo A1 >> '\(records)'",
+        ]).line
+        #expect(try daemon.orchctl(["wait", a]).status == 0)
+        #expect(try daemon.orchctl(["queue", "add", "io"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "io"]).status == 0)
+        let b = try daemon.orchctl(["submit", "--queue", "io", "--after", a, "--shell", "echo B >> '\(records)'"]).line
+        #expect(try state(daemon, b) == "queued", "job \(a) has succeeded")
+        #expect(FileManager.default.createFile(atPath: second, contents: nil))
+        let retried = try daemon.orchctl(["retry", a])
+        #expect(retried.status == 0, "\(retried)")
+        #expect(try state(daemon, b) == "waiting", "job \(b) has not started: it waits for job \(a) again")
+        #expect(started.read() != nil)
+        #expect(try daemon.orchctl(["resume", "io"]).status == 0)
+        #expect(try state(daemon, b) == "waiting", "a free slot does not start it while job \(a) runs")
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", a]).status == (secondAttemptSucceeds ? 0 : 3))
+        let waited = try daemon.orchctl(["wait", b])
+        if secondAttemptSucceeds {
+            #expect(waited.status == 0, "\(waited)")
+            #expect(try String(contentsOfFile: records, encoding: .utf8) == "A1\nA2\nB\n")
+        } else {
+            #expect(waited.status == 1, "\(waited)")
+            #expect(try job(daemon, b)["result"] as? String == "dependency_failed")
+            #expect(try String(contentsOfFile: records, encoding: .utf8) == "A1\nA2\n", "job \(b) never ran")
+        }
+        let counts = try daemon.orchctl(["queues", "--json"]).standardOutput
+        #expect(!counts.contains(#""waiting":1"#) && !counts.contains(#""queued":1"#), "the counts followed: \(counts)")
+    }
+
     @Test("retry is refused, naming the dependency and its result, when a dependency failed or was cancelled")
     func retryRefusedForFailedDependency() throws {
         let daemon = try TestDaemon()

@@ -58,6 +58,9 @@ enum JobStateMachine {
         case failDependency(JobID)
         /// `orchctl retry`.
         case retry
+        /// A job this one depends on was retried: one that has not started follows the
+        /// dependency's new outcome.
+        case dependencyRetried
         /// Delete the finished job and its logs (`orchctl prune`, retention limits).
         case prune
         /// `orchctl hold`: keep a job that has not started from starting.
@@ -74,8 +77,8 @@ enum JobStateMachine {
         /// Every operation, with one representative of each that carries a value.
         static let all: [Operation] = [
             .submit, .promote, .claim, .releaseClaim, .endAttempt(.failed(exitCode: 1)), .endAttempt(.succeeded),
-            .timeOut, .cancel, .failDependency(JobID(rawValue: 1)), .retry, .prune, .hold, .release, .edit, .suspend,
-            .resume,
+            .timeOut, .cancel, .failDependency(JobID(rawValue: 1)), .retry, .dependencyRetried, .prune, .hold, .release,
+            .edit, .suspend, .resume,
         ]
     }
 
@@ -218,11 +221,19 @@ enum JobStateMachine {
         case (.finished, .cancel):
             return .refused(.alreadyFinished)
 
-        // Only a waiting job still depends on its dependencies' outcome: a queued or running
-        // one saw them succeed, and a later retry of a dependency does not take that back.
+        // Only a waiting job still depends on its dependencies' outcome: a queued one waits
+        // again when a dependency is retried (below), and a running or finished one saw them
+        // succeed, which a later retry of a dependency does not take back.
         case (.waiting, .failDependency(let dependency)):
             return .enter(.finished(.dependencyFailed(dependency)))
         case (_, .failDependency):
+            return .unchanged
+
+        // `--after` promises a start after the dependency succeeded: a queued job has not
+        // started, so it waits for the dependency's new attempt as a waiting one does.
+        case (.queued, .dependencyRetried):
+            return .enter(.waiting)
+        case (_, .dependencyRetried):
             return .unchanged
 
         case (.finished, .retry):

@@ -238,8 +238,15 @@ extension Scheduler {
         case let outcome: throw .invalidTransition(id, state: previous.state.name, operation: "retry (\(outcome))")
         }
         _ = try declaredRunner(previous.spec.queue)
-        let job = try storeCall { try store.markRequeued(id, to: state) }
+        let now = Date()
+        let (job, waitingAgain) = try storeCall {
+            try store.markRequeued(id, to: state) { dependent in
+                if case .enter(.waiting) = JobStateMachine.decide(dependent.state, .dependencyRetried, .init(now: now)) { return true }
+                return false
+            }
+        }
         changed(job, from: previous.state)
+        for dependent in waitingAgain { changed(dependent, from: .queued) }
         if job.state == .waiting { scheduleWakeUp(written: job.spec.notBefore) } else { feed(runner(for: job.spec.queue)) }
         return job
     }

@@ -50,7 +50,7 @@ extension Scheduler {
             // Decided for many jobs at once, with the facts read together with the candidates
             // (``promoteEligible(_:now:)``, the prune walk).
             break
-        case .timeOut, .cancel, .failDependency:
+        case .timeOut, .cancel, .failDependency, .dependencyRetried:
             break
         case .hold, .release:
             context.held = job?.held ?? false

@@ -168,6 +168,34 @@ extension JobStore {
             """, values: [.integer(id.rawValue), .text(state.name)])
     }
 
+    /// ``markRequeued(_:to:)``, and in the same transaction each queued job that depends on
+    /// it and that `waitsAgain` picks (``JobStateMachine/Operation/dependencyRetried``) back
+    /// to waiting, so no crash between the two can start a dependent before the retried job
+    /// ends.
+    /// - Parameters:
+    ///   - id: the job; it must be finished.
+    ///   - state: `queued` or `waiting`, as for ``markRequeued(_:to:)``.
+    ///   - waitsAgain: whether a queued dependent goes back to waiting.
+    /// - Returns: the job as now stored, and the dependents moved (their environment not read).
+    /// - Throws: as ``markRequeued(_:to:)``.
+    public func markRequeued(
+        _ id: JobID, to state: JobState, movingDependents waitsAgain: (Job) -> Bool
+    ) throws -> (job: Job, waitingAgain: [Job]) {
+        try database.write { _ in
+            let job = try markRequeued(id, to: state)
+            let chosen = try select("""
+                SELECT \(Self.columns) FROM jobs WHERE state = 'queued' \
+                AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = ?1) ORDER BY id
+                """, [.integer(id.rawValue)], environment: false).map(\.job).filter(waitsAgain)
+            guard !chosen.isEmpty else { return (job, []) }
+            let moved = try select("""
+                UPDATE jobs SET state = 'waiting' WHERE state = 'queued' AND id IN (SELECT value FROM json_each(?1)) \
+                RETURNING \(Self.columns)
+                """, [.text(Self.jsonArray(chosen.map(\.id)))], environment: false).map(\.job)
+            return (job, moved)
+        }
+    }
+
     /// Every recorded attempt of a job, oldest first.
     public func attempts(of id: JobID) throws -> [JobAttempt] {
         try database.read { db in

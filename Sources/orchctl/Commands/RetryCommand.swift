@@ -12,7 +12,7 @@ enum RetryCommand: OrchctlCommand {
 
             The rules of a new job apply again. The job is queued when every job it runs --after has succeeded and its start time (--delay, --at) has come; it waits while a dependency has not finished or its start time is ahead, and runs once they allow. A paused queue stays paused. The retry is refused, and nothing changes, when a dependency finished without succeeding (retry that one first; the error names it and its result), when a dependency was pruned, when another job that has not finished holds its --unique key, or when its queue was removed.
 
-            Only the job named is retried: jobs that depend on it and already finished as dependency_failed stay so; retry them too, and they wait for it.
+            Only the job named is retried. Jobs that depend on it and are queued but have not started wait for it again and follow its new outcome (a running or finished one keeps what it saw); those that already finished as dependency_failed stay so: retry them too, and they wait for it.
 
             --failed (instead of an ID) retries every job that finished without succeeding (failed, signaled, timed_out, spawn_failed, dependency_failed, interrupted; not cancelled), of --queue when given, oldest first, and prints how many and which; one that cannot be retried is reported with why (exit status 1).
             """,

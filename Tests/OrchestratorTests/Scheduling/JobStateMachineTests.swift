@@ -38,7 +38,7 @@ struct JobStateMachineTests {
             return [
                 .submit: .enter(.queued), .promote: invalid, .claim: invalid, .releaseClaim: invalid,
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: invalid,
-                .cancel: invalid, .failDependency(dependency): invalid, .retry: invalid, .prune: invalid,
+                .cancel: invalid, .failDependency(dependency): invalid, .retry: invalid, .dependencyRetried: invalid, .prune: invalid,
                 .hold: invalid, .release: invalid, .edit: invalid, .suspend: invalid, .resume: invalid,
             ]
         case .waiting?:
@@ -46,7 +46,7 @@ struct JobStateMachineTests {
                 .submit: invalid, .promote: .enter(.queued), .claim: invalid, .releaseClaim: invalid,
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .enter(.finished(.cancelled)), .failDependency(dependency): .enter(.finished(.dependencyFailed(dependency))),
-                .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .retry: .refused(.notFinished), .dependencyRetried: .unchanged, .prune: .refused(.notFinished),
                 .hold: .setHeld(true), .release: .unchanged, .edit: .enter(.queued), .suspend: .refused(.notRunning),
                 .resume: .refused(.notRunning),
             ]
@@ -55,7 +55,7 @@ struct JobStateMachineTests {
                 .submit: invalid, .promote: .unchanged, .claim: .enter(.running), .releaseClaim: invalid,
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .enter(.finished(.cancelled)), .failDependency(dependency): .unchanged,
-                .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .retry: .refused(.notFinished), .dependencyRetried: .enter(.waiting), .prune: .refused(.notFinished),
                 .hold: .setHeld(true), .release: .unchanged, .edit: .enter(.queued), .suspend: .refused(.notRunning),
                 .resume: .refused(.notRunning),
             ]
@@ -65,7 +65,7 @@ struct JobStateMachineTests {
                 .endAttempt(.failed(exitCode: 1)): .enter(.finished(.failed(exitCode: 1))),
                 .endAttempt(.succeeded): .enter(.finished(.succeeded)), .timeOut: .stop(.timedOut),
                 .cancel: .stop(.cancelled), .failDependency(dependency): .unchanged,
-                .retry: .refused(.notFinished), .prune: .refused(.notFinished),
+                .retry: .refused(.notFinished), .dependencyRetried: .unchanged, .prune: .refused(.notFinished),
                 .hold: .refused(.alreadyStarted), .release: .refused(.alreadyStarted), .edit: .refused(.alreadyStarted),
                 .suspend: .setSuspended(true), .resume: .unchanged,
             ]
@@ -74,7 +74,7 @@ struct JobStateMachineTests {
                 .submit: invalid, .promote: .unchanged, .claim: invalid, .releaseClaim: invalid,
                 .endAttempt(.failed(exitCode: 1)): invalid, .endAttempt(.succeeded): invalid, .timeOut: .unchanged,
                 .cancel: .refused(.alreadyFinished), .failDependency(dependency): .unchanged,
-                .retry: .enter(.queued), .prune: .delete,
+                .retry: .enter(.queued), .dependencyRetried: .unchanged, .prune: .delete,
                 .hold: .refused(.alreadyFinished), .release: .refused(.alreadyFinished), .edit: .refused(.alreadyFinished),
                 .suspend: .refused(.alreadyFinished), .resume: .refused(.alreadyFinished),
             ]
