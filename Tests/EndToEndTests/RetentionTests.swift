@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// The retention limits hold while orchd runs, not only from its next start: nothing here
@@ -55,6 +56,38 @@ struct RetentionTests {
         let waited = try daemon.orchctl(["wait", first, second])
         #expect(waited.status == 0, "\(waited)")
         #expect(try daemon.orchctl(["show", first]).status == 1, "pruned when the second finished")
+    }
+
+    @Test("submit --wait says so when a retention limit deleted its job before the wait reached orchd")
+    func submitWaitAfterPrune() throws {
+        let daemon = try TestDaemon(arguments: ["--retention-count", "1"])
+        // orchctl prints the ID before it sends the wait: a full pipe holds it there.
+        let output = Pipe()
+        let writer = output.fileHandleForWriting.fileDescriptor
+        let flags = fcntl(writer, F_GETFL)
+        _ = fcntl(writer, F_SETFL, flags | O_NONBLOCK)
+        let filler = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+        var filled = 0
+        while write(writer, filler, filler.count) > 0 { filled += filler.count }
+        _ = fcntl(writer, F_SETFL, flags)
+        let errors = Pipe()
+        let held = Process()
+        held.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        held.arguments = ["--socket", daemon.socketPath, "submit", "--wait", "--", "true"]
+        held.standardOutput = output
+        held.standardError = errors
+        try held.run()
+        // The first job of a new orchd is job 1; the second's end makes retention delete it.
+        #expect(try daemon.orchctl(["wait", "1"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+        let deadline = Date().addingTimeInterval(30)
+        while try daemon.orchctl(["show", "1"]).status == 0, Date() < deadline {}
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        held.waitUntilExit()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.count == filled + 2, "the filler and the ID")
+        #expect(held.terminationStatus == 1)
+        #expect(said == "Error: job 1 finished, but was deleted before its result could be read: a retention limit of orchd's (--retention-count, --retention-age) or an 'orchctl prune' took it\n", "\(said)")
     }
 
     @Test("--retention-age prunes finished jobs once they are that old, while orchd runs, but not one a live job depends on")

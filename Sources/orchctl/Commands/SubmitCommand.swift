@@ -111,8 +111,10 @@ enum SubmitCommand: OrchctlCommand {
         // The job is stored: when orchd restarts meanwhile, the wait goes on for it.
         let state: JobState
         if invocation.global.json {
-            let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
-                try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [id])).jobs
+            let finished = try Self.prunedFirst(id) { () throws(CommandFailure) in
+                try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [Job] in
+                    try connection.call(JobsInterface.wait, JobsInterface.IDsParameters(ids: [id])).jobs
+                }
             }
             guard let job = finished.first(where: { $0.id == id }) else { throw Self.noResult(id) }
             context.console.write(try JSONOutput.text(job))
@@ -120,8 +122,10 @@ enum SubmitCommand: OrchctlCommand {
         } else {
             // The ID and state are all the exit status needs: the whole job is not decoded.
             let waitForEnd = JobsInterface.wait.decodingReply(as: JobsInterface.JobEndsReply.self, reading: JobsInterface.JobEndsReply.read)
-            let finished = try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [JobsInterface.JobEndsReply.JobEnd] in
-                try connection.call(waitForEnd, JobsInterface.IDsParameters(ids: [id])).jobs
+            let finished = try Self.prunedFirst(id) { () throws(CommandFailure) in
+                try reconnection.run(with: connection) { (connection) throws(CommandFailure) -> [JobsInterface.JobEndsReply.JobEnd] in
+                    try connection.call(waitForEnd, JobsInterface.IDsParameters(ids: [id])).jobs
+                }
             }
             guard let job = finished.first(where: { $0.id == id }) else { throw Self.noResult(id) }
             state = job.state
@@ -132,6 +136,18 @@ enum SubmitCommand: OrchctlCommand {
             context.console.printError("Error: job \(id) could not start: \(reason)")
         }
         return ExitCode(result.shellExitStatus)
+    }
+
+    /// Runs the wait for the job just submitted, saying what an unknown ID means there: only
+    /// finished jobs are deleted, so the job ran and ended, and a retention limit (or a prune)
+    /// deleted it before the wait reached orchd, which then has no result to give.
+    private static func prunedFirst<T>(_ id: JobID, _ wait: () throws(CommandFailure) -> T) throws(CommandFailure) -> T {
+        do {
+            return try wait()
+        } catch where error.remoteErrorName == JobsInterface.Errors.noSuchJob {
+            throw CommandFailure(
+                "job \(id) finished, but was deleted before its result could be read: a retention limit of orchd's (--retention-count, --retention-age) or an 'orchctl prune' took it")
+        }
     }
 
     private static func noResult(_ id: JobID) -> CommandFailure {
