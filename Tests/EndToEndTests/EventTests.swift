@@ -37,6 +37,22 @@ struct EventTests {
         #expect(replayed.last?.result == "failed" && replayed.last?.exitCode == 4)
     }
 
+    @Test("events --follow --since a sequence number ahead of the log prints only the events after it")
+    func followSinceAhead() throws {
+        let daemon = try TestDaemon()
+        _ = try daemon.orchctl(["submit", "--wait", "--", "true"])
+        let history = try daemon.orchctl(["events"]).standardOutput.split(separator: "\n")
+            .map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
+        let since = try #require(history.last?.seq) + 3
+        let stream = try OrchctlStream(daemon, ["events", "--follow", "--since", String(since)])
+        defer { stream.stop() }
+        // A job's submitted, started and finished events reach past `since`.
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+        let first = try #require(try stream.nextEvent())
+        #expect(first.seq == since + 1, "the first event printed is the one after --since: \(first)")
+    }
+
     @Test("events --follow ends quietly at SIGINT (Ctrl-C), with exit status 0")
     func followEndsAtInterrupt() throws {
         let daemon = try TestDaemon()

@@ -124,6 +124,9 @@ extension Scheduler {
                     }
                     return false
                 }
+                // Only events after the cursor: a `since` ahead of the log skips the live
+                // events up to it, as the backlog does.
+                guard event.seq > lastSent else { return true }
                 lastSent = event.seq
                 return send(event, false)
             })
