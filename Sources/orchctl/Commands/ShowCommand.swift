@@ -61,7 +61,9 @@ enum ShowCommand: OrchctlCommand {
             ("after", job.after.isEmpty ? "-" : job.after.map(\.description).joined(separator: ", ")),
             // The attempts allowed are said here once (`--json` keeps both fields).
             ("attempt", "\(job.attempt) of \(job.maxAttempts)" + Self.nextAttempt(job)),
-            ("not before", job.spec.notBefore.map(time.dateTimeAhead) ?? "-"),
+            // Rounded up only while ahead: a start time passed reads as the times beside it,
+            // so it never reads later than the start it allowed.
+            ("not before", job.spec.notBefore.map { $0 > now ? time.dateTimeAhead($0) : time.dateTime($0) } ?? "-"),
             ("timeout", job.spec.timeoutUSec.map { TimeSpan.format(Duration(microseconds: $0)) } ?? "-"),
             ("unique key", job.spec.uniqueKey?.visible ?? "-"),
             ("submitted", time.dateTime(job.submittedAt)),

@@ -196,6 +196,11 @@ struct JobTableTests {
         var delayed = makeJob(8, .argv(["later"]), state: .waiting)
         delayed.spec.notBefore = referenceDate.addingTimeInterval(8.4)
         #expect(ShowCommand.render(delayed, time: TimeFormatter(utc: true), now: referenceDate).contains("not before:    2026-11-29 12:00:09\n"))
+        // Once passed, it is not rounded up: it never reads later than the start it allowed.
+        delayed.state = .running
+        delayed.startedAt = referenceDate.addingTimeInterval(8.9)
+        let started = ShowCommand.render(delayed, time: TimeFormatter(utc: true), now: referenceDate.addingTimeInterval(9.5))
+        #expect(started.contains("not before:    2026-11-29 12:00:08\n") && started.contains("started:       2026-11-29 12:00:08\n"), "\(started)")
         #expect(text.hasSuffix("""
             attempts:
               1  failed(1)     started 2026-11-29 12:00:01  finished 2026-11-29 12:00:02
