@@ -299,6 +299,9 @@ public struct ArgumentParser: Sendable {
         case .integerIn(let range):
             if let number = Int(value), range.contains(number) {
                 .success(.integer(number))
+            } else if Int(value) == nil, !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                // Digits only, past Int: a whole number, and too large, not malformed.
+                .failure(Problem("'\(value)' is too large: at most \(range.upperBound)"))
             } else if range.upperBound == Int.max {
                 .failure(Problem("'\(value)' is not a whole number of at least \(range.lowerBound)"))
             } else {

@@ -97,7 +97,7 @@ struct SystemdIntegrationTests {
         let daemon = try TestDaemon(concurrency: nil, configuration: "concurrency = 1\n")
         try daemon.writeConfiguration("concurrency = 2\n")
         let reloaded = try daemon.orchctl(["reload"])
-        #expect(reloaded.status == 0 && reloaded.line == "reloaded (default concurrency 2; a queue's own stays as set)", "\(reloaded)")
+        #expect(reloaded.status == 0 && reloaded.line == "reloaded (default concurrency 2; a queue the file names takes the file's settings, the others keep theirs)", "\(reloaded)")
         #expect(daemon.notify.waitFor("READY=1", timeout: 10) != nil)
         try daemon.writeConfiguration("concurrency = many\n")
         let broken = try daemon.orchctl(["reload"])

@@ -9,7 +9,7 @@ enum EditCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Change a job that has not started.",
-        discussion: "Changes the priority, queue, start time or name of a waiting or queued job (held or not); what is not given stays. A start time ahead makes a queued job wait for it, one that has come queues a waiting job whose dependencies succeeded. A job that has started or finished cannot be edited (exit status 1), nor moved to a queue that does not exist. Prints 'edited ID'.",
+        discussion: "Changes the priority, queue, start time or name of a waiting or queued job (held or not); what is not given stays. A start time ahead makes a queued job wait for it, one that has come queues a waiting job whose dependencies succeeded. A running or finished job cannot be edited (exit status 1), nor moved to a queue that does not exist; one waiting for its next attempt can, and --delay 0 then starts that attempt without the rest of its backoff. Prints 'edited ID'.",
         usage: "edit <id> [--priority <n>] [--queue <queue>] [--at <time> | --delay <span>] [--name <name>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job to change.")],
         options: Options.specs)

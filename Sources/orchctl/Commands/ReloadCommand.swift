@@ -26,7 +26,7 @@ enum ReloadCommand: OrchctlCommand {
             context.console.printError("Error: reload failed, the current settings stay: \(error)")
             return .failure
         } else {
-            context.console.print("reloaded (default concurrency \(reply.concurrency); a queue's own stays as set)")
+            context.console.print("reloaded (default concurrency \(reply.concurrency); a queue the file names takes the file's settings, the others keep theirs)")
         }
         return reply.error == nil ? .success : .failure
     }

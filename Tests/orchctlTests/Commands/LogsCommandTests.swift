@@ -35,6 +35,9 @@ struct LogsCommandTests {
     func badTail() {
         #expect(parseError(["logs", "7", "--tail", "-1"])?.message == "invalid value for option '--tail': '-1' is not a whole number of at least 0")
         #expect(parseError(["logs", "7", "--tail", "abc"])?.code == .invalidValue)
+        // A whole number past what orchctl holds is too large, not malformed.
+        #expect(parseError(["logs", "7", "--tail", "99999999999999999999"])?.message
+            == "invalid value for option '--tail': '99999999999999999999' is too large: at most \(Int.max)")
         #expect(parseError(["logs", "7", "--tail", "1.5"])?.code == .invalidValue)
         #expect(parseError(["logs", "7", "--tail"])?.code == .missingValue)
         #expect(parseError(["logs", "7", "-x"])?.code == .unknownOption)
