@@ -77,6 +77,27 @@ struct DaemonLifecycleTests {
         #expect(shown.standardOutput.contains("interrupted"), "\(shown)")
     }
 
+    @Test("after kill -9, a job interrupted with retries left waits its queue's retry backoff, not the default one")
+    func crashRecoveryRetriesByQueueBackoff() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "slow", "--retry-base", "1h", "--retry-cap", "1h"]).status == 0)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl([
+            "submit", "--queue", "slow", "--retries", "1", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300",
+        ]).line
+        #expect(marker.read() != nil)
+        daemon.crash()
+        try daemon.start()
+        let shown = try daemon.orchctl(["show", id, "--json"])
+        let job = try #require(try JSONSerialization.jsonObject(with: Data(shown.standardOutput.utf8)) as? [String: Any], "\(shown)")
+        #expect(job["state"] as? String == "waiting", "\(shown)")
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let notBefore = try #require((job["notBefore"] as? String).flatMap { format.date(from: $0) }, "\(shown)")
+        // The first retry waits between half and all of the base: 30 to 60 minutes here.
+        #expect(notBefore.timeIntervalSinceNow > 25 * 60, "retried at \(notBefore), by the default 1 s backoff")
+    }
+
     @Test("a second orchd on the same state directory refuses to start with a clear error")
     func secondDaemonRefused() throws {
         let daemon = try TestDaemon()

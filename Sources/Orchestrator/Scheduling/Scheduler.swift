@@ -234,12 +234,13 @@ public actor Scheduler {
         lastDeliveredSeq = try eventLog.lastSeq()
         try eventLog.prune(keep: configuration.eventRetention)
         eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
-        let recovered = try recoverInterruptedJobs()
+        // The queues first: recovery retries interrupted jobs by their queue's backoff.
         for settings in try store.queueSettings() {
             runners[settings.name] = QueueRunner(
                 settings: settings, defaultConcurrency: configuration.concurrency,
                 defaultMaxRunningPerUser: configuration.maxRunningPerUser)
         }
+        let recovered = try recoverInterruptedJobs()
         for (name, counts) in try store.countsByQueue() {
             runner(for: name).counts = counts
         }
