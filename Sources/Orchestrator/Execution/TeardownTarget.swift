@@ -68,13 +68,19 @@ struct TeardownTarget: Sendable {
     /// Whether nothing of the job runs any more: the cgroup is not populated, or (without one)
     /// the process group and every process with the job's identity are gone, by a look that
     /// was settled (``ProcessIdentity/look(for:)``: none of orchd's processes was being
-    /// handed over or executing a new program, which could hide the job's).
+    /// handed over or executing a new program, which could hide the job's), taken twice in a
+    /// row as at a main process's exit (``JobOperation``): under load a chain of processes
+    /// each starting the next in a new session slipped past a single settled look now and
+    /// then, and ended its job with a link still running.
     var isGone: Bool {
         if let cgroup { return !cgroup.isPopulated }
         guard group.isGone else { return false }
         guard let identity else { return true }
-        let look = ProcessIdentity.look(for: identity)
-        return look.pids.isEmpty && !look.unsettled
+        for _ in 0..<2 {
+            let look = ProcessIdentity.look(for: identity)
+            if !look.pids.isEmpty || look.unsettled { return false }
+        }
+        return true
     }
 
     /// The live members to watch by pidfd, without a cgroup (whose emptiness is watched by
