@@ -53,8 +53,20 @@ struct CommandContext: Sendable {
 
     /// The socket to use: `--socket`, else the default orchd uses too, else the system
     /// service's (``OrchdPaths/clientSocket(explicit:environment:uid:exists:)``).
-    func socket(for invocation: Invocation) -> String {
-        OrchdPaths.clientSocket(explicit: invocation.global.socket, environment: environment, uid: uid)
+    /// - Throws: ``CommandFailure`` for a path chosen by default (not named by `--socket`,
+    ///   `$ORCHD_SOCKET` or `$RUNTIME_DIRECTORY`) that another user may have put there
+    ///   (``OrchdPaths/untrustedSocketReason(_:uid:)``): `/tmp/orchd-UID` without
+    ///   XDG_RUNTIME_DIR, made first by someone else to read what orchctl sends.
+    func socket(for invocation: Invocation) throws(CommandFailure) -> String {
+        let path = OrchdPaths.clientSocket(explicit: invocation.global.socket, environment: environment, uid: uid)
+        let named = !(invocation.global.socket ?? "").isEmpty || !(environment["ORCHD_SOCKET"] ?? "").isEmpty
+            || !(environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
+        if !named, let reason = OrchdPaths.untrustedSocketReason(path, uid: uid) {
+            throw CommandFailure(
+                "will not connect to \(path): \(reason), so another user may have put it there to read what orchctl sends; remove it, set XDG_RUNTIME_DIR, or name a socket with --socket",
+                exitCode: .unavailable)
+        }
+        return path
     }
 
     /// Opens a connection to orchd.

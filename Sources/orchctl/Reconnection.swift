@@ -55,8 +55,8 @@ struct Reconnection: Sendable {
     }
 
     /// Creates a reconnection for `context` and `invocation`'s socket.
-    init(context: CommandContext, invocation: Invocation, timeout: Duration?) {
-        self.init(socket: context.socket(for: invocation), uid: context.uid, timeout: timeout ?? Self.defaultTimeout, console: context.console)
+    init(context: CommandContext, invocation: Invocation, timeout: Duration?) throws(CommandFailure) {
+        self.init(socket: try context.socket(for: invocation), uid: context.uid, timeout: timeout ?? Self.defaultTimeout, console: context.console)
     }
 
     /// Creates a reconnection with every field given.

@@ -25,7 +25,7 @@ enum StreamSession {
         follow: Bool, context: CommandContext, invocation: Invocation,
         _ stream: @escaping @Sendable (_ socket: String, _ uid: UInt32, _ console: Console) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
-        let socket = context.socket(for: invocation)
+        let socket = try context.socket(for: invocation)
         let uid = context.uid
         let console = context.console
         let body: @Sendable () throws(CommandFailure) -> Void = { () throws(CommandFailure) in

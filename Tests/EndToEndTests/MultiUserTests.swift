@@ -505,6 +505,46 @@ struct MultiUserTests {
         #expect(adminSees.contains { ($0["jobId"] as? Int).map(String.init) == aJob && $0["ownerUid"] as? Int == Int(a.uid) })
     }
 
+    @Test("orchctl and a per-user orchd refuse /tmp/orchd-UID when another user made it (no XDG_RUNTIME_DIR)")
+    func plantedSocketDirectory() throws {
+        let (a, b, _) = try TestUser.users()
+        let directory = "/tmp/orchd-\(a.uid)"
+        try? FileManager.default.removeItem(atPath: directory)
+        try #require(mkdir(directory, 0o755) == 0)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try #require(chown(directory, b.uid, b.gid) == 0)
+        // B listens where A's orchctl looks first.
+        let path = directory + "/orchd.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 8) == 0 && chown(path, b.uid, b.gid) == 0 && chmod(path, 0o666) == 0)
+        let bare = ["-i", "PATH=/usr/bin:/bin", "HOME=/tmp", "API_TOKEN=secret"]
+        let submitted = try a.run("/usr/bin/env", bare + [Binaries.orchctl, "submit", "--", "true"])
+        #expect(submitted.status == 69, "\(submitted)")
+        #expect(submitted.standardError.contains(
+            "will not connect to \(path): its directory \(directory) belongs to uid \(b.uid), so another user may have put it there"),
+            "\(submitted)")
+        #expect(accept(listener, nil, nil) == -1, "nothing reached B's listener")
+        // Nor does a per-user orchd of A listen in B's directory.
+        var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
+        let state = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        try #require(chown(state, a.uid, a.gid) == 0)
+        let started = try a.run(
+            "/usr/bin/timeout", ["20", "/usr/bin/env"] + bare + ["ORCHD_NO_SYSTEMD=1", Binaries.orchd, "--state-dir", state + "/state"])
+        #expect(started.status == 1, "\(started)")
+        #expect(started.standardError.contains("will not listen on \(path): its directory \(directory) belongs to uid \(b.uid)"), "\(started)")
+    }
+
     @Test("a root orchd creates its socket 0666 in new 0755 directories, from the start")
     func socketDirectoryModes() throws {
         _ = try TestUser.users()  // needs root, as every test here

@@ -1,4 +1,5 @@
 import Glibc
+import OrchestratorAPI
 
 /// Binds the daemon's listening Unix socket, replacing a stale socket file a crashed daemon
 /// left behind but never stealing a live one (docs/ARCHITECTURE.md, Durability).
@@ -20,6 +21,9 @@ public enum ControlSocket {
     public static func bind(path: String, everyUser: Bool = false) throws(ControlSocketError) -> Int32 {
         guard var address = socketAddress(path) else { throw .pathTooLong(path) }
         try createParentDirectory(of: path, mode: everyUser ? 0o755 : 0o700)
+        // A directory another user made or may write in (`/tmp/orchd-UID` made first by
+        // someone else) lets them replace the socket and take this daemon's clients.
+        if let reason = OrchdPaths.untrustedSocketReason(path, uid: geteuid()) { throw .unsafeDirectory(path, reason) }
 
         if access(path, F_OK) == 0 {
             if isServed(&address) { throw .inUse(path) }
@@ -96,6 +100,8 @@ public enum ControlSocketError: Error, Sendable, CustomStringConvertible {
     case notASocket(String)
     /// The path does not fit `sun_path` (107 bytes, unix(7)).
     case pathTooLong(String)
+    /// Another user could replace the socket: why (``OrchdPaths/untrustedSocketReason(_:uid:)``).
+    case unsafeDirectory(String, String)
     /// A system call failed.
     case system(call: String, path: String, errno: Int32)
 
@@ -105,6 +111,7 @@ public enum ControlSocketError: Error, Sendable, CustomStringConvertible {
         case .inUse: EADDRINUSE
         case .notASocket: ENOTSOCK
         case .pathTooLong: ENAMETOOLONG
+        case .unsafeDirectory: EPERM
         case .system(_, _, let code): code
         }
     }
@@ -117,6 +124,8 @@ public enum ControlSocketError: Error, Sendable, CustomStringConvertible {
             "\(path) exists and is not a socket; remove it or pass another --socket"
         case .pathTooLong(let path):
             "socket path too long (max 107 bytes): \(path)"
+        case .unsafeDirectory(let path, let reason):
+            "will not listen on \(path): \(reason), so another user could replace the socket; remove that directory, or pass a --socket in a directory of your own"
         case .system(let call, let path, let code):
             "\(call) \(path): \(String(cString: strerror(code)))"
         }

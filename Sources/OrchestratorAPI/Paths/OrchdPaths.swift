@@ -63,6 +63,35 @@ public enum OrchdPaths {
         return systemSocket
     }
 
+    /// Why a socket at `path` could have been put there by another user than `uid` (or root),
+    /// or `nil` when it could not: its directory (not a symbolic link) belongs to `uid` or
+    /// root and no other user may write in it, unless it is sticky (`/tmp` itself, where
+    /// others cannot rename or remove a file they do not own); and the socket file, when
+    /// there is one, belongs to `uid` or root. A directory that is missing gives `nil`: a
+    /// daemon creates it, and a client's connect then fails by itself.
+    ///
+    /// A client without `XDG_RUNTIME_DIR` looks for its orchd under `/tmp`, where any user may
+    /// create `/tmp/orchd-UID` first and listen there: what the client then sends (its
+    /// command lines and whole environment) would go to that user.
+    /// - Parameters:
+    ///   - path: the socket's path.
+    ///   - uid: whose socket it should be.
+    /// - Returns: a reason to refuse it ("its directory /tmp/orchd-1000 belongs to uid 1001").
+    public static func untrustedSocketReason(_ path: String, uid: UInt32) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return nil }
+        if info.st_mode & S_IFMT != S_IFDIR { return "\(directory) is not a directory (a symbolic link?)" }
+        if info.st_uid != uid && info.st_uid != 0 { return "its directory \(directory) belongs to uid \(info.st_uid)" }
+        if info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0 {
+            return "its directory \(directory) may be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        var file = stat()
+        if lstat(path, &file) == 0, file.st_uid != uid && file.st_uid != 0 { return "it belongs to uid \(file.st_uid)" }
+        return nil
+    }
+
     private static func home(environment: [String: String], uid: UInt32) -> String {
         if let value = environment["HOME"], value.hasPrefix("/") { return value }
         if let entry = getpwuid(uid), let directory = entry.pointee.pw_dir {

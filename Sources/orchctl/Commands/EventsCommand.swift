@@ -49,7 +49,7 @@ enum EventsCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let parameters = parameters(invocation)
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         try StreamSession.run(follow: true, context: context, invocation: invocation) {
             (_, _, console) throws(CommandFailure) in
             try stream(parameters, reconnection: reconnection, console: console)

@@ -64,7 +64,7 @@ enum LogsCommand: OrchctlCommand {
         }
         let parameters = parameters(invocation)
         let follow = parameters.follow == true
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         guard options.both else {
             try StreamSession.run(follow: follow, context: context, invocation: invocation) {
                 (socket, uid, console) throws(CommandFailure) in

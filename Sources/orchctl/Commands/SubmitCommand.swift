@@ -77,7 +77,7 @@ enum SubmitCommand: OrchctlCommand {
         var connection = try context.connect(invocation)
         let parameters = JobsInterface.SubmitParameters(spec: jobSpec, reuseExisting: options.reuse ? true : nil)
         // A restart of orchd: through a stop that refuses the job, then (with --wait) the wait.
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let id: JobID
         if invocation.global.json {
             let submitted = try reconnection.runRefusedWhileStopping(on: &connection) { (connection) throws(CommandFailure) in
@@ -170,7 +170,7 @@ enum SubmitCommand: OrchctlCommand {
         let specs = numbered.map(\.spec)
         guard !specs.isEmpty else { return .success }
         var connection = try context.connect(invocation)
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: options.reconnectTimeout)
         let json = invocation.global.json
         var submitted: [Job] = []
         var submittedCount = 0

@@ -41,7 +41,7 @@ enum TopCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let options = Options(decoding: invocation)
-        let socket = context.socket(for: invocation)
+        let socket = try context.socket(for: invocation)
         let uid = context.uid
         let colors = context.colors(ColorMode(rawValue: options.color) ?? .auto)
         let snapshot = try Self.snapshot(socket: socket, uid: uid)
@@ -51,7 +51,7 @@ enum TopCommand: OrchctlCommand {
             return .success
         }
         let session = LiveSession(
-            context: context, reconnection: Reconnection(context: context, invocation: invocation, timeout: nil),
+            context: context, reconnection: try Reconnection(context: context, invocation: invocation, timeout: nil),
             colors: colors, first: snapshot)
         try session.run()
         return .success

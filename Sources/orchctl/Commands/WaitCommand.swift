@@ -79,9 +79,9 @@ enum WaitCommand: OrchctlCommand {
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         let target = try target(of: invocation)
-        let socket = context.socket(for: invocation)
+        let socket = try context.socket(for: invocation)
         let uid = context.uid
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         let ids: [JobID]
         switch target {
         case .drainedQueue(let queue):
@@ -166,7 +166,7 @@ enum WaitCommand: OrchctlCommand {
     /// `wait --queue Q --drained`: one `io.orchd.Queues.WaitDrained` call, which orchd answers
     /// once the queue has no waiting, queued or running job.
     static func waitDrained(_ queue: QueueName, invocation: Invocation, context: CommandContext) throws -> ExitCode {
-        let reconnection = Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
+        let reconnection = try Reconnection(context: context, invocation: invocation, timeout: Options(decoding: invocation).reconnectTimeout)
         let empty = noteWhatHoldsUp(queue, on: try context.connect(invocation), now: Date(), time: context.time, console: context.console)
         let waitForQueue: @Sendable () throws(CommandFailure) -> QueueInfo = { () throws(CommandFailure) -> QueueInfo in
             // After a restart of orchd the same question is asked again.
