@@ -88,8 +88,8 @@ public enum DatabaseIdentity {
     /// into the file). Writes nothing.
     ///
     /// Refuses:
-    /// - a `-wal` without the database (missing or empty): another program's, or left from a
-    ///   damaged install; SQLite would delete it;
+    /// - a `-wal` that is not empty without the database (missing or empty): another
+    ///   program's, or left from a damaged install; SQLite would delete it;
     /// - a file without the SQLite header string, or with another program's `application_id`
     ///   (the big-endian 32-bit integer at byte 68 of the header);
     /// - a `-wal` whose committed frames SQLite would replay but that is not this database's:
@@ -106,7 +106,9 @@ public enum DatabaseIdentity {
         let fileSize = size(path)
         let walSize = size(walPath)
         guard let fileSize, fileSize > 0 else {
-            if walSize != nil {
+            // An empty log holds nothing to replay: a clean stop leaves one (truncated at its
+            // checkpoint), so moving only orchd.db away must start afresh.
+            if let walSize, walSize > 0 {
                 throw DatabaseError(
                     code: SQLITE_NOTADB,
                     message: "\(walPath) exists without its database \(path) (\(fileSize == nil ? "missing" : "empty")): a write-ahead log without its database is another program's or left from a damaged install, so orchd leaves it alone and creates no database; put the database back beside it, or move \(walPath) (and \(path)-shm) away, or give orchd another --state-dir")
@@ -200,12 +202,14 @@ public enum DatabaseIdentity {
         return true
     }
 
-    /// The one-line refusal of a damaged database, with the way out.
+    /// The one-line refusal of a damaged database, with the way out: `.dump`, as README has it,
+    /// not `.recover`, which Debian 12's sqlite3 lacks the `sqlite_dbpage` table for (it
+    /// prints an error, exits 0 and leaves a copy without a `jobs` table).
     private static func damaged(_ path: String, detail: String) -> DatabaseError {
         let oneLine = detail.split(whereSeparator: \.isNewline).joined(separator: "; ")
         return DatabaseError(
             code: SQLITE_CORRUPT,
-            message: "\(path) is damaged (\(oneLine)); orchd will not use it. Stop orchd, keep a copy, and rebuild it: sqlite3 \(path) .recover | sqlite3 \(path).recovered, then move \(path).recovered to \(path) (README: 'A damaged database')")
+            message: "\(path) is damaged (\(oneLine)); orchd will not use it. Stop orchd, keep a copy of \(path)*, and copy out what SQLite can read: sqlite3 \(path) .dump | sed '$s/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 \(path).recovered; check the copy (sqlite3 \(path).recovered 'SELECT count(*) FROM jobs') before moving it to \(path) (README: 'A damaged database')")
     }
 
     private static func hex(_ value: Int64) -> String {
