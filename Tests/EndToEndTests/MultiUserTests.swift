@@ -58,6 +58,25 @@ struct MultiUserTests {
         #expect(try daemon.orchctl(as: a, ["logs", id]).standardOutput.hasPrefix("\(a.uid)\n"))
     }
 
+    @Test("user B cannot name A's job in --after (exit 77, nothing stored), in a submit or a batch; B's own job and an admin may")
+    func dependencyOnOthersJob() throws {
+        let (a, b, admin) = try TestUser.users()
+        let daemon = try sharedDaemon()
+        let aJob = try daemon.orchctl(as: a, ["submit", "--", "true"]).line
+        #expect(try daemon.orchctl(as: a, ["wait", aJob]).status == 0)
+        let bJob = try daemon.orchctl(as: b, ["submit", "--", "true"]).line
+        let refused = try daemon.orchctl(as: b, ["submit", "--after", bJob, "--after", aJob, "--", "true"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.standardError.contains("job \(aJob) belongs to another user"), "\(refused)")
+        let batch = try daemon.orchctl(as: b, ["submit", "--batch", "-"], input: "{\"argv\":[\"true\"],\"after\":[\(aJob)]}\n")
+        #expect(batch.status == 77, "\(batch)")
+        let listed = try daemon.orchctl(["status", "--all", "--json"]).standardOutput
+        let stored = try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]] ?? []
+        #expect(stored.count == 2, "nothing stored: \(listed)")
+        #expect(try daemon.orchctl(as: b, ["submit", "--wait", "--after", bJob, "--", "true"]).status == 0)
+        #expect(try daemon.orchctl(as: admin, ["submit", "--wait", "--after", aJob, "--", "true"]).status == 0)
+    }
+
     @Test("user B cannot show, read, cancel, retry or wait on A's job (exit 77, nothing changed), nor read its log; status shows each their own; root sees both; an admin cancels A's job")
     func ownership() throws {
         let (a, b, admin) = try TestUser.users()

@@ -23,13 +23,16 @@ extension Scheduler {
     ///   - submitterUid: the caller's uid (from `SO_PEERCRED`).
     ///   - reuseExisting: for one spec with a unique key held by a live job of the same
     ///     submitter, answer with that job instead of refusing (another user's is refused).
+    ///   - isAdmin: whether the submitter manages every job; one who does not may name only
+    ///     their own jobs in `after` (a dependent learns its dependency's outcome, which
+    ///     `wait` keeps from other users).
     /// - Returns: the stored jobs, once durable.
-    /// - Throws: why nothing was stored.
+    /// - Throws: why nothing was stored; `permissionDenied` for another user's job in `after`.
     public func submit(
-        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false
+        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false, isAdmin: Bool = true
     ) async throws(SchedulerError) -> Submission {
         try await withCheckedContinuation { (done: CheckedContinuation<Result<Submission, SchedulerError>, Never>) in
-            submit(specs, submitterUid: submitterUid, reuseExisting: reuseExisting) { done.resume(returning: $0) }
+            submit(specs, submitterUid: submitterUid, reuseExisting: reuseExisting, isAdmin: isAdmin) { done.resume(returning: $0) }
         }.get()
     }
 
@@ -38,12 +41,12 @@ extension Scheduler {
     /// out (an awaiting task would resume in a later turn of the control queue); it gets a
     /// refusal, or the existing job of `reuseExisting`, at once.
     func submit(
-        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false,
+        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool = false, isAdmin: Bool = true,
         reply: @escaping @Sendable (Result<Submission, SchedulerError>) -> Void
     ) {
         let submission: Submission
         do {
-            submission = try store(specs, submitterUid: submitterUid, reuseExisting: reuseExisting)
+            submission = try store(specs, submitterUid: submitterUid, reuseExisting: reuseExisting, isAdmin: isAdmin)
         } catch {
             return reply(.failure(error))
         }
@@ -55,7 +58,7 @@ extension Scheduler {
     /// The part of a submit before the barrier: checks, stores and starts the jobs.
     /// - Returns: what was stored, not yet durable; or the existing job (`existing`).
     private func store(
-        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool
+        _ specs: [JobSpec], submitterUid: UInt32, reuseExisting: Bool, isAdmin: Bool
     ) throws(SchedulerError) -> Submission {
         // A job stored now could not get its reply before the connections close.
         guard !isStopping else { throw .stopping }
@@ -67,6 +70,15 @@ extension Scheduler {
             }
             validEnvironment = spec.environment
             _ = try declaredRunner(spec.queue)
+            let submitter = Caller(uid: submitterUid, isAdmin: isAdmin)
+            for dependency in spec.after where !isAdmin {
+                // Read by two plain columns; an unknown ID is the state machine's to refuse.
+                if let (owner, _) = try storeCall({ try store.ownerAndProgress(dependency) }),
+                    !submitter.mayManage(owner: owner)
+                {
+                    throw .permissionDenied(dependency)
+                }
+            }
         }
         let now = Date()
         var planned: [(spec: JobSpec, state: JobState)] = []

@@ -11,11 +11,11 @@ public enum JobsInterface {
 
     /// `Submit(spec, reuseExisting) -> (job, existing)`.
     public static let submit = VarlinkMethod<SubmitParameters, JobReply>(
-        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage,
+        "io.orchd.Jobs.Submit", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping, Errors.permissionDenied] + storage,
         writeParameters: { $0.writeJSON(to: &$1) }, readReply: JobReply.read)
     /// `SubmitBatch(specs, environment, returnJobs) -> (ids, jobs)`.
     public static let submitBatch = VarlinkMethod<SubmitBatchParameters, SubmitBatchReply>(
-        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping] + storage,
+        "io.orchd.Jobs.SubmitBatch", errors: [Errors.invalidJobSpec, Errors.duplicateJob, Errors.unknownQueue, Errors.stopping, Errors.permissionDenied] + storage,
         writeParameters: { $0.writeJSON(to: &$1) })
     /// `Get(id) -> (job, attempts)`.
     public static let get = VarlinkMethod<GetParameters, JobReply>(

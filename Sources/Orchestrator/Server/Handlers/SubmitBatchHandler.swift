@@ -12,8 +12,9 @@ struct SubmitBatchHandler: VarlinkMethodHandler {
             let returnJobs = parameters.returnJobs ?? false
             let specs = parameters.resolvedSpecs
             let uid = call.peer.uid
+            let isAdmin = call.caller.isAdmin
             responder.complete(on: scheduler) { scheduler, reply in
-                scheduler.submit(specs, submitterUid: uid, reply: reply)
+                scheduler.submit(specs, submitterUid: uid, isAdmin: isAdmin, reply: reply)
             } reply: { JobsInterface.SubmitBatchReply(ids: $0.jobs.map(\.id), jobs: returnJobs ? $0.jobs : nil) }
         } catch {
             responder.fail(error)

@@ -14,8 +14,10 @@ struct SubmitHandler: VarlinkMethodHandler {
             return
         }
         let uid = call.peer.uid
+        let isAdmin = call.caller.isAdmin
         responder.complete(on: scheduler) { scheduler, reply in
-            scheduler.submit([parameters.spec], submitterUid: uid, reuseExisting: parameters.reuseExisting ?? false, reply: reply)
+            scheduler.submit(
+                [parameters.spec], submitterUid: uid, reuseExisting: parameters.reuseExisting ?? false, isAdmin: isAdmin, reply: reply)
         } reply: { JobsInterface.JobReply(job: $0.jobs[0], existing: $0.existing ? true : nil) }
     }
 }
