@@ -87,6 +87,9 @@ public enum ConfigurationFile {
     public static func parse(_ text: String, path: String) throws(ConfigurationFileError) -> Contents {
         var contents = Contents()
         var seen: [String: Int] = [:]
+        // A byte order mark, which some editors write at the start of a UTF-8 file, is not
+        // part of the first key.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         // "\r\n" is one Character in Swift, so it is named as a separator of its own.
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = index + 1

@@ -21,6 +21,18 @@ struct ConfigurationFileTests {
         #expect(settings.settings == ["concurrency": .integer(4), "log-level": .text("debug")])
     }
 
+    @Test("a byte order mark at the start is not part of the first key; one elsewhere is shown escaped")
+    func byteOrderMark() throws {
+        let settings = try ConfigurationFile.parse("\u{FEFF}concurrency = 4\n", path: "f")
+        #expect(settings.settings == ["concurrency": .integer(4)])
+        do {
+            _ = try ConfigurationFile.parse("log-level = debug\nconcurrency = \u{FEFF}4\n", path: "f")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.contains("line 2: invalid value for 'concurrency': '\\u{FEFF}4'"), "\(error)")
+        }
+    }
+
     @Test("a bad value's invisible characters are shown escaped, not printed raw")
     func escapesInvisibleCharacters() {
         do {
