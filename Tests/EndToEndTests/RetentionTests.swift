@@ -77,7 +77,10 @@ struct RetentionTests {
         held.standardOutput = output
         held.standardError = errors
         try held.run()
-        // The first job of a new orchd is job 1; the second's end makes retention delete it.
+        // The first job of a new orchd is job 1, once the held orchctl has submitted it; the
+        // second's end makes retention delete it.
+        let submitted = Date().addingTimeInterval(30)
+        while try daemon.orchctl(["show", "1"]).status != 0, Date() < submitted {}
         #expect(try daemon.orchctl(["wait", "1"]).status == 0)
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
         let deadline = Date().addingTimeInterval(30)
