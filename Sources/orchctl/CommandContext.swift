@@ -59,9 +59,8 @@ struct CommandContext: Sendable {
     ///   XDG_RUNTIME_DIR, made first by someone else to read what orchctl sends.
     func socket(for invocation: Invocation) throws(CommandFailure) -> String {
         let path = OrchdPaths.clientSocket(explicit: invocation.global.socket, environment: environment, uid: uid)
-        let named = !(invocation.global.socket ?? "").isEmpty || !(environment["ORCHD_SOCKET"] ?? "").isEmpty
-            || !(environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
-        if !named, let reason = OrchdPaths.untrustedSocketReason(path, uid: uid) {
+        if !OrchdPaths.isNamed(explicit: invocation.global.socket, environment: environment),
+            let reason = OrchdPaths.untrustedSocketReason(path, uid: uid) {
             throw CommandFailure(
                 "will not connect to \(path): \(reason), so another user may have put it there to read what orchctl sends; remove it, set XDG_RUNTIME_DIR, or name a socket with --socket",
                 exitCode: .unavailable)

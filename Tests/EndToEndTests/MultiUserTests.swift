@@ -536,15 +536,7 @@ struct MultiUserTests {
         let path = directory + "/orchd.sock"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8))
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixAddress(path) { bind(listener, $0, $1) }
         try #require(bound == 0 && listen(listener, 8) == 0 && chown(path, b.uid, b.gid) == 0 && chmod(path, 0o666) == 0)
         let bare = ["-i", "PATH=/usr/bin:/bin", "HOME=/tmp", "API_TOKEN=secret"]
         let submitted = try a.run("/usr/bin/env", bare + [Binaries.orchctl, "submit", "--", "true"])

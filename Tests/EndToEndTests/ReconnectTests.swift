@@ -68,15 +68,7 @@ struct ReconnectTests {
         init(path: String) throws {
             self.path = path
             listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                raw.copyBytes(from: Array(path.utf8))
-                raw[path.utf8.count] = 0
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
+            let bound = withUnixAddress(path) { [listener] in bind(listener, $0, $1) }
             guard listener >= 0, bound == 0, listen(listener, 8) == 0 else { throw TestFailure("cannot listen on \(path): \(errno)") }
         }
 

@@ -63,6 +63,8 @@ extension Scheduler {
         // A job stored now could not get its reply before the connections close.
         guard !isStopping else { throw .stopping }
         var validEnvironment: [String: String]?
+        let submitter = Caller(uid: submitterUid, isAdmin: isAdmin)
+        var ownDependencies: Set<JobID> = []  // each read once, however many specs name it
         for spec in specs {
             let known = validEnvironment.map { JobSpec.isSameDictionary($0, spec.environment) } ?? false
             do { try spec.validate(environmentAlreadyValid: known) } catch {
@@ -70,8 +72,7 @@ extension Scheduler {
             }
             validEnvironment = spec.environment
             _ = try declaredRunner(spec.queue)
-            let submitter = Caller(uid: submitterUid, isAdmin: isAdmin)
-            for dependency in spec.after where !isAdmin {
+            for dependency in spec.after where !isAdmin && ownDependencies.insert(dependency).inserted {
                 // Read by two plain columns; an unknown ID is the state machine's to refuse.
                 if let (owner, _) = try storeCall({ try store.ownerAndProgress(dependency) }),
                     !submitter.mayManage(owner: owner)

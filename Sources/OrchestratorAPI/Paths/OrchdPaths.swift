@@ -57,10 +57,16 @@ public enum OrchdPaths {
         exists: (String) -> Bool = { path in var status = stat(); return lstat(path, &status) == 0 }
     ) -> String {
         let own = socket(explicit: explicit, environment: environment, uid: uid)
-        let chosen = (explicit ?? "").isEmpty && (environment["ORCHD_SOCKET"] ?? "").isEmpty
-            && (environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
-        guard uid != 0, chosen, !exists(own), exists(systemSocket) else { return own }
+        guard uid != 0, !isNamed(explicit: explicit, environment: environment), !exists(own), exists(systemSocket)
+        else { return own }
         return systemSocket
+    }
+
+    /// Whether the caller named the socket (`--socket`, `$ORCHD_SOCKET` or
+    /// `$RUNTIME_DIRECTORY`) rather than taking a default path.
+    public static func isNamed(explicit: String?, environment: [String: String]) -> Bool {
+        !(explicit ?? "").isEmpty || !(environment["ORCHD_SOCKET"] ?? "").isEmpty
+            || !(environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
     }
 
     /// Why a socket at `path` could have been put there by another user than `uid` (or root),
