@@ -232,6 +232,32 @@ struct ClientRobustnessTests {
         #expect(try daemon.orchctl(["queue", "add", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
     }
 
+    @Test("a zero retry base or cap is a usage error in orchctl, as a zero --timeout is, and refused by orchd")
+    func zeroRetrySpans() throws {
+        let daemon = try TestDaemon()
+        for (arguments, message) in [
+            (["queue", "set", "default", "--retry-base", "0"], "the retry base must be longer than zero"),
+            (["queue", "add", "Z", "--retry-cap", "0s"], "the retry cap must be longer than zero"),
+        ] {
+            let refused = try daemon.orchctl(arguments)
+            #expect(refused.status == 64, "\(arguments): \(refused)")
+            #expect(refused.standardError.contains(message), "\(arguments): \(refused)")
+        }
+        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        for (base, cap) in [(Int64(0), Int64?.none), (1_000_000, 0), (-1, nil)] {
+            do {
+                _ = try client.call(QueuesInterface.set, .init(name: .default, retryBaseUSec: base, retryCapUSec: cap))
+                Issue.record("orchd stored a retry base of \(base) µs, cap \(String(describing: cap))")
+            } catch .remote(let error) {
+                #expect(error.name == QueuesInterface.Errors.invalidSetting, "\(error)")
+            } catch {
+                Issue.record("expected InvalidSetting, got \(error)")
+            }
+        }
+        let queues = try daemon.orchctl(["queues", "--json"])
+        #expect(queues.standardOutput.contains("\"retryBaseUSec\" : 1000000"), "\(queues)")
+    }
+
     @Test("an empty --socket or --state-dir is a usage error for orchd and orchctl, not the default path")
     func emptyPathsAreUsageErrors() throws {
         for arguments in [["--socket", ""], ["--state-dir", ""], ["--socket="], ["--config", ""]] {

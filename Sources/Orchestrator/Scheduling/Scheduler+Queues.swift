@@ -143,11 +143,8 @@ extension Scheduler {
         if let maxRunningPerUser, !(0...10_000).contains(maxRunningPerUser) {
             throw .invalidSetting("the per-user limit must be from 0 (no limit) to 10000, not \(maxRunningPerUser)")
         }
-        if let retryBase, retryBase <= .zero {
-            throw .invalidSetting("the retry base must be longer than zero")
-        }
-        if let retryCap, retryCap <= .zero {
-            throw .invalidSetting("the retry cap must be longer than zero")
+        if let problem = QueuesInterface.retryProblem(baseUSec: retryBase?.microseconds, capUSec: retryCap?.microseconds) {
+            throw .invalidSetting(problem)
         }
         if let unknown = hooks?.keys.first(where: { !QueuesInterface.hookEvents.contains($0) }) {
             throw .invalidSetting(

@@ -116,9 +116,11 @@ public enum QueuesInterface {
             + "(put a longer script in a file and run that)"
     }
 
-    /// Why a retry cap shorter than the retry base is refused, or `nil` when both are
-    /// fine (or either is not given).
+    /// Why a retry backoff is refused (a base or cap not longer than zero, or a cap shorter
+    /// than the base), or `nil` when what is given is fine.
     public static func retryProblem(baseUSec: Int64?, capUSec: Int64?) -> String? {
+        if let baseUSec, baseUSec <= 0 { return "the retry base must be longer than zero" }
+        if let capUSec, capUSec <= 0 { return "the retry cap must be longer than zero" }
         guard let baseUSec, let capUSec, capUSec < baseUSec else { return nil }
         return "the retry cap (\(TimeSpan.format(Duration(microseconds: capUSec)))) is shorter than the retry base (\(TimeSpan.format(Duration(microseconds: baseUSec)))); "
             + "the cap is the longest wait between retries, so it must be at least the base"
