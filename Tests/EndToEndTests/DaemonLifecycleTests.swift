@@ -107,6 +107,19 @@ struct DaemonLifecycleTests {
         #expect(try daemon.orchctl(["ping"]).status == 0, "the first daemon is untouched")
     }
 
+    @Test("a state directory that cannot be made or used is named as the state directory in orchd's error")
+    func unusableStateDirectory() throws {
+        let daemon = try TestDaemon()  // for its directory; its state directory is another
+        let file = daemon.directory + "/file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        for stateDirectory in [file, file + "/sub"] {
+            let result = try TestDaemon.run(Binaries.orchd, ["--state-dir", stateDirectory, "--socket", daemon.directory + "/other.sock"])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.standardError.contains("cannot use the state directory \(stateDirectory): "), "\(result)")
+            #expect(result.standardError.contains("Not a directory"), "\(result)")
+        }
+    }
+
     @Test("a second orchd on the same socket refuses instead of stealing it")
     func liveSocketNotStolen() throws {
         let daemon = try TestDaemon()

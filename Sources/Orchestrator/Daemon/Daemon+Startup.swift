@@ -28,7 +28,11 @@ extension Daemon {
         do {
             return try StateDirectoryLock(stateDirectory: stateDirectory)
         } catch {
-            throw StartupFailure(error.description, errno: error.errno)
+            switch error {
+            case .heldByAnotherDaemon: throw StartupFailure(error.description, errno: error.errno)
+            // The system call alone ("mkdir /srv/x/y: Not a directory") does not say what the path is for.
+            case .system: throw StartupFailure("cannot use the state directory \(stateDirectory): \(error)", errno: error.errno)
+            }
         }
     }
 
