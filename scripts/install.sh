@@ -24,6 +24,9 @@
 #   ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG  the started orchd's state directory, socket and
 #                  log file (default /var/lib/orchd, /run/orchd/orchd.sock, /var/log/orchd.log)
 #   ORCHD_ALLOW_NON_ROOT=1  skip the root check (with a DESTDIR the user can write)
+#
+# It lists what it installed, and the directories and group it had to make, in
+# $PREFIX/share/orchd/installed, which scripts/uninstall.sh reads to remove exactly those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,29 +50,60 @@ else
     bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
 fi
 bindir=$DESTDIR$PREFIX/bin
-install -d -m 0755 "$bindir" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/systemd/user" "$DESTDIR/etc/orchd"
+share=$DESTDIR$PREFIX/share
+
+# What this script made, one "kind path" line each (dir, file, conf, group), for
+# scripts/uninstall.sh. A directory counts only when this script made it, so that uninstalling
+# never removes one that was there before (an earlier install's entries are kept).
+manifest=$share/orchd/installed
+made=()
+[ ! -f "$manifest" ] || mapfile -t made <"$manifest"
+# Makes each directory (0755) with its missing parents, noting those that did not exist.
+make_directories() {
+    local directory parent
+    for directory in "$@"; do
+        parent=$directory
+        while [ ! -e "$parent" ]; do
+            made+=("dir $parent")
+            parent=$(dirname "$parent")
+        done
+        install -d -m 0755 "$directory"
+    done
+}
+make_directories "$bindir" "$DESTDIR/etc/systemd/system" "$DESTDIR/etc/systemd/user" "$DESTDIR/etc/orchd" \
+    "$share/orchd" "$share/man/man1" "$share/man/man5" "$share/man/man8" "$share/bash-completion/completions" \
+    "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
 # ORCHD_BIN_DIR=/usr/local/bin starts the installed binaries again: nothing to copy.
 [ "$(realpath "$bin")" = "$(realpath "$bindir")" ] || install -m 0755 "$bin/orchd" "$bin/orchctl" "$bindir/"
 install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd/system/"
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
-[ -e "$DESTDIR/etc/orchd/orchd.conf" ] || install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
+if [ ! -e "$DESTDIR/etc/orchd/orchd.conf" ]; then
+    install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
+    made+=("conf $DESTDIR/etc/orchd/orchd.conf")
+fi
 # The admin group (admin-group, default orchd), empty, as Debian's packages make theirs: adding
 # an admin is then one usermod, and orchd does not warn at every start that it does not exist.
 if [ -z "$DESTDIR" ] && ! getent group orchd >/dev/null; then
     groupadd --system orchd
+    made+=("group orchd")
 fi
 
 # Manual pages (generated from the command tables; see man/) and shell completions, written
 # by the orchctl being installed so they match its commands.
-share=$DESTDIR$PREFIX/share
-install -d -m 0755 "$share/man/man1" "$share/man/man5" "$share/man/man8" "$share/bash-completion/completions" \
-    "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
 install -m 0644 man/orchctl.1 "$share/man/man1/"
 install -m 0644 man/orchd.8 "$share/man/man8/"
 install -m 0644 man/orchd.conf.5 "$share/man/man5/"
 "$bin/orchctl" completion bash >"$share/bash-completion/completions/orchctl"
 "$bin/orchctl" completion zsh >"$share/zsh/site-functions/_orchctl"
 "$bin/orchctl" completion fish >"$share/fish/vendor_completions.d/orchctl.fish"
+for file in "$bindir/orchd" "$bindir/orchctl" "$DESTDIR/etc/systemd/system/orchd.service" \
+    "$DESTDIR/etc/systemd/system/orchd.socket" "$DESTDIR/etc/systemd/user/orchd.service" \
+    "$DESTDIR/etc/systemd/user/orchd.socket" "$share/man/man1/orchctl.1" "$share/man/man8/orchd.8" \
+    "$share/man/man5/orchd.conf.5" "$share/bash-completion/completions/orchctl" "$share/zsh/site-functions/_orchctl" \
+    "$share/fish/vendor_completions.d/orchctl.fish"; do
+    made+=("file $file")
+done
+printf '%s\n' "${made[@]}" | sort -u >"$manifest"
 
 if [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl daemon-reload

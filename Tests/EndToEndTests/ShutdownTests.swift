@@ -318,4 +318,70 @@ struct ShutdownTests {
         let written = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(written.contains("stopped"), "orchd's output goes to its log")
     }
+
+    @Test("scripts/uninstall.sh stops orchd and removes what install.sh made, nothing that was there before; the jobs, settings and log only with --purge")
+    func uninstallScript() throws {
+        var template = Array("/tmp/orchd-uninstall-XXXXXX".utf8CString)
+        let directory = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let destination = directory + "/root"
+        let socket = directory + "/orchd.sock"
+        let log = directory + "/orchd.log"
+        let state = directory + "/state"
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = nil
+        environment["DESTDIR"] = destination
+        environment["ORCHD_BIN_DIR"] = Binaries.directory
+        environment["ORCHD_NO_SYSTEMD"] = "1"
+        environment["ORCHD_ALLOW_NON_ROOT"] = "1"
+        environment["ORCHD_STATE_DIR"] = state
+        environment["ORCHD_SOCKET"] = socket
+        environment["ORCHD_LOG"] = log
+        let installedOrchctl = destination + "/usr/local/bin/orchctl"
+        defer { _ = try? TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
+        // A directory that was there before, with someone else's page in it.
+        let foreign = destination + "/usr/local/share/man/man1/other.1"
+        try FileManager.default.createDirectory(atPath: destination + "/usr/local/share/man/man1", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: foreign, contents: Data("other".utf8)))
+        func script(_ command: String) throws -> CommandResult {
+            try TestDaemon.run("/bin/sh", ["-c", "timeout 120 \(command)"], workingDirectory: repository, environment: environment)
+        }
+
+        let install = try script("scripts/install.sh")
+        #expect(install.status == 0, "\(install)")
+        let job = try TestDaemon.run(installedOrchctl, ["--socket", socket, "submit", "--wait", "--", "true"])
+        #expect(job.status == 0, "\(job)")
+        let uninstall = try script("scripts/uninstall.sh")
+        #expect(uninstall.status == 0, "\(uninstall)")
+        #expect(uninstall.standardOutput.contains("stopped orchd"), "\(uninstall)")
+        #expect(uninstall.standardOutput.contains("--purge removes them"), "\(uninstall)")
+        #expect(access(socket, F_OK) != 0, "orchd was stopped")
+        for removed in ["/usr/local/bin", "/etc/systemd", "/usr/local/share/man/man8", "/usr/local/share/orchd",
+                        "/usr/local/share/bash-completion", "/usr/local/share/man/man1/orchctl.1"] {
+            #expect(access(destination + removed, F_OK) != 0, "\(removed) removed")
+        }
+        for kept in ["/usr/local/share/man/man1/other.1", "/etc/orchd/orchd.conf"] {
+            #expect(access(destination + kept, F_OK) == 0, "\(kept) kept")
+        }
+        #expect(access(state + "/orchd.db", F_OK) == 0, "the jobs are kept")
+        #expect(access(log, F_OK) == 0, "the log is kept")
+        let again = try script("scripts/uninstall.sh")
+        #expect(again.status == 1, "\(again)")
+        #expect(again.standardError.contains("scripts/install.sh did not install orchd here"), "\(again)")
+        let unknown = try script("scripts/uninstall.sh --all")
+        #expect(unknown.status == 64, "\(unknown)")
+
+        // Installed again, the jobs are still there; --purge then removes them too.
+        #expect(try script("scripts/install.sh").status == 0)
+        let shown = try TestDaemon.run(installedOrchctl, ["--socket", socket, "show", "1"])
+        #expect(shown.status == 0, "\(shown)")
+        let purge = try script("scripts/uninstall.sh --purge")
+        #expect(purge.status == 0, "\(purge)")
+        #expect(purge.standardOutput.contains("with its jobs, settings and log"), "\(purge)")
+        for removed in [state, log, destination + "/etc/orchd", destination + "/usr/local/bin"] {
+            #expect(access(removed, F_OK) != 0, "\(removed) removed")
+        }
+        #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "other")
+    }
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Stops orchd and removes what scripts/install.sh installed: the files, directories and group
+# its list ($PREFIX/share/orchd/installed) names, so nothing that was there before goes.
+# Run as root from the repository: scripts/uninstall.sh [--purge]
+#
+# Kept unless --purge is given, for a later install: the jobs and their logs (the state
+# directory, /var/lib/orchd), the settings (/etc/orchd) and the log of an orchd started
+# without systemd (/var/log/orchd.log). A directory is removed only when it is empty, and the
+# group orchd only when the install made it and it has no members (an admin added since is
+# kept, with a note).
+#
+# The same environment variables as scripts/install.sh say where things are: DESTDIR, PREFIX,
+# ORCHD_NO_SYSTEMD=1, ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG, ORCHD_ALLOW_NON_ROOT=1.
+set -euo pipefail
+
+purge=0
+case "${1:-}" in
+    "") ;;
+    --purge) purge=1 ;;
+    -h | --help)
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "Error: unknown argument '$1'; usage: $0 [--purge]" >&2
+        exit 64
+        ;;
+esac
+[ $# -le 1 ] || { echo "Error: too many arguments; usage: $0 [--purge]" >&2; exit 64; }
+
+DESTDIR=${DESTDIR:-}
+PREFIX=${PREFIX:-/usr/local}
+if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
+    echo "Error: run as root (sudo $0)" >&2
+    exit 1
+fi
+manifest=$DESTDIR$PREFIX/share/orchd/installed
+if [ ! -f "$manifest" ]; then
+    echo "Error: $manifest does not exist, so scripts/install.sh did not install orchd here (set DESTDIR or PREFIX as for the install)" >&2
+    exit 1
+fi
+
+# Stop it first: a running orchd would go on running jobs from a deleted binary.
+if [ -z "$DESTDIR" ] && [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
+    systemctl disable --now orchd.service orchd.socket || true
+else
+    orchctl=("$DESTDIR$PREFIX/bin/orchctl")
+    [ -z "${ORCHD_SOCKET:-}" ] || orchctl+=(--socket "$ORCHD_SOCKET")
+    if [ -x "${orchctl[0]}" ] && "${orchctl[@]}" ping >/dev/null 2>&1; then
+        "${orchctl[@]}" shutdown --wait >/dev/null
+        echo "stopped orchd"
+    fi
+fi
+
+directories=()
+group=""
+while IFS=' ' read -r kind path; do
+    case "$kind" in
+        file) rm -f "$path" ;;
+        dir) directories+=("$path") ;;
+        conf) ;;  # the settings, which --purge removes with the rest of /etc/orchd
+        group) group=$path ;;
+    esac
+done <"$manifest"
+rm -f "$manifest"
+if [ $purge = 1 ]; then
+    state=${ORCHD_STATE_DIR:-$DESTDIR/var/lib/orchd}
+    [ "$(realpath -m "$state")" != / ] || { echo "Error: will not remove the state directory '$state'" >&2; exit 1; }
+    rm -rf "$DESTDIR/etc/orchd" "$state"
+    rm -f "${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}"
+fi
+# Deepest first, so a parent made for them is empty by its turn.
+if [ ${#directories[@]} -gt 0 ]; then
+    printf '%s\n' "${directories[@]}" | awk '{ print gsub("/", "/"), $0 }' | sort -rn | cut -d' ' -f2- |
+        while IFS= read -r directory; do
+            [ ! -d "$directory" ] || rmdir --ignore-fail-on-non-empty "$directory"
+        done
+fi
+[ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
+if [ -z "$DESTDIR" ] && [ -z "${ORCHD_SOCKET:-}" ] && [ -d /run/orchd ]; then
+    rmdir --ignore-fail-on-non-empty /run/orchd
+fi
+if [ -n "$group" ] && getent group "$group" >/dev/null; then
+    if [ -z "$(getent group "$group" | cut -d: -f4)" ]; then
+        groupdel "$group"
+    else
+        echo "kept the group $group: it has members ($(getent group "$group" | cut -d: -f4)); groupdel $group removes it"
+    fi
+fi
+if [ $purge = 1 ]; then
+    echo "orchd is uninstalled, with its jobs, settings and log"
+else
+    echo "orchd is uninstalled; kept for a later install: the jobs (${ORCHD_STATE_DIR:-$DESTDIR/var/lib/orchd}), the settings ($DESTDIR/etc/orchd) and the log (${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}); $0 --purge removes them"
+fi
