@@ -278,6 +278,11 @@ struct MultiUserTests {
             let refused = try daemon.orchctl(as: user, ["status"])
             #expect(refused.status == 77, "\(user.name): \(refused)")
         }
+        // A socket opened up by hand: orchd itself refuses, and says whose daemon it is.
+        chmod(daemon.socketPath, 0o666)
+        let refused = try daemon.orchctl(as: b, ["submit", "--", "true"])
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.standardError.contains("this orchd runs as \(a.name) (uid \(a.uid)) and serves only that user and root"), "\(refused)")
         #expect(try daemon.orchctl(["status"]).status == 0, "root may call any orchd")
     }
 

@@ -62,6 +62,14 @@ public struct AccessPolicy: Sendable {
         return Caller(uid: uid, isAdmin: isAdmin)
     }
 
+    /// Why a peer that ``caller(uid:)`` turns away is refused: a per-user daemon serves its
+    /// own user and root alone. Says whose daemon it is and where the caller's own would be.
+    public var otherUserRefusal: String {
+        let owner = UserAccount.lookup(uid: daemonUID).map { "\($0.name) (uid \(daemonUID))" } ?? "uid \(daemonUID)"
+        return "this orchd runs as \(owner) and serves only that user and root; start your own orchd "
+            + "('systemctl --user start orchd', or 'orchd'), or use the system service's socket"
+    }
+
     /// What is wrong with the names the settings give, each as a log line: an `admin-group` or
     /// an `allow-users` user or `@group` that the password and group databases do not know (a
     /// typo would otherwise leave the service without admins, or shut users out, silently).

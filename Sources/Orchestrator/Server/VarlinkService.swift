@@ -67,7 +67,7 @@ final class VarlinkService: Sendable {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         let policy = policy()
         guard let caller = policy.caller(uid: call.peer.uid) else {
-            responder.fail(.permissionDenied())
+            responder.fail(.permissionDenied(policy.otherUserRefusal))
             return
         }
         if let refusal = policy.refusal(of: call.method, by: caller) {
