@@ -9,7 +9,7 @@ enum CancelCommand: OrchctlCommand {
         name: name,
         abstract: "Cancel jobs: dequeue them, or stop their running processes.",
         discussion: """
-            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left. orchctl returns once the processes are gone; when that takes over a second (a process ignores the first signal and waits for SIGKILL), it says so on standard error. Another cancel --signal KILL of the same job (from another shell) ends that wait at once.
+            A running job's whole process group (its cgroup) gets SIGTERM, then SIGKILL after orchd's grace period; --signal sends another signal first instead of SIGTERM (HUP, INT, QUIT, USR1, USR2, ALRM, KILL or TERM, with or without SIG). The jobs are torn down at once; one that cannot be cancelled is reported and the others still are. A job whose main process ended on its own meanwhile keeps its result ('5 ended before it was cancelled: failed(3)'); --signal then goes at once to the processes it left. orchctl returns once the processes are gone; when that takes over a second (a process ignores the first signal and waits for SIGKILL, or Slurm has yet to end a Slurm queue's job), it says so on standard error. Another cancel --signal KILL of the same job (from another shell) ends that wait at once.
 
             --queue and --state (either or both, instead of IDs) cancel every job that has not finished in that queue and/or state (waiting, queued or running), and print how many and which.
             """,
@@ -171,7 +171,7 @@ enum CancelCommand: OrchctlCommand {
     }
 
     /// How long a cancel may take before orchctl says what it waits for: a teardown that
-    /// takes longer waits for processes that ignore the first signal.
+    /// takes longer waits for processes that ignore the first signal, or for Slurm.
     static let teardownNoteDelay: Duration = .seconds(1)
 
     /// Runs the cancel call `body`, saying on standard error once it has taken
@@ -179,7 +179,7 @@ enum CancelCommand: OrchctlCommand {
     /// it now.
     private static func noting<Value>(_ console: Console, _ body: () throws(CommandFailure) -> Value) throws(CommandFailure) -> Value {
         try DelayedNote.during(
-            "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when orchd's grace period ends ('orchctl cancel --signal KILL' ends it now, from another shell too)",
+            "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when the grace period ends (orchd's, or Slurm's KillWait for a Slurm queue's job); 'orchctl cancel --signal KILL' ends it now, from another shell too",
             on: console, after: teardownNoteDelay, body)
     }
 
