@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     int n = atoi(argv[2]);
     /* The library settings orchd makes before its first connection (Database.libraryConfigured). */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 4 << 20);
+    sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 120 << 10);
     if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         fprintf(stderr, "store: cannot open %s\n", argv[1]);
         return 1;

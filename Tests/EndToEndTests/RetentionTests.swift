@@ -16,6 +16,21 @@ struct RetentionTests {
         return batch.standardOutput.split(separator: "\n").map(String.init)
     }
 
+    @Test("prune --all deletes finished jobs whose rows fill more than 4 MiB in one statement (SQLite's statement journal spills to a file)")
+    func pruneOfLargeRows() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let padding = String(repeating: "z", count: 4000)
+        let lines = (0..<1500).map { "echo \($0) \(padding)\n" }.joined()
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: lines)
+        try #require(batch.status == 0, "\(batch)")
+        #expect(try daemon.orchctl(["cancel", "--state", "queued"]).status == 0)
+        let pruned = try daemon.orchctl(["prune", "--all"])
+        #expect(pruned.status == 0, "\(pruned)")
+        #expect(pruned.standardOutput.contains("1500") || pruned.standardOutput.contains("1,500"), "\(pruned)")
+        #expect(!daemon.daemonLog.contains("full"), "\(daemon.daemonLog)")
+    }
+
     @Test("--event-retention bounds the event log while jobs run (at most 1% over the limit)")
     func eventRetention() throws {
         let daemon = try TestDaemon(arguments: ["--event-retention", "1000"])

@@ -80,16 +80,25 @@ public final class Database {
     /// - Allocation statistics off: SQLite otherwise takes a process-wide mutex around every
     ///   `malloc` and `free` to count them; orchd never reads the counts. In a batch submit
     ///   the lock and unlock were a tenth of the daemon's CPU.
-    /// - Statement journals in memory up to 4 MiB (SQLite's default: 64 KiB). A statement inside
-    ///   a transaction that fires triggers keeps the pages it changes in a statement journal, so
-    ///   it can be undone alone; past the limit the journal moves to a temporary file, which the
-    ///   rest of the transaction then writes page by page: a batch of 1,000 submits wrote 17
-    ///   `pwrite`s a job to it, and a drain 10. A statement of orchd's hot path changes a few
-    ///   dozen pages; one that changes more than 1,000 (a prune of many jobs) still spills.
+    /// - Statement journals in memory up to ``statementJournalSpillBytes`` (SQLite's default:
+    ///   64 KiB). A statement inside a transaction that fires triggers keeps the pages it
+    ///   changes in a statement journal, so it can be undone alone; past the limit the journal
+    ///   moves to a temporary file, which the rest of the transaction then writes page by page:
+    ///   a batch of 1,000 submits wrote 17 `pwrite`s a job to it, and a drain 10. A statement
+    ///   of orchd's hot path changes a few dozen pages; one that changes more (a prune of many
+    ///   jobs) still spills.
     static let libraryConfigured: Bool = {
         orchd_sqlite3_config_memory_status(0) == SQLITE_OK
-            && orchd_sqlite3_config_statement_journal_spill(4 << 20) == SQLITE_OK
+            && orchd_sqlite3_config_statement_journal_spill(statementJournalSpillBytes) == SQLITE_OK
     }()
+
+    /// The statement journal's spill threshold: 120 KiB, under 128 KiB. The in-memory journal
+    /// keeps its pages in chunks of the threshold's size and writes them to the temporary file
+    /// a chunk per call when it spills, and the unix VFS of SQLite 3.40 (Debian 12's) writes at
+    /// most 128 KiB − 1 bytes a call, taking the size modulo 128 KiB: a 4 MiB threshold made
+    /// the first write 0 bytes, reported as `SQLITE_FULL`, so a prune whose statement changed
+    /// more than 4 MiB of pages failed with "the disk is full" on a disk with room.
+    static let statementJournalSpillBytes: Int32 = 120 << 10
 
     deinit {
         statements.removeAll() // finalizes the cached statements first
