@@ -232,19 +232,21 @@ struct ClientRobustnessTests {
         #expect(try daemon.orchctl(["queue", "add", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
     }
 
-    @Test("a zero retry base or cap is a usage error in orchctl, as a zero --timeout is, and refused by orchd")
-    func zeroRetrySpans() throws {
+    @Test("a retry base or cap of zero or over 100 years is a usage error in orchctl, as such a --timeout is, and refused by orchd")
+    func retrySpansOutOfRange() throws {
         let daemon = try TestDaemon()
         for (arguments, message) in [
             (["queue", "set", "default", "--retry-base", "0"], "the retry base must be longer than zero"),
             (["queue", "add", "Z", "--retry-cap", "0s"], "the retry cap must be longer than zero"),
+            (["queue", "add", "Z", "--retry-base", "99999999d", "--retry-cap", "99999999d"], "the retry base must be at most 100 years"),
+            (["queue", "set", "default", "--retry-cap", "101y"], "the retry cap must be at most 100 years"),
         ] {
             let refused = try daemon.orchctl(arguments)
             #expect(refused.status == 64, "\(arguments): \(refused)")
             #expect(refused.standardError.contains(message), "\(arguments): \(refused)")
         }
         let client = try VarlinkClient(socketPath: daemon.socketPath)
-        for (base, cap) in [(Int64(0), Int64?.none), (1_000_000, 0), (-1, nil)] {
+        for (base, cap) in [(Int64(0), Int64?.none), (1_000_000, 0), (-1, nil), (8_640_000_000_000_000, nil)] {
             do {
                 _ = try client.call(QueuesInterface.set, .init(name: .default, retryBaseUSec: base, retryCapUSec: cap))
                 Issue.record("orchd stored a retry base of \(base) µs, cap \(String(describing: cap))")

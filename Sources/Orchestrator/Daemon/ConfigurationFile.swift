@@ -198,8 +198,7 @@ public enum ConfigurationFile {
                 return .failure(.init("unknown queue setting '\(key.visible)' (known: \(known))"))
             }
         }
-        if let base = queue.retryBase, let cap = queue.retryCap,
-           let problem = QueuesInterface.retryProblem(baseUSec: base.microseconds, capUSec: cap.microseconds) {
+        if let problem = QueuesInterface.retryProblem(baseUSec: queue.retryBase?.microseconds, capUSec: queue.retryCap?.microseconds) {
             return .failure(.init(problem))
         }
         if let problem = queue.executor.problem { return .failure(.init(problem)) }

@@ -44,7 +44,11 @@ extension Scheduler {
             // getrandom(2) that every other end (nearly all) would pay for nothing.
             if context.attempt < context.maxAttempts {
                 let policy = runner(for: spec.queue).retryPolicy(default: configuration.retryPolicy)
-                context.retryAt = now.addingTimeInterval(policy.backoff(afterAttempt: context.attempt).timeInterval)
+                // Never past what a timestamp can say, whatever an older orchd stored as the
+                // queue's backoff: a start time in the year 10000 could not be listed.
+                context.retryAt = min(
+                    now.addingTimeInterval(policy.backoff(afterAttempt: context.attempt).timeInterval),
+                    Date(timeIntervalSince1970: JobSpec.latestStartSeconds - 1))
             }
         case .promote, .prune:
             // Decided for many jobs at once, with the facts read together with the candidates

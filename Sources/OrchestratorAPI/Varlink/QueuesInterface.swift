@@ -121,6 +121,11 @@ public enum QueuesInterface {
     public static func retryProblem(baseUSec: Int64?, capUSec: Int64?) -> String? {
         if let baseUSec, baseUSec <= 0 { return "the retry base must be longer than zero" }
         if let capUSec, capUSec <= 0 { return "the retry cap must be longer than zero" }
+        // As a timeout: a backoff of centuries would put the next attempt past what a
+        // timestamp can say (RFC 3339's four-digit years).
+        let longest = JobSpec.maximumTimeoutUSec
+        if let baseUSec, baseUSec > longest { return "the retry base must be at most 100 years" }
+        if let capUSec, capUSec > longest { return "the retry cap must be at most 100 years" }
         guard let baseUSec, let capUSec, capUSec < baseUSec else { return nil }
         return "the retry cap (\(TimeSpan.format(Duration(microseconds: capUSec)))) is shorter than the retry base (\(TimeSpan.format(Duration(microseconds: baseUSec)))); "
             + "the cap is the longest wait between retries, so it must be at least the base"

@@ -42,6 +42,9 @@ enum EditCommand: OrchctlCommand {
         case (nil, let delay?): notBefore = now.addingTimeInterval(Duration(microseconds: delay).timeInterval)
         case (nil, nil): notBefore = nil
         }
+        if let notBefore, notBefore.timeIntervalSince1970 >= JobSpec.latestStartSeconds {
+            throw CommandLineError(.invalidValue, JobSpecError.startTooLate.message, command: spec.name)
+        }
         guard options.priority != nil || options.queue != nil || notBefore != nil || options.name != nil else {
             throw CommandLineError(.missingArgument, "nothing to change: give --priority, --queue, --at, --delay or --name", command: spec.name)
         }

@@ -122,6 +122,7 @@ struct ConfigurationFileTests {
         ("queue.a = concurrency=2, concurrency=3", "'concurrency' is given twice"),
         ("queue.a = retry-base=10s, retry-cap=1s", "the retry cap (1s) is shorter than the retry base (10s)"),
         ("queue.a = retry-base=-1s", "invalid retry-base '-1s'"),
+        ("queue.a = retry-base=200y", "the retry base must be at most 100 years"),
         ("queue.no/slash =", "'no/slash' is not a queue name"),
         ("queue.a =\nqueue.a = concurrency=2", "'queue.a' is set again (first on line 1)"),
     ])

@@ -10,6 +10,7 @@ struct JobChangeCommandsTests {
         ["cancel"], ["cancel", "3", "--queue", "q"], ["cancel", "--state", "finished"], ["cancel", "--signal", "STOP", "3"],
         ["cancel", "--signal", "", "3"], ["retry"], ["retry", "3", "--failed"], ["retry", "3", "--queue", "q"],
         ["hold"], ["release"], ["edit", "3"], ["edit", "3", "--at", "10:00", "--delay", "1s"], ["edit", "3", "--priority", "x"],
+        ["edit", "3", "--delay", "8000y"], ["queue", "set", "q", "--retry-base", "101y"],
         ["suspend"], ["continue", "x"], ["queue", "add"], ["queue", "remove"], ["queue", "add", "bad/name"],
         ["logs", "3", "--both", "--stderr"],
     ])
