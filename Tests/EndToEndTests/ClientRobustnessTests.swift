@@ -116,6 +116,23 @@ struct ClientRobustnessTests {
         #expect(submit.standardError.contains("the job spec is 1.1 MB; the limit is 1 MiB"), "\(submit)")
     }
 
+    @Test("a batch whose lines each fit goes through whole when the first line's large environment is shared and a later line has a large command of its own")
+    func largeSharedEnvironmentBesideLargeSpec() throws {
+        let daemon = try TestDaemon()
+        // 600 KB in ten variables: execve(2) takes at most 128 KiB in one.
+        let variables = (0..<10).map { "\"BIG\($0)\":\"" + String(repeating: "e", count: 60_000) + "\"" }.joined(separator: ",")
+        let environment = "{\"argv\":[\"true\"],\"environment\":{" + variables + "}}\n"
+        let command = "{\"argv\":[\"true\",\"" + String(repeating: "b", count: 600_000) + "\"],\"environment\":{\"PATH\":\"/bin\"}}\n"
+        let measure = environment.replacingOccurrences(of: "[\"true\"]", with: "[\"/bin/sh\",\"-c\",\"echo ${#BIG9}\"]")
+        let batch = try file(daemon, "shared.batch", environment + command + measure)
+        let submitted = try daemon.orchctl(["submit", "--batch", batch])
+        #expect(submitted.status == 0, "\(submitted)")
+        let ids = submitted.standardOutput.split(separator: "\n").map(String.init)
+        try #require(ids.count == 3, "\(submitted)")
+        #expect(try daemon.orchctl(["wait", ids[2]]).status == 0)
+        #expect(try daemon.orchctl(["logs", ids[2]]).standardOutput == "60000\n", "the third job got the shared environment")
+    }
+
     @Test("a batch line depending on a job that does not exist is named by its line")
     func unknownDependencyNamesLine() throws {
         let daemon = try TestDaemon()

@@ -36,23 +36,40 @@ enum BatchSplitter {
 
     /// Consecutive ranges of `specs`, in order, each within both limits (a single spec larger
     /// than `maximumBytes` gets a chunk of its own; the daemon then decides).
+    /// - Parameter sharedEnvironment: the environment the call sends once for the specs with
+    ///   an empty one (``SubmitCommand/sharingEnvironment(_:)``); a chunk with such a spec
+    ///   counts it, as that chunk's call carries it (``usesShared(_:)``).
     static func chunks(
-        _ specs: [JobSpec], maximumCount: Int = maximumCount, maximumBytes: Int = maximumBytes
+        _ specs: [JobSpec], sharedEnvironment: [String: String]? = nil, maximumCount: Int = maximumCount,
+        maximumBytes: Int = maximumBytes
     ) -> [Range<Int>] {
+        let sharedBytes = sharedEnvironment.map(environmentBytes) ?? 0
         var ranges: [Range<Int>] = []
         var start = 0
         var bytes = 0
+        var sharing = false
         for (index, spec) in specs.enumerated() {
-            let size = estimatedBytes(spec)
-            if index > start && (index - start >= maximumCount || bytes + size > maximumBytes) {
+            let own = estimatedBytes(spec)
+            let uses = sharedEnvironment != nil && spec.environment.isEmpty
+            if index > start && (index - start >= maximumCount || bytes + own + (uses && !sharing ? sharedBytes : 0) > maximumBytes) {
                 ranges.append(start..<index)
                 start = index
                 bytes = 0
+                sharing = false
             }
-            bytes += size
+            // The chunk's first spec that uses the shared environment pays for it.
+            bytes += own + (uses && !sharing ? sharedBytes : 0)
+            sharing = sharing || uses
         }
         if start < specs.count { ranges.append(start..<specs.count) }
         return ranges
+    }
+
+    /// Whether a call for `specs` must carry the shared environment: one of them has an empty
+    /// environment, which orchd fills with it. A call without such a spec leaves it out, so a
+    /// large spec of its own never travels beside a large shared environment it does not use.
+    static func usesShared(_ specs: ArraySlice<JobSpec>) -> Bool {
+        specs.contains { $0.environment.isEmpty }
     }
 
     /// An upper bound of the spec's size as JSONEncoder writes it (keys, punctuation, and
@@ -68,13 +85,22 @@ enum BatchSplitter {
         case .shell(let shell): total += string(shell)
         }
         total += string(spec.cwd)
-        total += spec.environment.reduce(0) { $0 + string($1.key) + string($1.value) + 2 }
+        total += environmentBytes(spec.environment, stringBytes: string)
         total += spec.labels.reduce(0) { $0 + string($1.key) + string($1.value) + 2 }
         total += spec.name.map(string) ?? 0
         total += spec.uniqueKey.map(string) ?? 0
         total += spec.queue.rawValue.utf8.count
         total += spec.after.count * 21
         return total
+    }
+
+    /// An upper bound of an environment's size as a JSON object.
+    static func environmentBytes(_ environment: [String: String]) -> Int {
+        environmentBytes(environment, stringBytes: string)
+    }
+
+    private static func environmentBytes(_ environment: [String: String], stringBytes string: (String) -> Int) -> Int {
+        environment.reduce(0) { $0 + string($1.key) + string($1.value) + 2 }
     }
 
     /// The longest a JSON string of `text` can be: quotes and six bytes (`\u00XX`) a byte.

@@ -176,12 +176,13 @@ enum SubmitCommand: OrchctlCommand {
         var submittedCount = 0
         let (shared, trimmed) = Self.sharingEnvironment(specs)
         do {
-            // Chunks are sized by the trimmed specs: the shared environment goes once per call.
-            for chunk in BatchSplitter.chunks(trimmed) {
+            // The shared environment goes once in each call that has a spec using it.
+            for chunk in BatchSplitter.chunks(trimmed, sharedEnvironment: shared) {
                 // The job objects only when they are printed: IDs are much cheaper to send.
                 let reply: JobsInterface.SubmitBatchReply
                 let parameters = JobsInterface.SubmitBatchParameters(
-                    specs: Array(trimmed[chunk]), environment: shared, returnJobs: json ? true : nil)
+                    specs: Array(trimmed[chunk]), environment: BatchSplitter.usesShared(trimmed[chunk]) ? shared : nil,
+                    returnJobs: json ? true : nil)
                 do {
                     // Each call stores all of its chunk or none: one refused while orchd
                     // stops is sent again to the next orchd.

@@ -206,6 +206,20 @@ struct BatchSplitterTests {
         #expect(BatchSplitter.chunks([spec("a"), huge, spec("b")]) == [0..<1, 1..<2, 2..<3])
     }
 
+    @Test("a chunk with a spec that uses the shared environment counts it once; one without does not, and its call leaves it out")
+    func sharedEnvironment() {
+        let shared = ["BIG": String(repeating: "e", count: 300_000)]
+        let own = spec(String(repeating: "b", count: 300_000), environment: ["PATH": "/bin"])
+        let sharing = spec("true")
+        // 300 KB of its own, then 300 KB shared: over 512 KiB together, so two calls.
+        #expect(BatchSplitter.chunks([own, sharing], sharedEnvironment: shared) == [0..<1, 1..<2])
+        #expect(BatchSplitter.chunks([own, sharing]) == [0..<2], "without sharing, only the specs count")
+        // Many specs that share it pay for it once.
+        #expect(BatchSplitter.chunks(Array(repeating: sharing, count: 100), sharedEnvironment: shared) == [0..<100])
+        #expect(!BatchSplitter.usesShared([own][...]))
+        #expect(BatchSplitter.usesShared([own, sharing][...]))
+    }
+
     @Test("the estimate is never below the encoded size", arguments: [
         "plain", "quotes \" and \\ backslashes / slashes", "control \u{1}\u{7f}\n\t", "unicode ✓ 日本語",
     ])
