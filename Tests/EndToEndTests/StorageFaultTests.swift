@@ -171,6 +171,63 @@ struct StorageFaultTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
     }
 
+    /// Submits a job with retries left that counts its runs in a file and exits 0 once `gate`
+    /// is opened for writing; returns when it has started, with the file's path.
+    static func startCountedJob(on daemon: TestDaemon) throws -> (id: String, gate: String, runs: String) {
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = daemon.directory + "/gate"
+        let runs = daemon.directory + "/runs"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl([
+            "submit", "--retries", "2", "--", "sh", "-c", "echo run >> '\(runs)'; echo up > '\(started.path)'; read x < '\(gate)'; exit 0",
+        ]).line
+        #expect(started.read() == "up")
+        return (id, gate, runs)
+    }
+
+    /// After the restart that follows a crash while job `id`'s end was kept: it is recorded
+    /// succeeded, from its one run, and not run again.
+    static func expectRecordedOnce(_ daemon: TestDaemon, id: String, runs: String) throws {
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        let shown = try daemon.orchctl(["show", id, "--json"]).standardOutput
+        #expect(shown.contains("\"result\" : \"succeeded\""), "\(shown)")
+        #expect(shown.contains("\"attempt\" : 1"), "\(shown)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "the job ran once")
+        #expect(daemon.daemonLog.contains("job \(id) had ended as succeeded (kept in held-ends"), "\(daemon.daemonLog)")
+    }
+
+    @Test("an end kept while the database is locked survives kill -9: the restart records the real result, and the job is not run again")
+    func keptEndSurvivesCrashWhileLocked() throws {
+        let daemon = try TestDaemon()
+        defer { daemon.stop() }
+        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
+        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+        try holder.execute("BEGIN IMMEDIATE")
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
+        daemon.crash()
+        try holder.execute("ROLLBACK")
+        try daemon.start()
+        try Self.expectRecordedOnce(daemon, id: id, runs: runs)
+    }
+
+    @Test("an end kept while the disk is full survives kill -9: the restart records the real result, and the job is not run again")
+    func keptEndSurvivesCrashWhileFull() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
+        let filler = try fileSystem.fill()
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
+        daemon.crash()
+        try FileManager.default.removeItem(atPath: filler)
+        try daemon.start()
+        try Self.expectRecordedOnce(daemon, id: id, runs: runs)
+    }
+
     @Test("a cancel of a job whose end is kept in memory never replaces the real result")
     func cancelAfterKeptEnd() throws {
         let fileSystem = try SmallFileSystem()

@@ -44,20 +44,28 @@ extension Scheduler {
         }
         if !killed.isEmpty { DaemonLog.warning("killed \(Self.describe(killed)) left by the previous daemon") }
         let endings = records.isEmpty ? [:] : try store.endings()
+        // Ends the database refused before the previous daemon stopped: the attempt is over,
+        // with that result, at that time.
+        let held = heldEnds?.entries() ?? [:]
         for record in records {
             let job = record.job
-            // A result known before the previous daemon stopped (a cancel or a timeout under
-            // way, a main process that had exited) is the attempt's; else it was interrupted.
-            let ending = endings[job.id]
+            let heldEnd = held[job.id].flatMap { $0.attempt == job.attempt ? $0 : nil }
+            // A result known before the previous daemon stopped (an end the database refused,
+            // a cancel or a timeout under way, a main process that had exited) is the
+            // attempt's; else it was interrupted.
+            let ending = heldEnd?.ending ?? endings[job.id]
             let result = ending?.result ?? .interrupted
             // Cancelled while the processes its main process left were torn down: its own
             // result stays, not retried.
             if ending?.isFinal == true { retriesCancelled.insert(job.id) }
-            try attemptEnded(job.id, result: result)
+            try attemptEnded(job.id, result: result, at: heldEnd?.endedAt ?? Date())
             let retried = RetryPolicy.isRetryable(result) && ending?.isFinal != true && job.attempt < job.maxAttempts
-            let what = endings[job.id] == nil ? "was running" : "was ending as \(result.name)"
+            let what = heldEnd != nil ? "had ended as \(result.name) (kept in \(HeldEndJournal.fileName), the database refusing it)"
+                : endings[job.id] == nil ? "was running" : "was ending as \(result.name)"
             DaemonLog.warning("job \(job.id) \(what) when the previous daemon stopped; \(retried ? "retrying it" : "recorded as \(result.name)")")
         }
+        // Recorded now, or for attempts the database no longer records as running.
+        heldEnds?.releaseAll()
         return records.count
     }
 

@@ -48,14 +48,22 @@ extension Scheduler {
     /// Records the end of a running attempt; when the store refuses it (full, locked, an I/O
     /// error), keeps it and tries again later instead of losing it.
     func recordEnd(_ id: JobID, in queue: QueueName, result: JobResult, at endedAt: Date) {
+        let attempt = runningJobs[id]?.attempt
         do throws(SchedulerError) {
             try attemptEnded(id, result: result, at: endedAt)
-            pendingEnds[id] = nil
+            forgetPendingEnd(id)
         } catch {
             switch error {
             case _ where error.isStoreRefusal:
                 let isNew = pendingEnds[id] == nil
                 pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt)
+                if isNew, let attempt {
+                    // On disk beside the database, for recovery should orchd die before the
+                    // database takes it.
+                    heldEnds?.hold(HeldEndJournal.Entry(
+                        id: id, attempt: attempt,
+                        ending: JobStore.Ending(result: result, isFinal: retriesCancelled.contains(id)), endedAt: endedAt))
+                }
                 if isNew {
                     let reason = switch error {
                     case .storageFull(let directory, let free): "the file system of \(directory) is full (\(free) bytes free)"
@@ -68,7 +76,7 @@ extension Scheduler {
                 scheduleStorageRetry()
             default:
                 // Gone (pruned) or no longer running: nothing left to record.
-                pendingEnds[id] = nil
+                forgetPendingEnd(id)
                 DaemonLog.error("cannot record the end of job \(id) (\(result.name)): \(error)")
             }
         }
@@ -85,7 +93,14 @@ extension Scheduler {
         if reapedEnds.contains(where: { $0.id == id }) { writeReaped() }
         guard let end = pendingEnds[id] else { return }
         try attemptEnded(id, result: end.result, at: end.endedAt)
-        pendingEnds[id] = nil
+        forgetPendingEnd(id)
+    }
+
+    /// Drops job `id`'s kept end, written or no longer to be written, and its slot in
+    /// ``HeldEndJournal``.
+    func forgetPendingEnd(_ id: JobID) {
+        guard pendingEnds.removeValue(forKey: id) != nil else { return }
+        heldEnds?.release(id)
     }
 
     /// Arms the retry timer, unless armed: after the current backoff.
@@ -200,17 +215,19 @@ extension Scheduler {
     }
 
     /// At the end of a shutdown: one last try to write the kept ends; what the store still
-    /// refuses is logged by job and left to the next start's recovery, which finds those
-    /// jobs running without a process (retried or recorded `interrupted`).
+    /// refuses is logged by job and left to the next start's recovery, which records the end
+    /// ``HeldEndJournal`` kept (else it finds the job running without a process: retried or
+    /// recorded `interrupted`).
     func writeOrAbandonPendingEnds() {
         storageRetryTimer?.cancel()
         storageRetryTimer = nil
         for (id, end) in pendingEnds.sorted(by: { $0.value.endedAt < $1.value.endedAt }) {
             do throws(SchedulerError) {
                 try attemptEnded(id, result: end.result, at: end.endedAt)
+                heldEnds?.release(id)
             } catch {
                 DaemonLog.error(
-                    "stopping without the end of job \(id) (\(end.result.name)): \(error); the next start recovers it as a job that was running")
+                    "stopping without the end of job \(id) (\(end.result.name)): \(error); the next start records it")
             }
         }
         pendingEnds.removeAll()

@@ -154,6 +154,9 @@ public actor Scheduler {
     /// Job ends the store refused (full disk, locked database), kept until written
     /// (Scheduler+StorageFaults.swift).
     var pendingEnds: [JobID: PendingEnd] = [:]
+    /// The file that keeps those ends across a crash, so that recovery records them rather
+    /// than `interrupted`; `nil` when it could not be opened (Scheduler+StorageFaults.swift).
+    var heldEnds: HeldEndJournal?
     /// A finished job's waiting dependents could not be settled (the store refused): settle
     /// them when it takes writes again (``settleWaitingDependents()``).
     var dependentsUnsettled = false
@@ -239,6 +242,11 @@ public actor Scheduler {
             runners[settings.name] = QueueRunner(
                 settings: settings, defaultConcurrency: configuration.concurrency,
                 defaultMaxRunningPerUser: configuration.maxRunningPerUser)
+        }
+        do {
+            heldEnds = try HeldEndJournal(stateDirectory: configuration.stateDirectory)
+        } catch {
+            DaemonLog.warning("cannot open \(configuration.stateDirectory)/\(HeldEndJournal.fileName): \(error); a job end the database refuses is then kept in memory only")
         }
         let recovered = try recoverInterruptedJobs()
         for (name, counts) in try store.countsByQueue() {
