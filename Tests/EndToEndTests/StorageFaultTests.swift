@@ -228,6 +228,26 @@ struct StorageFaultTests {
         try Self.expectRecordedOnce(daemon, id: id, runs: runs)
     }
 
+    @Test("a cancel while the disk is full answers once the job's processes are gone, saying its end is kept, and the end is recorded once space returns")
+    func cancelWhileFull() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; exec sleep 1000"]).line
+        #expect(started.read() == "up")
+        let filler = try fileSystem.fill()
+        let cancelled = try daemon.orchctl(["cancel", id])
+        #expect(cancelled.status == 1, "\(cancelled)")
+        #expect(cancelled.standardError.contains(
+            "job \(id) ended (cancelled), but its end cannot be recorded now: the file system of the state directory \(fileSystem.path) is full"),
+            "\(cancelled)")
+        try FileManager.default.removeItem(atPath: filler)
+        _ = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"result\" : \"cancelled\""))
+    }
+
     @Test("a cancel of a job whose end is kept in memory never replaces the real result")
     func cancelAfterKeptEnd() throws {
         let fileSystem = try SmallFileSystem()

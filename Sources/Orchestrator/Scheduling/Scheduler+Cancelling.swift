@@ -19,7 +19,7 @@ extension Scheduler {
             }
         }
         let outcome = try await cancelInTurns(ids, by: caller, onlyIn: nil, of: nil, signal: signal)
-        return try await finish(of: ids, read: outcome.finished)
+        return try await finish(of: ids, read: outcome.finished, failingOnKeptEnd: true)
     }
 
     /// Cancels every job that has not finished and matches the filters (`cancel --queue Q
@@ -38,7 +38,7 @@ extension Scheduler {
         try requireKnownQueue(queue)
         let ids = try storeCall { try store.unfinishedJobIDs(queue: queue, stateName: stateName) }
         let outcome = try await cancelInTurns(ids, by: caller, onlyIn: stateName, of: queue, signal: signal)
-        return try await finish(of: outcome.cancelled, read: outcome.finished)
+        return try await finish(of: outcome.cancelled, read: outcome.finished, failingOnKeptEnd: true)
     }
 
     /// Cancels `ids` in order, ``jobsPerTurn`` of them a turn: in each, the running ones'

@@ -369,9 +369,11 @@ extension Scheduler {
     ///   - read: jobs of `ids` the caller has just read, as stored now; the others are read
     ///     here.
     ///   - unfinished: jobs of `ids` the caller has just seen unfinished; not read here.
-    func finish(of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = []) async throws(SchedulerError) -> [Job] {
+    func finish(
+        of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = [], failingOnKeptEnd: Bool = false
+    ) async throws(SchedulerError) -> [Job] {
         try await withCheckedContinuation { (done: CheckedContinuation<Result<[Job], SchedulerError>, Never>) in
-            awaitFinish(of: ids, read: read, unfinished: unfinished) { done.resume(returning: $0) }
+            awaitFinish(of: ids, read: read, unfinished: unfinished, failingOnKeptEnd: failingOnKeptEnd) { done.resume(returning: $0) }
         }.get()
     }
 
@@ -379,11 +381,13 @@ extension Scheduler {
     /// - Parameters:
     ///   - read: jobs of `ids` as stored now, not to read again.
     ///   - unfinished: jobs of `ids` known not to have finished now, not to read at all.
+    ///   - failingOnKeptEnd: a cancel's wait (``WaitRequest/failsOnKeptEnd``).
     func awaitFinish(
-        of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = [],
+        of ids: [JobID], read: [JobID: Job] = [:], unfinished: Set<JobID> = [], failingOnKeptEnd: Bool = false,
         completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void
     ) {
         let request = WaitRequest(ids: ids, completion: completion)
+        request.failsOnKeptEnd = failingOnKeptEnd
         for id in Set(ids) {
             if !unfinished.contains(id) {
                 guard let job = read[id] ?? (try? existingJob(id)) else { continue }

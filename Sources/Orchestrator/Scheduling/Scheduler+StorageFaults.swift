@@ -64,6 +64,7 @@ extension Scheduler {
                         id: id, attempt: attempt,
                         ending: JobStore.Ending(result: result, isFinal: retriesCancelled.contains(id)), endedAt: endedAt))
                 }
+                failCancelsWaiting(for: id, result: result, because: error)
                 if isNew {
                     let reason = switch error {
                     case .storageFull(let directory, let free): "the file system of \(directory) is full (\(free) bytes free)"
@@ -94,6 +95,21 @@ extension Scheduler {
         guard let end = pendingEnds[id] else { return }
         try attemptEnded(id, result: end.result, at: end.endedAt)
         forgetPendingEnd(id)
+    }
+
+    /// Answers the cancels waiting for job `id`, whose end the store just refused, with that
+    /// refusal (``SchedulerError/endKept(_:result:cause:)``); other waits go on until the end
+    /// is written.
+    private func failCancelsWaiting(for id: JobID, result: JobResult, because cause: SchedulerError) {
+        guard let requests = waiters[id], requests.contains(where: \.failsOnKeptEnd) else { return }
+        for request in requests where request.failsOnKeptEnd {
+            for other in request.remaining {
+                waiters[other]?.removeAll { $0 === request }
+                if waiters[other]?.isEmpty == true { waiters[other] = nil }
+            }
+            request.remaining.removeAll()
+            request.completion(.failure(.endKept(id, result: result, cause: cause)))
+        }
     }
 
     /// Drops job `id`'s kept end, written or no longer to be written, and its slot in

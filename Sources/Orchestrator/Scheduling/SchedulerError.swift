@@ -46,6 +46,19 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case suspendFailed(JobID, String)
     /// The daemon is stopping and takes no new jobs; nothing was stored.
     case stopping
+    /// A cancel's job ended, but the store refused its end (`cause`: a full disk, a locked
+    /// database); orchd keeps it and records it once the store takes writes again.
+    indirect case endKept(JobID, result: JobResult, cause: SchedulerError)
+
+    /// Why the store refused a write, in a few words (`the file system of ... is full (N
+    /// bytes free)`), for a message that goes on to say what happens next.
+    var refusalReason: String {
+        switch self {
+        case .storageFull(let directory, let free): "the file system of the state directory \(directory) is full (\(free) bytes free)"
+        case .databaseLocked(let path): "the job database \(path) is locked by another process"
+        default: description
+        }
+    }
 
     /// Whether the store refused the write (its error, a full disk, a locked database):
     /// worth trying again once it takes writes, unlike a refusal of the request itself.
@@ -81,6 +94,9 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .stopping: "orchd is stopping and takes no new jobs, so nothing was stored; submit again once it runs"
         case .databaseLocked(let path):
             "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
+        case .endKept(let id, let result, let cause):
+            "job \(id) ended (\(result.name)), but its end cannot be recorded now: \(cause.refusalReason); "
+                + "orchd keeps it and records it once the database takes writes again ('orchctl wait \(id)' returns then)"
         }
     }
 }

@@ -11,6 +11,10 @@ final class WaitRequest {
     /// job before the answer is sent.
     var finished: [JobID: Job] = [:]
     let completion: @Sendable (Result<[Job], SchedulerError>) -> Void
+    /// A cancel's: answered with the store's refusal as soon as one of its jobs ended with
+    /// an end the store refused, instead of waiting until the store takes it (a full disk
+    /// may stay full for hours; the processes are gone).
+    var failsOnKeptEnd = false
 
     init(ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
         self.ids = ids
