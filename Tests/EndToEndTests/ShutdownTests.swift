@@ -269,28 +269,10 @@ struct ShutdownTests {
 
     @Test("scripts/install.sh piped into cat returns: the orchd it starts outside systemd keeps none of its output; running it again restarts orchd")
     func installScriptPiped() throws {
-        var template = Array("/tmp/orchd-install-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let destination = directory + "/root"
-        let socket = directory + "/orchd.sock"
-        let log = directory + "/orchd.log"
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = nil
-        environment["DESTDIR"] = destination
-        environment["ORCHD_BIN_DIR"] = Binaries.directory
-        environment["ORCHD_NO_SYSTEMD"] = "1"
-        environment["ORCHD_ALLOW_NON_ROOT"] = "1"
-        environment["ORCHD_STATE_DIR"] = directory + "/state"
-        environment["ORCHD_SOCKET"] = socket
-        environment["ORCHD_LOG"] = log
-        let installedOrchctl = destination + "/usr/local/bin/orchctl"
-        defer { _ = try? TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
-
-        // timeout(1) turns a hang (the old fault) into exit 124 instead of a stuck test run.
-        let command = "timeout 120 bash -c 'scripts/install.sh 2>&1 | cat'"
-        let first = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
+        let install = try StagedInstall()
+        let (destination, log) = (install.destination, install.log)
+        let command = "bash -c 'scripts/install.sh 2>&1 | cat'"
+        let first = try install.run(command)
         #expect(first.status == 0, "\(first)")
         #expect(first.standardOutput.contains("orchd is running (no systemd here; log: \(log); stop it with: orchctl shutdown)"), "\(first)")
         for installed in ["/usr/local/bin/orchd", "/usr/local/bin/orchctl", "/etc/systemd/system/orchd.service",
@@ -299,64 +281,43 @@ struct ShutdownTests {
                           "/usr/local/share/zsh/site-functions/_orchctl", "/usr/local/share/fish/vendor_completions.d/orchctl.fish"] {
             #expect(access(destination + installed, F_OK) == 0, "\(installed) installed")
         }
-        #expect(try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"]).status == 0)
+        #expect(try install.orchctl(["ping"]).status == 0)
         let completion = try TestDaemon.run(
             "/bin/bash", ["-c", "source '\(destination)/usr/local/share/bash-completion/completions/orchctl' && complete -p orchctl"])
         #expect(completion.standardOutput == "complete -F _orchctl orchctl\n", "\(completion)")
 
-        let second = try TestDaemon.run("/bin/sh", ["-c", command], workingDirectory: repository, environment: environment)
+        let second = try install.run(command)
         #expect(second.status == 0, "\(second)")
         #expect(second.standardOutput.contains("already running; restarting it"), "\(second)")
         // Its log tells a later failure apart: seen once in CI, the socket gone right after a
         // restart that had answered install.sh's ping; not reproduced since.
-        let afterRestart = try TestDaemon.run(installedOrchctl, ["--socket", socket, "ping"])
+        let afterRestart = try install.orchctl(["ping"])
         #expect(afterRestart.status == 0, "\(afterRestart)\norchd's log:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
 
-        let stop = try TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"])
+        let stop = try install.orchctl(["shutdown", "--wait"])
         #expect(stop.status == 0, "\(stop)")
-        #expect(access(socket, F_OK) != 0)
+        #expect(access(install.socket, F_OK) != 0)
         let written = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(written.contains("stopped"), "orchd's output goes to its log")
     }
 
     @Test("scripts/uninstall.sh stops orchd and removes what install.sh made, nothing that was there before; the jobs, settings and log only with --purge")
     func uninstallScript() throws {
-        var template = Array("/tmp/orchd-uninstall-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let destination = directory + "/root"
-        let socket = directory + "/orchd.sock"
-        let log = directory + "/orchd.log"
-        let state = directory + "/state"
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = nil
-        environment["DESTDIR"] = destination
-        environment["ORCHD_BIN_DIR"] = Binaries.directory
-        environment["ORCHD_NO_SYSTEMD"] = "1"
-        environment["ORCHD_ALLOW_NON_ROOT"] = "1"
-        environment["ORCHD_STATE_DIR"] = state
-        environment["ORCHD_SOCKET"] = socket
-        environment["ORCHD_LOG"] = log
-        let installedOrchctl = destination + "/usr/local/bin/orchctl"
-        defer { _ = try? TestDaemon.run(installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
+        let install = try StagedInstall()
+        let (destination, log, state) = (install.destination, install.log, install.state)
         // A directory that was there before, with someone else's page in it.
         let foreign = destination + "/usr/local/share/man/man1/other.1"
         try FileManager.default.createDirectory(atPath: destination + "/usr/local/share/man/man1", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: foreign, contents: Data("other".utf8)))
-        func script(_ command: String) throws -> CommandResult {
-            try TestDaemon.run("/bin/sh", ["-c", "timeout 120 \(command)"], workingDirectory: repository, environment: environment)
-        }
 
-        let install = try script("scripts/install.sh")
-        #expect(install.status == 0, "\(install)")
-        let job = try TestDaemon.run(installedOrchctl, ["--socket", socket, "submit", "--wait", "--", "true"])
+        #expect(try install.run("scripts/install.sh").status == 0)
+        let job = try install.orchctl(["submit", "--wait", "--", "true"])
         #expect(job.status == 0, "\(job)")
-        let uninstall = try script("scripts/uninstall.sh")
+        let uninstall = try install.run("scripts/uninstall.sh")
         #expect(uninstall.status == 0, "\(uninstall)")
         #expect(uninstall.standardOutput.contains("stopped orchd"), "\(uninstall)")
         #expect(uninstall.standardOutput.contains("--purge removes them"), "\(uninstall)")
-        #expect(access(socket, F_OK) != 0, "orchd was stopped")
+        #expect(access(install.socket, F_OK) != 0, "orchd was stopped")
         for removed in ["/usr/local/bin", "/etc/systemd", "/usr/local/share/man/man8", "/usr/local/share/orchd",
                         "/usr/local/share/bash-completion", "/usr/local/share/man/man1/orchctl.1"] {
             #expect(access(destination + removed, F_OK) != 0, "\(removed) removed")
@@ -366,17 +327,17 @@ struct ShutdownTests {
         }
         #expect(access(state + "/orchd.db", F_OK) == 0, "the jobs are kept")
         #expect(access(log, F_OK) == 0, "the log is kept")
-        let again = try script("scripts/uninstall.sh")
+        let again = try install.run("scripts/uninstall.sh")
         #expect(again.status == 1, "\(again)")
         #expect(again.standardError.contains("scripts/install.sh did not install orchd here"), "\(again)")
-        let unknown = try script("scripts/uninstall.sh --all")
+        let unknown = try install.run("scripts/uninstall.sh --all")
         #expect(unknown.status == 64, "\(unknown)")
 
         // Installed again, the jobs are still there; --purge then removes them too.
-        #expect(try script("scripts/install.sh").status == 0)
-        let shown = try TestDaemon.run(installedOrchctl, ["--socket", socket, "show", "1"])
+        #expect(try install.run("scripts/install.sh").status == 0)
+        let shown = try install.orchctl(["show", "1"])
         #expect(shown.status == 0, "\(shown)")
-        let purge = try script("scripts/uninstall.sh --purge")
+        let purge = try install.run("scripts/uninstall.sh --purge")
         #expect(purge.status == 0, "\(purge)")
         #expect(purge.standardOutput.contains("with its jobs, settings and log"), "\(purge)")
         for removed in [state, log, destination + "/etc/orchd", destination + "/usr/local/bin"] {

@@ -185,9 +185,36 @@ struct StorageFaultTests {
         return (id, gate, runs)
     }
 
-    /// After the restart that follows a crash while job `id`'s end was kept: it is recorded
-    /// succeeded, from its one run, and not run again.
-    static func expectRecordedOnce(_ daemon: TestDaemon, id: String, runs: String) throws {
+    /// How the store refuses a write in a test: another process holds its write lock, or its
+    /// file system is full.
+    enum StoreFault: String, CaseIterable, Sendable {
+        case lockedDatabase, fullDisk
+    }
+
+    @Test("an end kept while the store refuses it survives kill -9: the restart records the real result, and the job is not run again",
+          arguments: StoreFault.allCases)
+    func keptEndSurvivesCrash(fault: StoreFault) throws {
+        let fileSystem = fault == .fullDisk ? try SmallFileSystem() : nil
+        defer { fileSystem?.unmount() }
+        let daemon = try TestDaemon(arguments: fileSystem.map { ["--state-dir", $0.path] } ?? [])
+        defer { daemon.stop() }
+        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
+        // The fault, and how it goes once orchd is down.
+        let clear: () throws -> Void
+        if let fileSystem {
+            let filler = try fileSystem.fill()
+            clear = { try FileManager.default.removeItem(atPath: filler) }
+        } else {
+            let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+            try holder.execute("BEGIN IMMEDIATE")
+            clear = { try holder.execute("ROLLBACK") }
+        }
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
+        daemon.crash()
+        try clear()
+        try daemon.start()
+
         let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
         #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
         let shown = try daemon.orchctl(["show", id, "--json"]).standardOutput
@@ -195,37 +222,6 @@ struct StorageFaultTests {
         #expect(shown.contains("\"attempt\" : 1"), "\(shown)")
         #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "the job ran once")
         #expect(daemon.daemonLog.contains("job \(id) had ended as succeeded (kept in held-ends"), "\(daemon.daemonLog)")
-    }
-
-    @Test("an end kept while the database is locked survives kill -9: the restart records the real result, and the job is not run again")
-    func keptEndSurvivesCrashWhileLocked() throws {
-        let daemon = try TestDaemon()
-        defer { daemon.stop() }
-        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
-        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
-        try holder.execute("BEGIN IMMEDIATE")
-        close(open(gate, O_WRONLY))
-        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
-        daemon.crash()
-        try holder.execute("ROLLBACK")
-        try daemon.start()
-        try Self.expectRecordedOnce(daemon, id: id, runs: runs)
-    }
-
-    @Test("an end kept while the disk is full survives kill -9: the restart records the real result, and the job is not run again")
-    func keptEndSurvivesCrashWhileFull() throws {
-        let fileSystem = try SmallFileSystem()
-        defer { fileSystem.unmount() }
-        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
-        defer { daemon.stop() }
-        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
-        let filler = try fileSystem.fill()
-        close(open(gate, O_WRONLY))
-        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
-        daemon.crash()
-        try FileManager.default.removeItem(atPath: filler)
-        try daemon.start()
-        try Self.expectRecordedOnce(daemon, id: id, runs: runs)
     }
 
     @Test("a cancel while the disk is full answers once the job's processes are gone, saying its end is kept, and the end is recorded once space returns")
