@@ -67,10 +67,12 @@ extension Scheduler {
         let ending = Set(ends.map(\.id))
         let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
         do {
-            let claimed = try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
-                // A claim that fails rolls the ends back with it: they are then written one by
-                // one below, and the queues fed on their own.
-                try feeding.map { ($0, try claimForStart($0)) }
+            let claimed = try backgroundWrite { () throws in
+                try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
+                    // A claim that fails rolls the ends back with it: they are then written one
+                    // by one below, and the queues fed on their own.
+                    try feeding.map { ($0, try claimForStart($0)) }
+                }
             }
             // Launched before the ends' bookkeeping, which may feed a queue again (a succeeded
             // job's dependents queued): by then the claimed jobs must hold their slots and
@@ -92,10 +94,13 @@ extension Scheduler {
                 }
             }
         } catch {
+            // Classified now, so that a lock another process holds makes the writes below
+            // wait only briefly (``backgroundWrite(_:)``).
+            _ = storageError(error)
             // The process records on their own, as before the ends were added to them.
             let started = processes.filter { !ending.contains($0.id) }
             do {
-                if !started.isEmpty { try store.recordReaped(processes: started, ends: []) }
+                if !started.isEmpty { try backgroundWrite { () throws in try store.recordReaped(processes: started, ends: []) } }
             } catch {
                 DaemonLog.error("cannot record the start of \(started.count) job(s): \(error)")
             }

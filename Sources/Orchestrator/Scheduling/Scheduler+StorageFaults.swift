@@ -32,7 +32,10 @@ extension Scheduler {
                 return .storageFull(
                     stateDirectory: configuration.stateDirectory, freeBytes: Self.freeBytes(configuration.stateDirectory))
             }
-            if error.isBusy { return .databaseLocked(path: store.database.path) }
+            if error.isBusy {
+                storeLockedByOther = true
+                return .databaseLocked(path: store.database.path)
+            }
         }
         return .storage(String(describing: error))
     }
@@ -50,7 +53,7 @@ extension Scheduler {
     func recordEnd(_ id: JobID, in queue: QueueName, result: JobResult, at endedAt: Date) {
         let attempt = runningJobs[id]?.attempt
         do throws(SchedulerError) {
-            try attemptEnded(id, result: result, at: endedAt)
+            try backgroundWrite { () throws(SchedulerError) in try attemptEnded(id, result: result, at: endedAt) }
             forgetPendingEnd(id)
         } catch {
             switch error {
@@ -119,6 +122,21 @@ extension Scheduler {
         heldEnds?.release(id)
     }
 
+    /// The longest a write no request waits for waits for another process's lock while the
+    /// database is known to be locked (``storeLockedByOther``).
+    static let lockedStoreBusyTimeout: Duration = .milliseconds(100)
+
+    /// Runs `body`, a write that no request waits for (a job's end, a claim, a retry of a kept
+    /// end), waiting at most ``lockedStoreBusyTimeout`` for the database's lock while another
+    /// process is known to hold it: every such write otherwise held the control queue, and
+    /// the requests and reads queued behind it, for the whole busy timeout (5 s) each, and a
+    /// `status` waited 24 s behind a few of them. A write that fails so is kept and tried
+    /// again as before.
+    func backgroundWrite<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+        guard storeLockedByOther else { return try body() }
+        return try store.database.withBusyTimeout(Self.lockedStoreBusyTimeout, body)
+    }
+
     /// Arms the retry timer, unless armed: after the current backoff.
     func scheduleStorageRetry() {
         guard storageRetryTimer == nil else { return }
@@ -183,6 +201,7 @@ extension Scheduler {
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
     /// the timer.
     func storageMayHaveRecovered() {
+        storeLockedByOther = false
         checkFreeSpace()
         guard !pendingEnds.isEmpty || dependentsUnsettled || dueJobsUnqueued, !storageRetryQueued else { return }
         storageRetryQueued = true

@@ -154,6 +154,9 @@ public actor Scheduler {
     /// Job ends the store refused (full disk, locked database), kept until written
     /// (Scheduler+StorageFaults.swift).
     var pendingEnds: [JobID: PendingEnd] = [:]
+    /// The last write found the database locked by another process, and none has committed
+    /// since: writes no request waits for wait only briefly (``backgroundWrite(_:)``).
+    var storeLockedByOther = false
     /// The file that keeps those ends across a crash, so that recovery records them rather
     /// than `interrupted`; `nil` when it could not be opened (Scheduler+StorageFaults.swift).
     var heldEnds: HeldEndJournal?
@@ -506,7 +509,7 @@ public actor Scheduler {
     func feed(_ runner: QueueRunner) {
         let jobs: [Job]
         do {
-            jobs = try claimForStart(runner)
+            jobs = try backgroundWrite { () throws in try claimForStart(runner) }
         } catch {
             DaemonLog.error("cannot claim jobs of queue \(runner.name) for a start: \(error)")
             // Fed again when the store takes writes again.

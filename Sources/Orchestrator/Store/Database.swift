@@ -247,6 +247,18 @@ public final class Database {
 
     /// WAL pages between two checkpoints while short of space (256 KiB of 4 KiB pages).
     static let shortOfSpaceCheckpointPages: Int32 = 64
+    /// Runs `body` with statements waiting at most `timeout` for another connection's lock
+    /// (`sqlite3_busy_timeout`, <https://www.sqlite.org/c3ref/busy_timeout.html>) instead of
+    /// the connection's own busy timeout, which is set again afterwards.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws.
+    public func withBusyTimeout<T, Failure: Error>(_ timeout: Duration, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
+        return try body()
+    }
+
     /// What the WAL file is cut back to when it restarts while short of space, in bytes.
     static let shortOfSpaceLogBytes = 256 << 10
 
@@ -259,10 +271,7 @@ public final class Database {
     ///   (what could be copied is; the WAL keeps its size).
     /// - Throws: ``DatabaseError`` for an I/O error or a full disk.
     public func checkpointTruncatingLog(waitingAtMost wait: Duration) throws(DatabaseError) -> Bool {
-        let milliseconds = wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
-        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        let code = withBusyTimeout(wait) { sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) }
         if code & 0xFF == SQLITE_BUSY { return false }
         guard code == SQLITE_OK else {
             let extended = sqlite3_extended_errcode(handle)
