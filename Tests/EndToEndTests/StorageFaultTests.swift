@@ -224,24 +224,36 @@ struct StorageFaultTests {
         #expect(daemon.daemonLog.contains("job \(id) had ended as succeeded (kept in held-ends"), "\(daemon.daemonLog)")
     }
 
-    @Test("a cancel while the disk is full answers once the job's processes are gone, saying its end is kept, and the end is recorded once space returns")
+    @Test("a cancel while the disk is full answers once the jobs' processes are gone, naming the ends it keeps; a job whose end is kept already does not stop the others being cancelled")
     func cancelWhileFull() throws {
         let fileSystem = try SmallFileSystem()
         defer { fileSystem.unmount() }
         let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
         defer { daemon.stop() }
-        let started = try ReadyMarker(path: daemon.directory + "/started")
-        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; exec sleep 1000"]).line
-        #expect(started.read() == "up")
+        var jobs: [(id: String, pid: String)] = []
+        for name in ["a", "b"] {
+            let started = try ReadyMarker(path: daemon.directory + "/started-" + name)
+            let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo $$ > '\(started.path)'; exec sleep 1000"]).line
+            jobs.append((id, try #require(started.read())))
+        }
         let filler = try fileSystem.fill()
-        let cancelled = try daemon.orchctl(["cancel", id])
-        #expect(cancelled.status == 1, "\(cancelled)")
-        #expect(cancelled.standardError.contains(
-            "job \(id) ended (cancelled), but its end cannot be recorded now: the file system of the state directory \(fileSystem.path) is full"),
-            "\(cancelled)")
+        let first = try daemon.orchctl(["cancel", jobs[0].id])
+        #expect(first.status == 1, "\(first)")
+        #expect(first.standardError.contains(
+            "job \(jobs[0].id) ended (cancelled), but its end cannot be recorded now: the file system of the state directory \(fileSystem.path) is full"),
+            "\(first)")
+        // The first job's end is kept: the second is cancelled all the same, and both named.
+        let both = try daemon.orchctl(["cancel", jobs[0].id, jobs[1].id])
+        #expect(both.status == 1, "\(both)")
+        #expect(both.standardError.contains("jobs \(jobs[0].id) (cancelled), \(jobs[1].id) (cancelled) ended, but their ends cannot be recorded now"),
+                "\(both)")
+        #expect(kill(pid_t(jobs[1].pid) ?? 0, 0) != 0, "the second job's process is gone")
+
         try FileManager.default.removeItem(atPath: filler)
-        _ = try daemon.orchctl(["wait", id, "--timeout", "60s"])
-        #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"result\" : \"cancelled\""))
+        for job in jobs {
+            _ = try daemon.orchctl(["wait", job.id, "--timeout", "60s"])
+            #expect(try daemon.orchctl(["show", job.id, "--json"]).standardOutput.contains("\"result\" : \"cancelled\""))
+        }
     }
 
     @Test("a cancel of a job whose end is kept in memory never replaces the real result")

@@ -12,7 +12,17 @@ extension Scheduler {
     /// - Returns: the jobs once all of them have finished (and their ends are durable).
     public func cancel(_ ids: [JobID], by caller: Caller, signal: Int32? = nil) async throws(SchedulerError) -> [Job] {
         // Ownership first: another user's job is refused without saying what state it is in.
-        let jobs = try ids.map { id throws(SchedulerError) in try jobForChange(id, by: caller) }
+        var jobs: [Job] = []
+        for id in ids {
+            do throws(SchedulerError) {
+                jobs.append(try jobForChange(id, by: caller))
+            } catch {
+                // Ended, with an end the store still refuses: the others are cancelled, and
+                // the answer names it (``WaitRequest/kept``). Still the caller's to name.
+                guard error.isStoreRefusal, pendingEnds[id] != nil else { throw error }
+                try authorize(caller, toManage: try existingJob(id))
+            }
+        }
         for job in jobs {
             if case .refused(let refusal) = try decide(.cancel, for: job) {
                 throw error(for: refusal, job: job.id, state: job.state, operation: .cancel)
@@ -81,10 +91,20 @@ extension Scheduler {
             var endedThisTurn: Set<JobID> = []
             // As ``jobForChange(_:by:)`` does for one job: ends not written yet first, then the
             // turn's jobs in one read, without their environments (a cancel does not use them).
-            for id in turn { try settlePendingEnd(of: id) }
+            // A job whose end the store still refuses has ended: nothing to tear down, and the
+            // others are cancelled all the same (the answer names it, ``WaitRequest/kept``).
+            var kept: Set<JobID> = []
+            for id in turn {
+                do throws(SchedulerError) {
+                    try settlePendingEnd(of: id)
+                } catch {
+                    guard error.isStoreRefusal, pendingEnds[id] != nil else { throw error }
+                    kept.insert(id)
+                }
+            }
             let read = try storeCall { try store.jobs(ids: turn) }
             let jobs = Dictionary(read.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            for id in turn {
+            for id in turn where !kept.contains(id) {
                 // Pruned meanwhile, or not theirs: left out.
                 guard let job = jobs[id], caller.mayManage(owner: job.submitterUid) else { continue }
                 // Moved to another queue (`edit --queue`), or out of the state, between turns.

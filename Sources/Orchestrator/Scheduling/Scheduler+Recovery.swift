@@ -193,11 +193,12 @@ extension Scheduler {
     func noteEnding(_ id: JobID, _ result: JobResult, replacing: Bool = false, final: Bool = false) {
         guard JobStore.endingText(result) != nil else { return }
         do {
-            try store.recordEnding(id, result, replacing: replacing, final: final)
+            try backgroundWrite { () throws in try store.recordEnding(id, result, replacing: replacing, final: final) }
             groupCommit.changed()
         } catch {
-            // The teardown goes on; only a crash before its end would lose the result.
-            DaemonLog.warning("job \(id): cannot store its result (\(result.name)) ahead of its end: \(error)")
+            // The teardown goes on; only a crash before its end would lose the result. Named,
+            // so that a lock another process holds shortens the writes after this one.
+            DaemonLog.warning("job \(id): cannot store its result (\(result.name)) ahead of its end: \(storageError(error))")
         }
     }
 }

@@ -389,6 +389,12 @@ extension Scheduler {
         let request = WaitRequest(ids: ids, completion: completion)
         request.failsOnKeptEnd = failingOnKeptEnd
         for id in Set(ids) {
+            // Ended, with an end the store refused so far: a cancel does not wait for the store.
+            if failingOnKeptEnd, let end = pendingEnds[id] {
+                request.kept[id] = end.result
+                request.keptCause = request.keptCause ?? end.cause
+                continue
+            }
             if !unfinished.contains(id) {
                 guard let job = read[id] ?? (try? existingJob(id)) else { continue }
                 guard !job.state.isFinished else {
@@ -405,14 +411,17 @@ extension Scheduler {
     /// Answers a wait once the ends it reports are durable.
     func answer(_ request: WaitRequest) {
         let outcome: Result<[Job], SchedulerError>
-        do {
+        if !request.kept.isEmpty {
+            let ends = request.kept.sorted { $0.key < $1.key }.map { (id: $0.key, result: $0.value) }
+            outcome = .failure(.endKept(ends, cause: request.keptCause ?? .storage("the database refused the write")))
+        } else { do {
             outcome = .success(try request.ids.map { id throws(SchedulerError) in
                 if let job = request.finished[id] { return job }
                 return try existingJob(id)
             })
         } catch {
             outcome = .failure(error)
-        }
+        } }
         let completion = request.completion
         groupCommit.whenDurable { completion(outcome) }
     }

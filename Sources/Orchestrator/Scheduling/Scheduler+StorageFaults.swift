@@ -15,6 +15,8 @@ extension Scheduler {
         var result: JobResult
         /// When it ended (the time recorded, not the time of the write).
         var endedAt: Date
+        /// Why the store refused it last.
+        var cause: SchedulerError
     }
 
     /// The first wait before writing kept ends again, doubled after each failure up to
@@ -59,7 +61,7 @@ extension Scheduler {
             switch error {
             case _ where error.isStoreRefusal:
                 let isNew = pendingEnds[id] == nil
-                pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt)
+                pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt, cause: error)
                 if isNew, let attempt {
                     // On disk beside the database, for recovery should orchd die before the
                     // database takes it.
@@ -100,18 +102,18 @@ extension Scheduler {
         forgetPendingEnd(id)
     }
 
-    /// Answers the cancels waiting for job `id`, whose end the store just refused, with that
-    /// refusal (``SchedulerError/endKept(_:result:cause:)``); other waits go on until the end
-    /// is written.
+    /// Counts job `id`, whose end the store just refused, as kept for the cancels waiting
+    /// for it (``WaitRequest/kept``), and answers those with no other job left; other waits
+    /// go on until the end is written.
     private func failCancelsWaiting(for id: JobID, result: JobResult, because cause: SchedulerError) {
         guard let requests = waiters[id], requests.contains(where: \.failsOnKeptEnd) else { return }
+        waiters[id]?.removeAll { $0.failsOnKeptEnd }
+        if waiters[id]?.isEmpty == true { waiters[id] = nil }
         for request in requests where request.failsOnKeptEnd {
-            for other in request.remaining {
-                waiters[other]?.removeAll { $0 === request }
-                if waiters[other]?.isEmpty == true { waiters[other] = nil }
-            }
-            request.remaining.removeAll()
-            request.completion(.failure(.endKept(id, result: result, cause: cause)))
+            request.remaining.remove(id)
+            request.kept[id] = result
+            request.keptCause = request.keptCause ?? cause
+            if request.remaining.isEmpty { answer(request) }
         }
     }
 

@@ -48,7 +48,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     case stopping
     /// A cancel's job ended, but the store refused its end (`cause`: a full disk, a locked
     /// database); orchd keeps it and records it once the store takes writes again.
-    indirect case endKept(JobID, result: JobResult, cause: SchedulerError)
+    indirect case endKept([(id: JobID, result: JobResult)], cause: SchedulerError)
 
     /// Why the store refused a write, in a few words (`the file system of ... is full (N
     /// bytes free)`), for a message that goes on to say what happens next.
@@ -94,9 +94,13 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .stopping: "orchd is stopping and takes no new jobs, so nothing was stored; submit again once it runs"
         case .databaseLocked(let path):
             "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
-        case .endKept(let id, let result, let cause):
-            "job \(id) ended (\(result.name)), but its end cannot be recorded now: \(cause.refusalReason); "
-                + "orchd keeps it and records it once the database takes writes again ('orchctl wait \(id)' returns then)"
+        case .endKept(let ends, let cause):
+            ends.count == 1
+                ? "job \(ends[0].id) ended (\(ends[0].result.name)), but its end cannot be recorded now: \(cause.refusalReason); "
+                    + "orchd keeps it and records it once the database takes writes again ('orchctl wait \(ends[0].id)' returns then)"
+                : "jobs \(ends.map { "\($0.id) (\($0.result.name))" }.joined(separator: ", ")) ended, but their ends cannot be recorded now: "
+                    + "\(cause.refusalReason); orchd keeps them and records them once the database takes writes again "
+                    + "('orchctl wait \(ends.map(\.id.description).joined(separator: " "))' returns then); any other job named was cancelled"
         }
     }
 }

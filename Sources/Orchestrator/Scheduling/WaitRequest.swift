@@ -15,6 +15,11 @@ final class WaitRequest {
     /// an end the store refused, instead of waiting until the store takes it (a full disk
     /// may stay full for hours; the processes are gone).
     var failsOnKeptEnd = false
+    /// For a cancel's wait: its jobs that ended with an end the store refused, and how they
+    /// ended; answered with ``SchedulerError/endKept(_:cause:)`` once no other job remains.
+    var kept: [JobID: JobResult] = [:]
+    /// Why the store refused the first of them.
+    var keptCause: SchedulerError?
 
     init(ids: [JobID], completion: @escaping @Sendable (Result<[Job], SchedulerError>) -> Void) {
         self.ids = ids

@@ -26,7 +26,7 @@ extension SchedulerError {
         case .alreadyStarted(let id, _): JobsInterface.alreadyStarted(id, message: description)
         case .notRunning(let id, _): JobsInterface.notRunning(id, message: description)
         case .suspendFailed(let id, _): JobsInterface.suspendFailed(id, message: description)
-        case .endKept(_, _, let cause):
+        case .endKept(_, let cause):
             // The cause's error, so a client tells a full disk from a lock, with the whole story.
             switch cause {
             case .storageFull(let directory, let free): JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
