@@ -53,18 +53,25 @@ bindir=$DESTDIR$PREFIX/bin
 share=$DESTDIR$PREFIX/share
 
 # What this script made, one "kind path" line each (dir, file, conf, group), for
-# scripts/uninstall.sh. A directory counts only when this script made it, so that uninstalling
-# never removes one that was there before (an earlier install's entries are kept).
+# scripts/uninstall.sh; paths without DESTDIR, so a staged tree that is moved uninstalls where
+# it is. A directory counts only when this script made it, so that uninstalling never removes
+# one that was there before (an earlier install's entries are kept).
 manifest=$share/orchd/installed
 made=()
 [ ! -f "$manifest" ] || mapfile -t made <"$manifest"
+# Notes that this script made `kind` at `path` (a path under DESTDIR).
+note() {
+    case "$2" in
+        "$DESTDIR"/*) made+=("$1 ${2#"$DESTDIR"}") ;;
+    esac
+}
 # Makes each directory (0755) with its missing parents, noting those that did not exist.
 make_directories() {
     local directory parent
     for directory in "$@"; do
         parent=$directory
         while [ ! -e "$parent" ]; do
-            made+=("dir $parent")
+            note dir "$parent"
             parent=$(dirname "$parent")
         done
         install -d -m 0755 "$directory"
@@ -79,7 +86,7 @@ install -m 0644 systemd/orchd.service systemd/orchd.socket "$DESTDIR/etc/systemd
 install -m 0644 systemd/user/orchd.service systemd/user/orchd.socket "$DESTDIR/etc/systemd/user/"
 if [ ! -e "$DESTDIR/etc/orchd/orchd.conf" ]; then
     install -m 0644 systemd/orchd.conf "$DESTDIR/etc/orchd/orchd.conf"
-    made+=("conf $DESTDIR/etc/orchd/orchd.conf")
+    note conf "$DESTDIR/etc/orchd/orchd.conf"
 fi
 # The admin group (admin-group, default orchd), empty, as Debian's packages make theirs: adding
 # an admin is then one usermod, and orchd does not warn at every start that it does not exist.
@@ -101,7 +108,7 @@ for file in "$bindir/orchd" "$bindir/orchctl" "$DESTDIR/etc/systemd/system/orchd
     "$DESTDIR/etc/systemd/user/orchd.socket" "$share/man/man1/orchctl.1" "$share/man/man8/orchd.8" \
     "$share/man/man5/orchd.conf.5" "$share/bash-completion/completions/orchctl" "$share/zsh/site-functions/_orchctl" \
     "$share/fish/vendor_completions.d/orchctl.fish"; do
-    made+=("file $file")
+    note file "$file"
 done
 printf '%s\n' "${made[@]}" | sort -u >"$manifest"
 

@@ -55,9 +55,15 @@ fi
 directories=()
 group=""
 while IFS=' ' read -r kind path; do
+    # Paths are under DESTDIR, as the install wrote them; any other line is not the install's.
+    case "$path" in
+        /*/../* | /*/.. | */./* | "") [ "$kind" = group ] || continue ;;
+        /*) ;;
+        *) [ "$kind" = group ] || continue ;;
+    esac
     case "$kind" in
-        file) rm -f "$path" ;;
-        dir) directories+=("$path") ;;
+        file) rm -f "$DESTDIR$path" ;;
+        dir) directories+=("$DESTDIR$path") ;;
         conf) ;;  # the settings, which --purge removes with the rest of /etc/orchd
         group) group=$path ;;
     esac

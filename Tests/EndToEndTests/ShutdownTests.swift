@@ -344,5 +344,14 @@ struct ShutdownTests {
             #expect(access(removed, F_OK) != 0, "\(removed) removed")
         }
         #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "other")
+
+        // A staged tree that was moved uninstalls where it is, not where it was installed.
+        #expect(try install.run("scripts/install.sh").status == 0)
+        let moved = install.directory + "/moved"
+        #expect(try TestDaemon.run("/bin/cp", ["-a", destination, moved]).status == 0)
+        let relocated = try install.run("env DESTDIR='\(moved)' scripts/uninstall.sh")
+        #expect(relocated.status == 0, "\(relocated)")
+        #expect(access(moved + "/usr/local/bin/orchctl", F_OK) != 0, "removed from the tree named")
+        #expect(access(destination + "/usr/local/bin/orchctl", F_OK) == 0, "the tree it was installed in is untouched")
     }
 }
