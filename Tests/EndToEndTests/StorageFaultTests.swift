@@ -92,6 +92,26 @@ struct StorageFaultTests {
         #expect(!daemon.daemonLog.contains("never stored"))
     }
 
+    @Test("a write that fails for want of space where SQLite keeps its temporary files, not in the state directory, is not reported as a full state directory")
+    func fullTemporaryDirectory() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        _ = try fileSystem.fill()
+        let daemon = try TestDaemon(environment: ["SQLITE_TMPDIR": fileSystem.path])
+        defer { daemon.stop() }
+        #expect(try daemon.orchctl(["pause"]).status == 0)
+        let padding = String(repeating: "z", count: 4000)
+        let batch = try daemon.orchctl(["submit", "--batch", "-"], input: (0..<1500).map { "echo \($0) \(padding)\n" }.joined())
+        try #require(batch.status == 0, "\(batch)")
+        #expect(try daemon.orchctl(["cancel", "--state", "queued"]).status == 0)
+        // One statement that changes more than the statement journal keeps in memory.
+        let pruned = try daemon.orchctl(["prune", "--all"])
+        #expect(pruned.status == 1, "\(pruned)")
+        #expect(pruned.standardError.contains("SQLite's temporary files (in $SQLITE_TMPDIR, else $TMPDIR, else /var/tmp) may be on a full file system"),
+                "\(pruned)")
+        #expect(!pruned.standardError.contains("is full ("), "\(pruned)")
+    }
+
     @Test("a delayed job whose start comes while the disk is full is queued and run once space returns")
     func delayedStartWhileFull() throws {
         let fileSystem = try SmallFileSystem()

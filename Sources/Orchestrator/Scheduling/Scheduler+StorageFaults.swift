@@ -30,9 +30,16 @@ extension Scheduler {
     func storageError(_ error: any Error) -> SchedulerError {
         if let error = error as? DatabaseError {
             if error.isFull {
+                let free = Self.freeBytes(configuration.stateDirectory)
+                // Room where the database is: the full one is where SQLite puts its temporary
+                // files (statement journals past their threshold, large sorts), a tmpfs say.
+                guard free < Self.roomyFreeBytes else {
+                    return .storage(
+                        "a write failed for want of space, yet the file system of the state directory \(configuration.stateDirectory) has \(free) bytes free: "
+                            + "SQLite's temporary files (in $SQLITE_TMPDIR, else $TMPDIR, else /var/tmp) may be on a full file system")
+                }
                 noteFullStore()
-                return .storageFull(
-                    stateDirectory: configuration.stateDirectory, freeBytes: Self.freeBytes(configuration.stateDirectory))
+                return .storageFull(stateDirectory: configuration.stateDirectory, freeBytes: free)
             }
             if error.isBusy {
                 storeLockedByOther = true

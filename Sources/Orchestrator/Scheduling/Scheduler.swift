@@ -249,7 +249,8 @@ public actor Scheduler {
         do {
             heldEnds = try HeldEndJournal(stateDirectory: configuration.stateDirectory)
         } catch {
-            DaemonLog.warning("cannot open \(configuration.stateDirectory)/\(HeldEndJournal.fileName): \(error); a job end the database refuses is then kept in memory only")
+            DaemonLog.warning(
+                "\(error); the job ends the previous daemon kept there are not read (their jobs are recovered as interrupted), and a job end the database refuses is kept in memory only")
         }
         let recovered = try recoverInterruptedJobs()
         for (name, counts) in try store.countsByQueue() {

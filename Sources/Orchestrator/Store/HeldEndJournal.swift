@@ -40,14 +40,22 @@ final class HeldEndJournal {
     /// The slot each held job's end is in.
     private var slots: [JobID: Int] = [:]
 
+    /// Why the file could not be opened: `open PATH: <strerror>`.
+    struct OpenFailure: Error, CustomStringConvertible {
+        var path: String
+        var errno: Int32
+        var description: String { "open \(path): \(String(cString: strerror(errno)))" }
+    }
+
     /// Opens (creating it) and allocates the journal in `stateDirectory`.
-    /// - Throws: `POSIXError` when the file cannot be opened or created. An allocation that
+    /// - Throws: ``OpenFailure`` when the file cannot be opened or created (a symbolic link
+    ///   or a directory in its place, say). An allocation that
     ///   fails (a file system full at start-up) is no error, only a weaker promise, and is
     ///   logged.
     init(stateDirectory: String) throws {
         path = stateDirectory + "/" + Self.fileName
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        guard fd >= 0 else { throw OpenFailure(path: path, errno: errno) }
         let code = posix_fallocate(fd, 0, off_t(Self.slotCount * Self.slotBytes))
         if code != 0 {
             DaemonLog.warning("cannot allocate \(path) (\(String(cString: strerror(code)))): a job end the database refuses may then be kept in memory only")
