@@ -24,6 +24,8 @@ extension Scheduler {
     static let storageRetryBase: Duration = .seconds(1)
     /// The longest wait between two tries.
     static let storageRetryCap: Duration = .seconds(60)
+    /// The longest wait between two tries while another process holds the database's lock.
+    static let lockedStoreRetryCap: Duration = .seconds(4)
 
     /// The refusal a store error becomes: full disk and locked database by name, anything
     /// else as a storage failure with the store's text.
@@ -149,8 +151,11 @@ extension Scheduler {
     /// Arms the retry timer, unless armed: after the current backoff.
     func scheduleStorageRetry() {
         guard storageRetryTimer == nil else { return }
-        let delay = storageRetryDelay
-        storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
+        // A lock another process lets go of is not seen: tried at least every few seconds (a
+        // try then costs the control queue 0.1 s), so kept ends do not wait a minute after it.
+        let cap = storeLockedByOther ? Self.lockedStoreRetryCap : Self.storageRetryCap
+        let delay = min(storageRetryDelay, cap)
+        storageRetryDelay = min(storageRetryDelay * 2, cap)
         let timer = makeTimer { scheduler in
             scheduler.storageRetryTimer = nil
             scheduler.reclaimLogSpace()
