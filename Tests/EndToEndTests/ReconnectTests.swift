@@ -17,6 +17,11 @@ struct ReconnectTests {
         let submit = try OrchctlStream(daemon, ["submit", "--wait", "--", "sh", "-c", "exit 3"], captureErrors: true)
         defer { submit.stop() }
         let id = try #require(submit.nextLine(), "the ID comes first")
+        // Then, once, the note on the paused queue: waited for, so that the crash comes
+        // after it and the next line is the reconnect message (under load, the note came
+        // first once; it had mostly lost the race).
+        let note = try #require(submit.nextErrorLine())
+        #expect(note.contains("queue default is paused, so job \(id) starts only once it is resumed"), "\(note)")
 
         daemon.crash()
         let message = try #require(submit.nextErrorLine())
