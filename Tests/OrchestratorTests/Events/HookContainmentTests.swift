@@ -49,6 +49,7 @@ struct HookContainmentTests {
             kill(process.pid, SIGKILL)
             exited.wait()
         }
+        process.waitUntilExecuted("sleep")
         #expect(ProcessIdentity.processes(of: .init(id: 7, stateDirectory: directory.path)).isEmpty)
         #expect(ProcessIdentity.processes(of: .init(id: 3, stateDirectory: directory.path, isHook: true)) == [process.pid])
         // Recovery's look: every hook of the daemon, whatever the jobs asked for.

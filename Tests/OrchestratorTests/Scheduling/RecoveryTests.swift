@@ -103,17 +103,6 @@ struct RecoveryTests {
         #expect(try await scheduler.job(stillWaiting).job.state == .waiting)
     }
 
-    /// Waits (up to 10 s) until process `pid` runs `sleep`: until its execve is done, its
-    /// environment may read empty, and a look would pass it over.
-    private func waitUntilExecuted(_ pid: Int32) {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-            if command.hasPrefix("sleep\u{0}") { return }
-            usleep(1000)
-        }
-    }
-
     @Test("another daemon's job with the same ID is left alone")
     func otherStateDirectoryUntouched() throws {
         let directory = try TemporaryDirectory()
@@ -126,7 +115,7 @@ struct RecoveryTests {
             environment: ["ORCHD_JOB_ID": job.id.description, "ORCHD_STATE_DIR": other.path, "PATH": "/usr/bin:/bin"],
             standardOutputPath: "/dev/null", standardErrorPath: "/dev/null"))
         defer { kill(-process.pid, SIGKILL) }
-        waitUntilExecuted(process.pid)
+        process.waitUntilExecuted("sleep")
         #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], sparing: [], orHooksOf: directory.path).isEmpty)
         #expect(ProcessIdentity.processGroups(ofJobs: [job.id.rawValue], sparing: [], orHooksOf: other.path) == [process.pid])
     }
@@ -146,7 +135,7 @@ struct RecoveryTests {
         let reattached = try start(job: 7)
         let recordedFromAllocation = try start(job: 8, slurm: true)
         defer { for process in [unrecorded, inSlurm, reattached, recordedFromAllocation] { kill(-process.pid, SIGKILL) } }
-        for process in [unrecorded, inSlurm, reattached, recordedFromAllocation] { waitUntilExecuted(process.pid) }
+        for process in [unrecorded, inSlurm, reattached, recordedFromAllocation] { process.waitUntilExecuted("sleep") }
         let found = ProcessIdentity.processGroups(ofJobs: [8], sparing: [7], orHooksOf: directory.path)
         #expect(found == [unrecorded.pid, recordedFromAllocation.pid].sorted(), "not Slurm's nor a reattached attempt's")
     }
