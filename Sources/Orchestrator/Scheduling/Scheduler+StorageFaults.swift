@@ -71,23 +71,18 @@ extension Scheduler {
             case _ where error.isStoreRefusal:
                 let isNew = pendingEnds[id] == nil
                 pendingEnds[id] = PendingEnd(queue: queue, result: result, endedAt: endedAt, cause: error)
-                if isNew, let attempt {
+                if isNew {
                     // On disk beside the database, for recovery should orchd die before the
                     // database takes it.
-                    heldEnds?.hold(HeldEndJournal.Entry(
-                        id: id, attempt: attempt,
-                        ending: JobStore.Ending(result: result, isFinal: retriesCancelled.contains(id)), endedAt: endedAt))
-                }
-                failCancelsWaiting(for: id, result: result, because: error)
-                if isNew {
-                    let reason = switch error {
-                    case .storageFull(let directory, let free): "the file system of \(directory) is full (\(free) bytes free)"
-                    case .databaseLocked(let path): "\(path) is locked by another process"
-                    default: error.description
+                    if let attempt {
+                        heldEnds?.hold(HeldEndJournal.Entry(
+                            id: id, attempt: attempt,
+                            ending: JobStore.Ending(result: result, isFinal: retriesCancelled.contains(id)), endedAt: endedAt))
                     }
                     DaemonLog.error(
-                        "cannot record the end of job \(id) (\(result.name)) now: \(reason); keeping it in memory and writing it once the database takes writes again")
+                        "cannot record the end of job \(id) (\(result.name)) now: \(error.refusalReason); keeping it in memory and writing it once the database takes writes again")
                 }
+                failCancelsWaiting(for: id, result: result, because: error)
                 scheduleStorageRetry()
             default:
                 // Gone (pruned) or no longer running: nothing left to record.
@@ -141,7 +136,7 @@ extension Scheduler {
     /// end), waiting at most ``lockedStoreBusyTimeout`` for the database's lock while another
     /// process is known to hold it: every such write otherwise held the control queue, and
     /// the requests and reads queued behind it, for the whole busy timeout (5 s) each, and a
-    /// `status` waited 24 s behind a few of them. A write that fails so is kept and tried
+    /// `status` waited 50 s behind a few of them during a 14 s lock. A write that fails so is kept and tried
     /// again as before.
     func backgroundWrite<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         guard storeLockedByOther else { return try body() }
