@@ -53,6 +53,27 @@ struct EventTests {
         #expect(first.seq == since + 1, "the first event printed is the one after --since: \(first)")
     }
 
+    @Test("events naming a queue or job orchd never knew is an error; a removed queue's and a pruned job's retained events stay readable")
+    func filtersNamingNothing() throws {
+        let daemon = try TestDaemon()
+        for arguments in [["events", "--queue", "nightyl"], ["events", "--follow", "--queue", "nightyl"]] {
+            let typo = try daemon.orchctl(arguments)
+            #expect(typo.status == 1 && typo.standardError.contains("no queue named 'nightyl'"), "\(arguments): \(typo)")
+        }
+        let unknownJob = try daemon.orchctl(["events", "--job", "4242"])
+        #expect(unknownJob.status == 1 && unknownJob.standardError.contains("no job with ID 4242"), "\(unknownJob)")
+
+        #expect(try daemon.orchctl(["queue", "add", "nightly"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "nightly", "--wait", "--", "true"]).line
+        #expect(try daemon.orchctl(["queue", "remove", "nightly"]).status == 0)
+        #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
+        let byQueue = try daemon.orchctl(["events", "--queue", "nightly"])
+        #expect(byQueue.status == 0 && byQueue.standardOutput.contains("\"finished\""), "\(byQueue)")
+        let byJob = try daemon.orchctl(["events", "--job", id])
+        let kinds = try byJob.standardOutput.split(separator: "\n").map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)).kind.rawValue }
+        #expect(byJob.status == 0 && kinds == ["submitted", "started", "finished"], "\(byJob)")
+    }
+
     @Test("events --follow ends quietly at SIGINT (Ctrl-C), with exit status 0")
     func followEndsAtInterrupt() throws {
         let daemon = try TestDaemon()

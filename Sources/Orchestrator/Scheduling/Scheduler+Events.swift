@@ -46,15 +46,39 @@ extension Scheduler {
     ///     live list and catches up from the log (``sendBacklog(after:follow:queue:jobID:caller:pending:resumed:stream:)``).
     ///   - drop: ends a stream whose reader fell so far behind that retention trimmed events
     ///     it had not been sent, with the last event it was sent.
+    /// - Throws: ``SchedulerError/unknownQueue(_:known:)`` for a queue orchd neither knows nor
+    ///   retains an event of, ``SchedulerError/noSuchJob(_:)`` for a job it neither stores nor
+    ///   retains an event of (a typo must not read as "no events"), or
+    ///   the storage refusal (``storageError(_:)``) when the store cannot tell.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller = .root,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
         whenReady: @escaping @Sendable (_ body: @escaping @Sendable () -> Void) -> Void = { $0() },
         isBackedUp: @escaping @Sendable () -> Bool = { false },
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
-    ) {
+    ) throws(SchedulerError) {
+        try requireRetainedSubject(queue: queue, jobID: jobID)
         let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
         sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
+    }
+
+    /// Refuses an event filter naming a queue or job that nothing in orchd knows of: neither
+    /// a queue (declared, or holding finished jobs) or stored job, nor a retained event. A
+    /// removed queue or pruned job whose events are still retained passes, so its history
+    /// stays readable.
+    private func requireRetainedSubject(queue: QueueName?, jobID: JobID?) throws(SchedulerError) {
+        do {
+            if let queue, runners[queue] == nil, try !eventLog.mentions(queue: queue) {
+                try requireKnownQueue(queue)
+            }
+            if let jobID, try !store.contains(jobID), try !eventLog.mentions(jobID: jobID) {
+                throw SchedulerError.noSuchJob(jobID)
+            }
+        } catch let error as SchedulerError {
+            throw error
+        } catch {
+            throw storageError(error)
+        }
     }
 
     /// Sends a subscriber the retained events after `cursor` that it may see, a page per turn

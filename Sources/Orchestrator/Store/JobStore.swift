@@ -259,6 +259,18 @@ public final class JobStore {
         try select("SELECT \(Self.columns) FROM jobs WHERE id = ?", [.integer(id.rawValue)]).first?.job
     }
 
+    /// Whether a job with this ID is stored (neither never submitted nor pruned).
+    /// - Throws: ``DatabaseError``.
+    public func contains(_ id: JobID) throws -> Bool {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)")
+            defer { statement.reset() }
+            try statement.bind([.integer(id.rawValue)])
+            _ = try statement.step()
+            return statement.int64(at: 0) != 0
+        }
+    }
+
     /// Whether a job finished without succeeding, from two plain columns of its row: what
     /// failing its dependents needs to know again when that takes several turns (it may have
     /// been retried meanwhile).

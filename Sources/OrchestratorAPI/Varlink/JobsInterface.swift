@@ -90,7 +90,7 @@ public enum JobsInterface {
         writeParameters: { $0.writeJSON(to: &$1) }, readReply: LogsReply.read)
     /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
-        "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow] + storage,
+        "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow, Errors.unknownQueue, Errors.noSuchJob] + storage,
         writeParameters: { $0.writeJSON(to: &$1) },
         readReply: EventReply.read)
     /// Every method of the interface.

@@ -15,21 +15,28 @@ struct SubscribeHandler: VarlinkMethodHandler {
             let parameters = try call.parameters(JobsInterface.SubscribeParameters.self)
             if let since = parameters.since, since < 0 { throw VarlinkError.invalidParameter("since") }
             let scheduler = self.scheduler
-            Task { await scheduler.subscribe(
-                since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
-                jobID: parameters.jobId, caller: call.caller,
-                send: { event, isLast in
-                    guard responder.isConnected() else { return false }
-                    responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
-                    return true
-                },
-                whenReady: { responder.whenReady($0) },
-                isBackedUp: { responder.isBackedUp() },
-                drop: { lastSent in
-                    // It stopped reading: end its stream rather than queue events for it
-                    // without bound; it can resume from the last event it processed.
-                    responder.fail(JobsInterface.subscriberTooSlow(lastSeen: lastSent))
-                }) }
+            Task {
+                do throws(SchedulerError) {
+                    try await scheduler.subscribe(
+                        since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
+                        jobID: parameters.jobId, caller: call.caller,
+                        send: { event, isLast in
+                            guard responder.isConnected() else { return false }
+                            responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
+                            return true
+                        },
+                        whenReady: { responder.whenReady($0) },
+                        isBackedUp: { responder.isBackedUp() },
+                        drop: { lastSent in
+                            // It stopped reading: end its stream rather than queue events for it
+                            // without bound; it can resume from the last event it processed.
+                            responder.fail(JobsInterface.subscriberTooSlow(lastSeen: lastSent))
+                        })
+                } catch {
+                    // A filter naming nothing orchd knows of, or a store that cannot tell.
+                    responder.fail(error.varlinkError)
+                }
+            }
         } catch {
             responder.fail(error)
         }
