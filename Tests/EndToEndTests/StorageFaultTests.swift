@@ -263,8 +263,9 @@ struct StorageFaultTests {
             "job \(jobs[0].id) ended (cancelled), but its end cannot be recorded now: the file system of the state directory \(fileSystem.path) is full"),
             "\(first)")
         // The first job's end is kept: the second is cancelled all the same, and both named.
-        let both = try daemon.orchctl(["cancel", jobs[0].id, jobs[1].id])
+        let both = try daemon.orchctl(["--json", "cancel", jobs[0].id, jobs[1].id])
         #expect(both.status == 1, "\(both)")
+        #expect(both.standardOutput.isEmpty, "no list of jobs, not even [], for a call refused whole: \(both)")
         #expect(both.standardError.contains("jobs \(jobs[0].id) (cancelled), \(jobs[1].id) (cancelled) ended, but their ends cannot be recorded now"),
                 "\(both)")
         #expect(kill(pid_t(jobs[1].pid) ?? 0, 0) != 0, "the second job's process is gone")

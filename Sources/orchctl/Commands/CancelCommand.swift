@@ -80,6 +80,7 @@ enum CancelCommand: OrchctlCommand {
         var managesOthers: Bool? = context.uid == 0 ? true : nil
         var given: Set<JobID> = []
         var remaining = invocation.jobIDs.filter { given.insert($0).inserted }
+        var wholeCallRefused = false
         while !remaining.isEmpty {
             do {
                 cancelled = try noting(context.console) { () throws(CommandFailure) in
@@ -96,7 +97,12 @@ enum CancelCommand: OrchctlCommand {
                 guard error.remoteErrorName != nil, error.exitCode != .unavailable else { throw error }
                 context.console.printError("Error: \(error.message)")
                 if status != .permissionDenied { status = error.exitCode }
-                guard let refused = error.remoteJobID, remaining.contains(refused) else { break }
+                guard let refused = error.remoteJobID, remaining.contains(refused) else {
+                    // The whole call refused (a full disk, a lock): no list of jobs to print,
+                    // not even an empty one, for the processes may be gone (the error says).
+                    wholeCallRefused = true
+                    break
+                }
                 // Each call checks every ID again: left to orchd one at a time, 4,000 IDs of
                 // finished jobs took 76 s. One listing (the refused job in it, to learn whose
                 // it is) finds the rest of those orchd would refuse for a reason a listing shows.
@@ -119,7 +125,7 @@ enum CancelCommand: OrchctlCommand {
                 remaining.removeAll { known[$0] != nil }
             }
         }
-        if invocation.global.json {
+        if invocation.global.json && !wholeCallRefused {
             context.console.write(try JSONOutput.text(cancelled))
         }
         return status
