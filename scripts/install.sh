@@ -22,7 +22,10 @@
 #   ORCHD_BIN_DIR  already-built orchd and orchctl to install: skips apt-get and the build
 #   ORCHD_NO_SYSTEMD=1  start orchd in the background even where systemd runs
 #   ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG  the started orchd's state directory, socket and
-#                  log file (default /var/lib/orchd, /run/orchd/orchd.sock, /var/log/orchd.log)
+#                  log file (default /var/lib/orchd, /run/orchd/orchd.sock, /var/log/orchd.log,
+#                  each under DESTDIR when it is set)
+# With DESTDIR, systemd is never asked to do anything: where it runs, nothing is started
+# unless ORCHD_NO_SYSTEMD=1 (then orchd starts in the background on the paths above).
 #   ORCHD_ALLOW_NON_ROOT=1  skip the root check (with a DESTDIR the user can write)
 #
 # It lists what it installed, and the directories and group it had to make, in
@@ -112,7 +115,11 @@ for file in "$bindir/orchd" "$bindir/orchctl" "$DESTDIR/etc/systemd/system/orchd
 done
 printf '%s\n' "${made[@]}" | sort -u >"$manifest"
 
-if [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
+if [ -n "$DESTDIR" ] && [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
+    # A staged install: its units are not where systemd reads them, and the system's own
+    # orchd.service is not this install's to enable or restart.
+    echo "orchd is staged under $DESTDIR; nothing was started (ORCHD_NO_SYSTEMD=1 starts one on paths under it)"
+elif [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl daemon-reload
     systemctl enable orchd.service
     # When orchd.socket is active, systemd hands its socket to the restarted service.
@@ -123,15 +130,19 @@ else
     # No systemd here: run it as the service would, with the same state and socket paths.
     # Only the orchd that serves this socket is restarted, so another user's or a test's
     # orchd is never touched.
+    # A staged install's orchd takes its paths under DESTDIR too, as scripts/uninstall.sh
+    # looks for them: it must never stop or replace the system's orchd on the default socket.
     orchctl=("$bindir/orchctl")
     orchd=("$bindir/orchd")
-    if [ -n "${ORCHD_SOCKET:-}" ]; then
-        orchctl+=(--socket "$ORCHD_SOCKET")
-        orchd+=(--socket "$ORCHD_SOCKET")
+    socket=${ORCHD_SOCKET:-${DESTDIR:+$DESTDIR/run/orchd/orchd.sock}}
+    state=${ORCHD_STATE_DIR:-${DESTDIR:+$DESTDIR/var/lib/orchd}}
+    if [ -n "$socket" ]; then
+        orchctl+=(--socket "$socket")
+        orchd+=(--socket "$socket")
     fi
-    [ -z "${ORCHD_STATE_DIR:-}" ] || orchd+=(--state-dir "$ORCHD_STATE_DIR")
+    [ -z "$state" ] || orchd+=(--state-dir "$state")
     [ -z "$DESTDIR" ] || orchd+=(--config "$DESTDIR/etc/orchd/orchd.conf")
-    log=${ORCHD_LOG:-/var/log/orchd.log}
+    log=${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}
     if "${orchctl[@]}" ping >/dev/null 2>&1; then
         echo "orchd is already running; restarting it with the new binary"
         if ! "${orchctl[@]}" shutdown --wait >/dev/null; then
@@ -144,10 +155,11 @@ else
     # The modes systemd gives the service's directories at every start (StateDirectoryMode=,
     # RuntimeDirectoryMode=): orchd creates them so, but leaves an existing one as it is, and
     # one an older orchd made 0700 would keep every other user out of the socket and logs.
-    if [ "$(id -u)" -eq 0 ]; then
-        [ -n "${ORCHD_SOCKET:-}" ] || install -d -m 0755 /run/orchd
-        [ -n "${ORCHD_STATE_DIR:-}" ] || install -d -m 0711 /var/lib/orchd
+    if [ "$(id -u)" -eq 0 ] && [ -z "$DESTDIR" ]; then
+        [ -n "$socket" ] || install -d -m 0755 /run/orchd
+        [ -n "$state" ] || install -d -m 0711 /var/lib/orchd
     fi
+    [ -z "$DESTDIR" ] || [ -n "${ORCHD_SOCKET:-}" ] || mkdir -p "$(dirname "$socket")"
     mkdir -p "$(dirname "$log")"
     # Its own session (no terminal, no signals from this shell's job control), its output to
     # the log and its input from /dev/null: nothing of the caller's stays open, so a pipe

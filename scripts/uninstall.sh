@@ -45,7 +45,10 @@ if [ -z "$DESTDIR" ] && [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}"
     systemctl disable --now orchd.service orchd.socket || true
 else
     orchctl=("$DESTDIR$PREFIX/bin/orchctl")
-    [ -z "${ORCHD_SOCKET:-}" ] || orchctl+=(--socket "$ORCHD_SOCKET")
+    # A staged install's orchd is on its socket under DESTDIR (scripts/install.sh), never the
+    # system's default one.
+    socket=${ORCHD_SOCKET:-${DESTDIR:+$DESTDIR/run/orchd/orchd.sock}}
+    [ -z "$socket" ] || orchctl+=(--socket "$socket")
     if [ -x "${orchctl[0]}" ] && "${orchctl[@]}" ping >/dev/null 2>&1; then
         "${orchctl[@]}" shutdown --wait >/dev/null
         echo "stopped orchd"
@@ -83,8 +86,10 @@ if [ ${#directories[@]} -gt 0 ]; then
         done
 fi
 [ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
-if [ -z "$DESTDIR" ] && [ -z "${ORCHD_SOCKET:-}" ] && [ -d /run/orchd ]; then
-    rmdir --ignore-fail-on-non-empty /run/orchd
+if [ -z "${ORCHD_SOCKET:-}" ] && [ -d "$DESTDIR/run/orchd" ]; then
+    rmdir --ignore-fail-on-non-empty "$DESTDIR/run/orchd"
+    # A staged install made its own run directory for the socket.
+    [ -z "$DESTDIR" ] || rmdir --ignore-fail-on-non-empty "$DESTDIR/run"
 fi
 if [ -n "$group" ] && getent group "$group" >/dev/null; then
     if [ -z "$(getent group "$group" | cut -d: -f4)" ]; then

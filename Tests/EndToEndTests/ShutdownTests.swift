@@ -354,4 +354,26 @@ struct ShutdownTests {
         #expect(access(moved + "/usr/local/bin/orchctl", F_OK) != 0, "removed from the tree named")
         #expect(access(destination + "/usr/local/bin/orchctl", F_OK) == 0, "the tree it was installed in is untouched")
     }
+
+    @Test("a staged install (DESTDIR) without a socket, state directory or log of its own runs orchd on paths under DESTDIR, never the system's, and uninstall stops that one")
+    func stagedInstallKeepsToItsTree() throws {
+        let install = try StagedInstall()
+        let destination = install.destination
+        let socket = destination + "/run/orchd/orchd.sock"
+        defer { _ = try? TestDaemon.run(install.installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
+        let unset = "env -u ORCHD_SOCKET -u ORCHD_STATE_DIR -u ORCHD_LOG"
+        let installed = try install.run("\(unset) scripts/install.sh")
+        #expect(installed.status == 0, "\(installed)")
+        let ping = try TestDaemon.run(install.installedOrchctl, ["--socket", socket, "ping"])
+        #expect(ping.status == 0, "orchd serves the socket under DESTDIR: \(ping)\n\(installed)")
+        #expect(access(destination + "/var/lib/orchd/orchd.db", F_OK) == 0, "its state directory is under DESTDIR")
+        #expect(access(destination + "/var/log/orchd.log", F_OK) == 0, "its log is under DESTDIR")
+
+        let uninstall = try install.run("\(unset) scripts/uninstall.sh --purge")
+        #expect(uninstall.status == 0 && uninstall.standardOutput.contains("stopped orchd"), "\(uninstall)")
+        #expect(access(socket, F_OK) != 0, "that orchd was stopped")
+        for removed in ["/run", "/var/lib/orchd", "/var/log/orchd.log", "/usr/local/bin"] {
+            #expect(access(destination + removed, F_OK) != 0, "\(removed) removed")
+        }
+    }
 }
