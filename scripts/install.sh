@@ -25,19 +25,44 @@
 #                  log file (default /var/lib/orchd, /run/orchd/orchd.sock, /var/log/orchd.log,
 #                  each under DESTDIR when it is set)
 # With DESTDIR, systemd is never asked to do anything: where it runs, nothing is started
-# unless ORCHD_NO_SYSTEMD=1 (then orchd starts in the background on the paths above).
+# unless ORCHD_NO_SYSTEMD=1 (then orchd starts in the background on the paths above). Relative
+# paths are taken from the directory the script is started in; a socket path longer than a
+# Unix socket's 107 bytes is refused before anything is installed.
 #   ORCHD_ALLOW_NON_ROOT=1  skip the root check (with a DESTDIR the user can write)
 #
 # It lists what it installed, and the directories and group it had to make, in
 # $PREFIX/share/orchd/installed, which scripts/uninstall.sh reads to remove exactly those.
 set -euo pipefail
+
+# Paths as the caller meant them, before this script changes directory (orchd starts from /);
+# DESTDIR=/ stages nothing.
+absolute() { [ -z "$1" ] || realpath -m -- "$1"; }
+DESTDIR=$(absolute "${DESTDIR:-}")
+[ "$DESTDIR" != / ] || DESTDIR=""
+for variable in ORCHD_STATE_DIR ORCHD_SOCKET ORCHD_LOG; do
+    [ -z "${!variable:-}" ] || printf -v "$variable" '%s' "$(absolute "${!variable}")"
+done
 cd "$(dirname "$0")/.."
 
-DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr/local}
 if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
     echo "Error: run as root (sudo $0)" >&2
     exit 1
+fi
+
+# Where systemd runs (and ORCHD_NO_SYSTEMD is not 1) it starts orchd; elsewhere this script
+# does, on these paths. A staged install's orchd takes its paths under DESTDIR too, as
+# scripts/uninstall.sh looks for them: it must never stop or replace the system's orchd on the
+# default socket.
+under_systemd=0
+[ ! -d /run/systemd/system ] || [ "${ORCHD_NO_SYSTEMD:-0}" = 1 ] || under_systemd=1
+socket=${ORCHD_SOCKET:-${DESTDIR:+$DESTDIR/run/orchd/orchd.sock}}
+state=${ORCHD_STATE_DIR:-${DESTDIR:+$DESTDIR/var/lib/orchd}}
+log=${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}
+# Checked before anything is installed: orchd could not listen there (unix(7): sun_path).
+if [ $under_systemd = 0 ] && [ "${#socket}" -gt 107 ]; then
+    echo "Error: the socket path $socket is ${#socket} bytes, more than the 107 a Unix socket's path may have; set ORCHD_SOCKET or a shorter DESTDIR" >&2
+    exit 64
 fi
 
 if [ -n "${ORCHD_BIN_DIR:-}" ]; then
@@ -113,13 +138,19 @@ for file in "$bindir/orchd" "$bindir/orchctl" "$DESTDIR/etc/systemd/system/orchd
     "$share/fish/vendor_completions.d/orchctl.fish"; do
     note file "$file"
 done
+# A staged orchd's own directories (its state directory, which orchd makes, sits in the
+# first): listed so that uninstall.sh removes them once empty.
+if [ -n "$DESTDIR" ] && [ $under_systemd = 0 ]; then
+    make_directories "$(dirname "$state")" "$(dirname "$log")"
+    [ -n "${ORCHD_SOCKET:-}" ] || make_directories "$(dirname "$socket")"
+fi
 printf '%s\n' "${made[@]}" | sort -u >"$manifest"
 
-if [ -n "$DESTDIR" ] && [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
+if [ -n "$DESTDIR" ] && [ $under_systemd = 1 ]; then
     # A staged install: its units are not where systemd reads them, and the system's own
     # orchd.service is not this install's to enable or restart.
     echo "orchd is staged under $DESTDIR; nothing was started (ORCHD_NO_SYSTEMD=1 starts one on paths under it)"
-elif [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
+elif [ $under_systemd = 1 ]; then
     systemctl daemon-reload
     systemctl enable orchd.service
     # When orchd.socket is active, systemd hands its socket to the restarted service.
@@ -130,20 +161,15 @@ else
     # No systemd here: run it as the service would, with the same state and socket paths.
     # Only the orchd that serves this socket is restarted, so another user's or a test's
     # orchd is never touched.
-    # A staged install's orchd takes its paths under DESTDIR too, as scripts/uninstall.sh
-    # looks for them: it must never stop or replace the system's orchd on the default socket.
     orchctl=("$bindir/orchctl")
     orchd=("$bindir/orchd")
-    socket=${ORCHD_SOCKET:-${DESTDIR:+$DESTDIR/run/orchd/orchd.sock}}
-    state=${ORCHD_STATE_DIR:-${DESTDIR:+$DESTDIR/var/lib/orchd}}
     if [ -n "$socket" ]; then
         orchctl+=(--socket "$socket")
         orchd+=(--socket "$socket")
     fi
     [ -z "$state" ] || orchd+=(--state-dir "$state")
     [ -z "$DESTDIR" ] || orchd+=(--config "$DESTDIR/etc/orchd/orchd.conf")
-    log=${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}
-    if "${orchctl[@]}" ping >/dev/null 2>&1; then
+    if timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1; then
         echo "orchd is already running; restarting it with the new binary"
         if ! "${orchctl[@]}" shutdown --wait >/dev/null; then
             # An orchd older than `orchctl shutdown`: stop it by its pid, which it reports.
@@ -159,7 +185,6 @@ else
         [ -n "$socket" ] || install -d -m 0755 /run/orchd
         [ -n "$state" ] || install -d -m 0711 /var/lib/orchd
     fi
-    [ -z "$DESTDIR" ] || [ -n "${ORCHD_SOCKET:-}" ] || mkdir -p "$(dirname "$socket")"
     mkdir -p "$(dirname "$log")"
     # Its own session (no terminal, no signals from this shell's job control), its output to
     # the log and its input from /dev/null: nothing of the caller's stays open, so a pipe
@@ -173,7 +198,7 @@ else
         done
         exec setsid "${orchd[@]}" </dev/null >>"$log" 2>&1
     ) &
-    for _ in $(seq 1 100); do "${orchctl[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
-    "${orchctl[@]}" ping >/dev/null || { echo "Error: orchd did not start; see $log" >&2; exit 1; }
+    for _ in $(seq 1 100); do timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    timeout 5 "${orchctl[@]}" ping >/dev/null || { echo "Error: orchd did not start; see $log" >&2; exit 1; }
     echo "orchd is running (no systemd here; log: $log; stop it with: orchctl shutdown)"
 fi

@@ -10,7 +10,9 @@
 # kept, with a note).
 #
 # The same environment variables as scripts/install.sh say where things are: DESTDIR, PREFIX,
-# ORCHD_NO_SYSTEMD=1, ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG, ORCHD_ALLOW_NON_ROOT=1.
+# ORCHD_NO_SYSTEMD=1, ORCHD_STATE_DIR, ORCHD_SOCKET, ORCHD_LOG, ORCHD_ALLOW_NON_ROOT=1. Only an
+# orchd running this install's binary is stopped: another one on an exported ORCHD_SOCKET is
+# left alone, with a note.
 set -euo pipefail
 
 purge=0
@@ -18,7 +20,7 @@ case "${1:-}" in
     "") ;;
     --purge) purge=1 ;;
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -28,7 +30,13 @@ case "${1:-}" in
 esac
 [ $# -le 1 ] || { echo "Error: too many arguments; usage: $0 [--purge]" >&2; exit 64; }
 
-DESTDIR=${DESTDIR:-}
+# Paths as the caller meant them, as scripts/install.sh takes them; DESTDIR=/ stages nothing.
+absolute() { [ -z "$1" ] || realpath -m -- "$1"; }
+DESTDIR=$(absolute "${DESTDIR:-}")
+[ "$DESTDIR" != / ] || DESTDIR=""
+for variable in ORCHD_STATE_DIR ORCHD_SOCKET ORCHD_LOG; do
+    [ -z "${!variable:-}" ] || printf -v "$variable" '%s' "$(absolute "${!variable}")"
+done
 PREFIX=${PREFIX:-/usr/local}
 if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
     echo "Error: run as root (sudo $0)" >&2
@@ -44,15 +52,35 @@ fi
 if [ -z "$DESTDIR" ] && [ -d /run/systemd/system ] && [ "${ORCHD_NO_SYSTEMD:-0}" != 1 ]; then
     systemctl disable --now orchd.service orchd.socket || true
 else
-    orchctl=("$DESTDIR$PREFIX/bin/orchctl")
-    # A staged install's orchd is on its socket under DESTDIR (scripts/install.sh), never the
-    # system's default one.
-    socket=${ORCHD_SOCKET:-${DESTDIR:+$DESTDIR/run/orchd/orchd.sock}}
-    [ -z "$socket" ] || orchctl+=(--socket "$socket")
-    if [ -x "${orchctl[0]}" ] && "${orchctl[@]}" ping >/dev/null 2>&1; then
-        "${orchctl[@]}" shutdown --wait >/dev/null
-        echo "stopped orchd"
-    fi
+    # The orchd install.sh started: on ORCHD_SOCKET, else (staged) on its socket under
+    # DESTDIR, else on the default one; only one running this install's binary is stopped, so
+    # an ORCHD_SOCKET exported for another orchd never stops that one.
+    installed=$DESTDIR$PREFIX/bin/orchd
+    sockets=()
+    [ -z "${ORCHD_SOCKET:-}" ] || sockets+=("$ORCHD_SOCKET")
+    [ -z "$DESTDIR" ] || sockets+=("$DESTDIR/run/orchd/orchd.sock")
+    # "": orchctl's default socket, for an install into the system.
+    [ ${#sockets[@]} -gt 0 ] || sockets=("")
+    for socket in "${sockets[@]}"; do
+        orchctl=("$DESTDIR$PREFIX/bin/orchctl")
+        [ -z "$socket" ] || orchctl+=(--socket "$socket")
+        # A timeout each: a stopped (SIGSTOP) orchd must not hang the uninstall.
+        if [ ! -x "${orchctl[0]}" ] || ! timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1; then continue; fi
+        pid=$(timeout 5 "${orchctl[@]}" --json info | sed -n 's/^ *"pid" *: *\([0-9]*\).*/\1/p')
+        running=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+        running=${running% (deleted)}
+        if [ -z "$pid" ] || [ "$running" != "$(realpath -m -- "$installed")" ]; then
+            echo "left alone: the orchd on ${socket:-the default socket} runs ${running:-an unknown binary}, not $installed"
+            continue
+        fi
+        if timeout 60 "${orchctl[@]}" shutdown --wait >/dev/null; then
+            echo "stopped orchd"
+        else
+            echo "Error: orchd (pid $pid) on ${socket:-the default socket} did not stop within 60 s; stop it (kill $pid) and run $0 again" >&2
+            exit 1
+        fi
+        break
+    done
 fi
 
 directories=()
@@ -86,10 +114,8 @@ if [ ${#directories[@]} -gt 0 ]; then
         done
 fi
 [ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
-if [ -z "${ORCHD_SOCKET:-}" ] && [ -d "$DESTDIR/run/orchd" ]; then
-    rmdir --ignore-fail-on-non-empty "$DESTDIR/run/orchd"
-    # A staged install made its own run directory for the socket.
-    [ -z "$DESTDIR" ] || rmdir --ignore-fail-on-non-empty "$DESTDIR/run"
+if [ -z "$DESTDIR" ] && [ -z "${ORCHD_SOCKET:-}" ] && [ -d /run/orchd ]; then
+    rmdir --ignore-fail-on-non-empty /run/orchd
 fi
 if [ -n "$group" ] && getent group "$group" >/dev/null; then
     if [ -z "$(getent group "$group" | cut -d: -f4)" ]; then

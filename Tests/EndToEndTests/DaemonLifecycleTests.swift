@@ -77,6 +77,23 @@ struct DaemonLifecycleTests {
         #expect(shown.standardOutput.contains("interrupted"), "\(shown)")
     }
 
+    @Test("after kill -9, a queue whose last live job recovery ends records queue_drained and runs its hook")
+    func crashRecoveryDrainsQueue() throws {
+        let daemon = try TestDaemon()
+        let drained = try ReadyMarker(path: daemon.directory + "/drained")
+        #expect(try daemon.orchctl(["queue", "add", "qq", "--on", "queue_drained=echo drained > '\(drained.path)'"]).status == 0)
+        let marker = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--queue", "qq", "--", "sh", "-c", "echo $$ > '\(marker.path)'; sleep 300"]).line
+        #expect(marker.read() != nil)
+        daemon.crash()
+        try daemon.start()
+        #expect(try daemon.orchctl(["wait", id]).status != 0, "recorded interrupted")
+        #expect(drained.read() == "drained", "the queue's drain hook ran")
+        let kinds = try daemon.orchctl(["events", "--queue", "qq"]).standardOutput.split(separator: "\n")
+            .map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)).kind.rawValue }
+        #expect(kinds.suffix(2) == ["finished", "queue_drained"], "\(kinds)")
+    }
+
     @Test("after kill -9, a job interrupted with retries left waits its queue's retry backoff, not the default one")
     func crashRecoveryRetriesByQueueBackoff() throws {
         let daemon = try TestDaemon()

@@ -74,6 +74,23 @@ struct EventTests {
         #expect(byJob.status == 0 && kinds == ["submitted", "started", "finished"], "\(byJob)")
     }
 
+    @Test("a removed queue is forgotten once its last finished job is pruned: cancel and status then name it unknown, as after a restart")
+    func removedQueueForgottenAfterPrune() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "rq"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--queue", "rq", "--wait", "--", "true"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "remove", "rq"]).status == 0)
+        let known = try daemon.orchctl(["status", "--queue", "rq"])
+        #expect(known.status == 0, "known while it holds a finished job: \(known)")
+        #expect(try daemon.orchctl(["prune", "--all"]).status == 0)
+        for arguments in [["cancel", "--queue", "rq"], ["status", "--queue", "rq"]] {
+            let refused = try daemon.orchctl(arguments)
+            #expect(refused.status == 1 && refused.standardError.contains("no queue named 'rq'"), "\(arguments): \(refused)")
+        }
+        let history = try daemon.orchctl(["events", "--queue", "rq"])
+        #expect(history.status == 0 && history.standardOutput.contains("queue_drained"), "its retained events stay readable: \(history)")
+    }
+
     @Test("events --follow ends quietly at SIGINT (Ctrl-C), with exit status 0")
     func followEndsAtInterrupt() throws {
         let daemon = try TestDaemon()

@@ -215,6 +215,29 @@ struct ReconnectTests {
         #expect(lines.last?.contains("\"kind\":\"finished\"") == true, "the job submitted after the restart was followed")
     }
 
+    @Test("events --follow that reconnects after retention dropped events it had not printed ends saying where to resume, instead of skipping them")
+    func eventsFollowGap() throws {
+        let daemon = try TestDaemon(arguments: ["--event-retention", "1000"])
+        try Self.pauseDefaultQueue(daemon)
+        let events = try OrchctlStream(daemon, ["events", "--follow"], captureErrors: true)
+        defer { events.stop() }
+        _ = try #require(events.nextLine())
+        daemon.crash()
+        let message = try #require(events.nextErrorLine())
+        #expect(message.contains(Self.reconnecting), "\(message)")
+        // Meanwhile another orchd on the same state directory, on a socket the follower does not
+        // try, records 1,500 events: retention drops the first of them.
+        let alternate = daemon.directory + "/alternate.sock"
+        try daemon.start(extraArguments: ["--socket", alternate])
+        let batch = try TestDaemon.run(Binaries.orchctl, ["--socket", alternate, "submit", "--batch", "-"], input: String(repeating: "true\n", count: 1_500))
+        #expect(batch.status == 0, "\(batch)")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        let ended = try #require(events.nextErrorLine())
+        #expect(ended.contains("resume with --since"), "\(ended)")
+        #expect(events.exitStatus() == 1)
+    }
+
     @Test("--reconnect-timeout 0 gives up at once, as before")
     func noReconnect() throws {
         let daemon = try TestDaemon()

@@ -355,25 +355,34 @@ struct ShutdownTests {
         #expect(access(destination + "/usr/local/bin/orchctl", F_OK) == 0, "the tree it was installed in is untouched")
     }
 
-    @Test("a staged install (DESTDIR) without a socket, state directory or log of its own runs orchd on paths under DESTDIR, never the system's, and uninstall stops that one")
+    @Test("a staged install (DESTDIR, relative too) without a socket, state directory or log of its own runs orchd on paths under DESTDIR, never the system's; uninstall stops that one, leaves another orchd on an exported ORCHD_SOCKET alone, and --purge leaves nothing")
     func stagedInstallKeepsToItsTree() throws {
         let install = try StagedInstall()
         let destination = install.destination
         let socket = destination + "/run/orchd/orchd.sock"
         defer { _ = try? TestDaemon.run(install.installedOrchctl, ["--socket", socket, "shutdown", "--wait"]) }
-        let unset = "env -u ORCHD_SOCKET -u ORCHD_STATE_DIR -u ORCHD_LOG"
-        let installed = try install.run("\(unset) scripts/install.sh")
+        // DESTDIR relative to where the script is started from, which is not where it works.
+        let unset = "env -C '\(install.directory)' -u ORCHD_SOCKET -u ORCHD_STATE_DIR -u ORCHD_LOG DESTDIR=root"
+        let installed = try install.run("\(unset) '\(install.repository)/scripts/install.sh'")
         #expect(installed.status == 0, "\(installed)")
         let ping = try TestDaemon.run(install.installedOrchctl, ["--socket", socket, "ping"])
         #expect(ping.status == 0, "orchd serves the socket under DESTDIR: \(ping)\n\(installed)")
         #expect(access(destination + "/var/lib/orchd/orchd.db", F_OK) == 0, "its state directory is under DESTDIR")
         #expect(access(destination + "/var/log/orchd.log", F_OK) == 0, "its log is under DESTDIR")
 
-        let uninstall = try install.run("\(unset) scripts/uninstall.sh --purge")
+        // ORCHD_SOCKET exported for another orchd: that one is not this install's to stop.
+        let other = try TestDaemon()
+        let uninstall = try install.run("\(unset) ORCHD_SOCKET='\(other.socketPath)' '\(install.repository)/scripts/uninstall.sh' --purge")
         #expect(uninstall.status == 0 && uninstall.standardOutput.contains("stopped orchd"), "\(uninstall)")
-        #expect(access(socket, F_OK) != 0, "that orchd was stopped")
-        for removed in ["/run", "/var/lib/orchd", "/var/log/orchd.log", "/usr/local/bin"] {
-            #expect(access(destination + removed, F_OK) != 0, "\(removed) removed")
-        }
+        #expect(uninstall.standardOutput.contains("left alone: the orchd on \(other.socketPath)"), "\(uninstall)")
+        #expect(try other.orchctl(["ping"]).status == 0, "the other orchd still runs")
+        #expect(access(socket, F_OK) != 0, "this install's orchd was stopped")
+        let left = try FileManager.default.contentsOfDirectory(atPath: destination)
+        #expect(left.isEmpty, "--purge leaves nothing under DESTDIR: \(left)")
+
+        let long = install.directory + "/" + String(repeating: "L", count: 100)
+        let refused = try install.run("env -u ORCHD_SOCKET DESTDIR='\(long)' scripts/install.sh")
+        #expect(refused.status == 64 && refused.standardError.contains("more than the 107 a Unix socket's path may have"), "\(refused)")
+        #expect(access(long, F_OK) != 0, "nothing installed before the check")
     }
 }

@@ -37,6 +37,10 @@ extension Scheduler {
     /// - Parameters:
     ///   - since: only events with a larger sequence number.
     ///   - follow: keep delivering new events after the backlog.
+    ///   - resume: the subscriber goes on with a stream it was reading, `since` being the last
+    ///     event it got: the filters are not checked again (a pruned job's last events may
+    ///     have been trimmed since), and events after `since` that retention dropped end the
+    ///     stream through `drop` rather than being skipped.
     ///   - caller: who reads; one who is no admin gets only their own jobs' events.
     ///   - send: delivers one event (`isLast` when the stream ends with it; `nil` with
     ///     `isLast` for an empty backlog without follow); returns `false` once the reader is gone.
@@ -51,15 +55,18 @@ extension Scheduler {
     ///   retains an event of (a typo must not read as "no events"), or
     ///   the storage refusal (``storageError(_:)``) when the store cannot tell.
     public func subscribe(
-        since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, caller: Caller = .root,
+        since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, resume: Bool = false, caller: Caller = .root,
         send: @escaping @Sendable (_ event: Event?, _ isLast: Bool) -> Bool,
         whenReady: @escaping @Sendable (_ body: @escaping @Sendable () -> Void) -> Void = { $0() },
         isBackedUp: @escaping @Sendable () -> Bool = { false },
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) throws(SchedulerError) {
-        try requireRetainedSubject(queue: queue, jobID: jobID)
+        if !resume { try requireRetainedSubject(queue: queue, jobID: jobID) }
         let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
-        sendBacklog(after: since, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: nil, stream: stream)
+        // A resumed stream that had got no event yet (since 0) asked for whatever was retained.
+        sendBacklog(
+            after: since, follow: follow, queue: queue, jobID: jobID, caller: caller, pending: nil,
+            resumed: resume && since > 0, stream: stream)
     }
 
     /// Refuses an event filter naming a queue or job that nothing in orchd knows of: neither

@@ -19,8 +19,8 @@ extension Scheduler {
     /// process groups is down before anything is retried. Hooks the previous daemon left
     /// running are killed too: their cgroups (`hook-*`), or (process-group containment) every
     /// group with a process carrying an `ORCHD_HOOK_ID` and this `ORCHD_STATE_DIR`.
-    /// - Returns: how many jobs were recovered.
-    func recoverInterruptedJobs() throws -> Int {
+    /// - Returns: the queues of the jobs recovered, each once per job.
+    func recoverInterruptedJobs() throws -> [QueueName] {
         killLeftoverCgroups()
         let all = try store.runningJobs()
         // Attempts in Slurm go on without orchd: re-attached, not killed (reattachSlurmJobs).
@@ -66,7 +66,7 @@ extension Scheduler {
         }
         // Recorded now, or for attempts the database no longer records as running.
         heldEnds?.releaseAll()
-        return records.count
+        return records.map(\.job.spec.queue)
     }
 
     /// Re-attaches to the attempts a previous daemon left in Slurm: each is followed again by

@@ -336,7 +336,11 @@ extension Scheduler {
             return
         }
         for (id, queue, owner, attempts) in deleted {
-            runner(for: queue).counts.finished -= 1
+            let runner = runner(for: queue)
+            runner.counts.finished -= 1
+            // A removed queue was known only for its finished jobs: with the last one gone,
+            // so is the queue (a filter naming it is then refused, as after a restart).
+            if !runner.isDeclared, runner.counts.live == 0, runner.counts.finished <= 0 { runners[queue] = nil }
             removeLogs(of: id, owner: owner, attempts: attempts)
         }
         let sum = total + deleted.count

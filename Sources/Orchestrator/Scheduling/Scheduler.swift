@@ -239,7 +239,8 @@ public actor Scheduler {
         // Events written before this start are history, not news for observers.
         lastDeliveredSeq = try eventLog.lastSeq()
         try eventLog.prune(keep: configuration.eventRetention)
-        eventLogTrimmedThrough = lastDeliveredSeq - Int64(configuration.eventRetention)
+        // Exact, whatever retention an earlier daemon had: a resumed stream is told of a gap.
+        eventLogTrimmedThrough = try eventLog.oldestSeq().map { $0 - 1 } ?? lastDeliveredSeq
         // The queues first: recovery retries interrupted jobs by their queue's backoff.
         for settings in try store.queueSettings() {
             runners[settings.name] = QueueRunner(
@@ -257,6 +258,8 @@ public actor Scheduler {
             runner(for: name).counts = counts
         }
         countsLoaded = true
+        // A queue whose last live jobs were the ones recovered (and not retried) drained then.
+        for name in Set(recovered) { noteDrainIfEmpty(runner(for: name), hadLiveJobs: true) }
         reattachSlurmJobs()
         try settleWaitingDependents()
         _ = try promoteDueJobs()
@@ -264,7 +267,7 @@ public actor Scheduler {
         scheduleWakeUp()
         trimToRetentionCount()
         scheduleAgeRetention()
-        return recovered
+        return recovered.count
     }
 
     /// Stops starting jobs, lets the running ones finish for up to `drainTimeout`, then tears

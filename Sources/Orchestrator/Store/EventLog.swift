@@ -23,6 +23,16 @@ public final class EventLog {
         }
     }
 
+    /// The smallest sequence number retained; `nil` when the log is empty.
+    public func oldestSeq() throws -> Int64? {
+        try database.read { db in
+            let statement = try db.cachedStatement("SELECT min(seq) FROM events")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return statement.isNull(at: 0) ? nil : statement.int64(at: 0)
+        }
+    }
+
     /// Events after `seq` up to `through`, oldest first, matching the filters given, each with
     /// its job's owner while the job is stored.
     /// - Parameters:

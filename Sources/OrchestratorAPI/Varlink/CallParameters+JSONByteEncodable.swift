@@ -93,6 +93,7 @@ extension JobsInterface.SubscribeParameters: JSONByteEncodable {
             writer.member("follow", follow, first: &first)
             writer.member("queue", queue?.rawValue, first: &first)
             writer.member("jobId", jobId?.rawValue, first: &first)
+            writer.member("resume", resume, first: &first)
         }
     }
 }

@@ -708,12 +708,18 @@ public enum JobsInterface {
         public var queue: QueueName?
         /// The job it is about, if any.
         public var jobId: JobID?
+        /// The client resumes a stream it was reading, after the last event it got (`since`),
+        /// as `orchctl events --follow` does after a reconnect: the filters are not checked
+        /// again, and events after `since` that retention dropped meanwhile end the call with
+        /// `SubscriberTooSlow` instead of being skipped.
+        public var resume: Bool?
         /// Creates a value with every field given.
-        public init(since: Int64? = nil, follow: Bool? = nil, queue: QueueName? = nil, jobId: JobID? = nil) {
+        public init(since: Int64? = nil, follow: Bool? = nil, queue: QueueName? = nil, jobId: JobID? = nil, resume: Bool? = nil) {
             self.since = since
             self.follow = follow
             self.queue = queue
             self.jobId = jobId
+            self.resume = resume
         }
     }
 

@@ -72,6 +72,9 @@ enum EventsCommand: OrchctlCommand {
         try reconnection.run { (connection) throws(CommandFailure) in
             try connection.streamWhile(JobsInterface.subscribe, parameters) {
                 (reply) throws(CommandFailure) -> Bool in
+                // Subscribed: a reconnect resumes this stream, and orchd says so if
+                // retention dropped events meanwhile instead of skipping them.
+                parameters.resume = true
                 // An empty backlog is one reply without an event.
                 guard let event = reply.event else { return true }
                 switch console.writeOutputChecked(try line.bytes(event)) {

@@ -94,6 +94,7 @@ struct CallParametersJSONBytesTests {
         try Self.expectAgreement(JobsInterface.SubscribeParameters(since: 0, follow: true, queue: Self.queue, jobId: JobID(rawValue: 4)))
         try Self.expectAgreement(JobsInterface.SubscribeParameters(since: Int64.max))
         try Self.expectAgreement(JobsInterface.SubscribeParameters(follow: false, jobId: JobID(rawValue: 1)))
+        try Self.expectAgreement(JobsInterface.SubscribeParameters(since: 7, follow: true, resume: true))
         try Self.expectAgreement(JobsInterface.PruneParameters())
         try Self.expectAgreement(JobsInterface.PruneParameters(olderThanUSec: 86_400_000_000))
         try Self.expectAgreement(JobsInterface.RetryFailedParameters())

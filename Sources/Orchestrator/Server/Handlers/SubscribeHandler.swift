@@ -14,12 +14,13 @@ struct SubscribeHandler: VarlinkMethodHandler {
         do throws(VarlinkError) {
             let parameters = try call.parameters(JobsInterface.SubscribeParameters.self)
             if let since = parameters.since, since < 0 { throw VarlinkError.invalidParameter("since") }
+            if let id = parameters.jobId, id.rawValue <= 0 { throw VarlinkError.invalidParameter("jobId") }
             let scheduler = self.scheduler
             Task {
                 do throws(SchedulerError) {
                     try await scheduler.subscribe(
                         since: parameters.since ?? 0, follow: parameters.follow ?? false, queue: parameters.queue,
-                        jobID: parameters.jobId, caller: call.caller,
+                        jobID: parameters.jobId, resume: parameters.resume ?? false, caller: call.caller,
                         send: { event, isLast in
                             guard responder.isConnected() else { return false }
                             responder.reply(JobsInterface.EventReply(event: event), continues: !isLast)
