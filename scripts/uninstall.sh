@@ -65,7 +65,16 @@ else
         orchctl=("$DESTDIR$PREFIX/bin/orchctl")
         [ -z "$socket" ] || orchctl+=(--socket "$socket")
         # A timeout each: a stopped (SIGSTOP) orchd must not hang the uninstall.
-        if [ ! -x "${orchctl[0]}" ] || ! timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1; then continue; fi
+        [ -x "${orchctl[0]}" ] || continue
+        answer=0
+        timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1 || answer=$?
+        if [ $answer = 124 ]; then
+            # Something listens there and does not answer (a stopped orchd): removing its
+            # binary and state from under it would leave it behind.
+            echo "Error: the orchd on ${socket:-the default socket} does not answer (stopped with SIGSTOP?); nothing was removed: resume or stop it (kill -CONT, kill) and run $0 again" >&2
+            exit 1
+        fi
+        [ $answer = 0 ] || continue
         pid=$(timeout 5 "${orchctl[@]}" --json info | sed -n 's/^ *"pid" *: *\([0-9]*\).*/\1/p')
         running=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
         running=${running% (deleted)}

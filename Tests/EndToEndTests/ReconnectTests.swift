@@ -1,4 +1,5 @@
 import Foundation
+import OrchestratorAPI
 import Glibc
 import Testing
 
@@ -222,9 +223,16 @@ struct ReconnectTests {
         let events = try OrchctlStream(daemon, ["events", "--follow"], captureErrors: true)
         defer { events.stop() }
         _ = try #require(events.nextLine())
+        // One that has printed nothing yet: its gap starts at its --since.
+        let lastLine = try #require(try daemon.orchctl(["events"]).standardOutput.split(separator: "\n").last)
+        let last = try JSONDecoder().decode(Event.self, from: Data(lastLine.utf8)).seq
+        let quiet = try OrchctlStream(daemon, ["events", "--follow", "--since", String(last)], captureErrors: true)
+        defer { quiet.stop() }
+        #expect(try daemon.orchctl(["ping"]).status == 0)
         daemon.crash()
         let message = try #require(events.nextErrorLine())
         #expect(message.contains(Self.reconnecting), "\(message)")
+        #expect(quiet.nextErrorLine()?.contains(Self.reconnecting) == true)
         // Meanwhile another orchd on the same state directory, on a socket the follower does not
         // try, records 1,500 events: retention drops the first of them.
         let alternate = daemon.directory + "/alternate.sock"
@@ -236,6 +244,9 @@ struct ReconnectTests {
         let ended = try #require(events.nextErrorLine())
         #expect(ended.contains("resume with --since"), "\(ended)")
         #expect(events.exitStatus() == 1)
+        let quietEnded = try #require(quiet.nextErrorLine())
+        #expect(quietEnded.contains("resume with --since \(last)"), "\(quietEnded)")
+        #expect(quiet.exitStatus() == 1)
     }
 
     @Test("--reconnect-timeout 0 gives up at once, as before")

@@ -370,6 +370,15 @@ struct ShutdownTests {
         #expect(access(destination + "/var/lib/orchd/orchd.db", F_OK) == 0, "its state directory is under DESTDIR")
         #expect(access(destination + "/var/log/orchd.log", F_OK) == 0, "its log is under DESTDIR")
 
+        // A stopped orchd does not answer: nothing is removed from under it.
+        let info = try TestDaemon.run(install.installedOrchctl, ["--socket", socket, "--json", "info"])
+        let pid = try #require((try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])?["pid"] as? Int)
+        kill(pid_t(pid), SIGSTOP)
+        let stuck = try install.run("\(unset) '\(install.repository)/scripts/uninstall.sh' --purge")
+        kill(pid_t(pid), SIGCONT)
+        #expect(stuck.status == 1 && stuck.standardError.contains("does not answer"), "\(stuck)")
+        #expect(access(install.installedOrchctl, X_OK) == 0, "nothing removed")
+
         // ORCHD_SOCKET exported for another orchd: that one is not this install's to stop.
         let other = try TestDaemon()
         let uninstall = try install.run("\(unset) ORCHD_SOCKET='\(other.socketPath)' '\(install.repository)/scripts/uninstall.sh' --purge")

@@ -69,12 +69,16 @@ enum EventsCommand: OrchctlCommand {
     ) throws(CommandFailure) {
         var parameters = parameters
         let line = EventLine()
+        var connections = 0
         try reconnection.run { (connection) throws(CommandFailure) in
+            // A reconnect resumes the stream after the last event printed (or --since, when
+            // none was yet): orchd then says so if retention dropped events meanwhile, instead
+            // of skipping them. A follow that printed nothing and had no --since has no gap to
+            // tell (it asked for whatever is retained).
+            if connections > 0, parameters.since != nil { parameters.resume = true }
+            connections += 1
             try connection.streamWhile(JobsInterface.subscribe, parameters) {
                 (reply) throws(CommandFailure) -> Bool in
-                // Subscribed: a reconnect resumes this stream, and orchd says so if
-                // retention dropped events meanwhile instead of skipping them.
-                parameters.resume = true
                 // An empty backlog is one reply without an event.
                 guard let event = reply.event else { return true }
                 switch console.writeOutputChecked(try line.bytes(event)) {
