@@ -34,14 +34,8 @@
 # $PREFIX/share/orchd/installed, which scripts/uninstall.sh reads to remove exactly those.
 set -euo pipefail
 
-# Paths as the caller meant them, before this script changes directory (orchd starts from /);
-# DESTDIR=/ stages nothing.
-absolute() { [ -z "$1" ] || realpath -m -- "$1"; }
-DESTDIR=$(absolute "${DESTDIR:-}")
-[ "$DESTDIR" != / ] || DESTDIR=""
-for variable in ORCHD_STATE_DIR ORCHD_SOCKET ORCHD_LOG; do
-    [ -z "${!variable:-}" ] || printf -v "$variable" '%s' "$(absolute "${!variable}")"
-done
+# shellcheck source=scripts/install-paths.sh
+. "$(dirname "$0")/install-paths.sh"
 cd "$(dirname "$0")/.."
 
 PREFIX=${PREFIX:-/usr/local}

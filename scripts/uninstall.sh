@@ -30,13 +30,8 @@ case "${1:-}" in
 esac
 [ $# -le 1 ] || { echo "Error: too many arguments; usage: $0 [--purge]" >&2; exit 64; }
 
-# Paths as the caller meant them, as scripts/install.sh takes them; DESTDIR=/ stages nothing.
-absolute() { [ -z "$1" ] || realpath -m -- "$1"; }
-DESTDIR=$(absolute "${DESTDIR:-}")
-[ "$DESTDIR" != / ] || DESTDIR=""
-for variable in ORCHD_STATE_DIR ORCHD_SOCKET ORCHD_LOG; do
-    [ -z "${!variable:-}" ] || printf -v "$variable" '%s' "$(absolute "${!variable}")"
-done
+# shellcheck source=scripts/install-paths.sh
+. "$(dirname "$0")/install-paths.sh"
 PREFIX=${PREFIX:-/usr/local}
 if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
     echo "Error: run as root (sudo $0)" >&2
