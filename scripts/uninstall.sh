@@ -59,8 +59,8 @@ else
     for socket in "${sockets[@]}"; do
         orchctl=("$DESTDIR$PREFIX/bin/orchctl")
         [ -z "$socket" ] || orchctl+=(--socket "$socket")
-        # A timeout each: a stopped (SIGSTOP) orchd must not hang the uninstall.
         [ -x "${orchctl[0]}" ] || continue
+        # A timeout each: a stopped (SIGSTOP) orchd must not hang the uninstall.
         answer=0
         timeout 5 "${orchctl[@]}" ping >/dev/null 2>&1 || answer=$?
         if [ $answer = 124 ]; then

@@ -314,6 +314,19 @@ public final class Database {
         return try finishTransaction(body)
     }
 
+    /// Whether a query answers yes: `sql` is one `SELECT EXISTS (...)` (one row, one column,
+    /// 0 or 1), run in a read transaction with `values` bound to its parameters in order.
+    /// - Throws: ``DatabaseError`` when the statement cannot be prepared, bound or stepped.
+    public func exists(_ sql: String, _ values: [DatabaseValue]) throws -> Bool {
+        try read { db in
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(values)
+            _ = try statement.step()
+            return statement.int64(at: 0) != 0
+        }
+    }
+
     /// How many transactions and savepoints of this connection have been rolled back (their
     /// body or `COMMIT` threw). A row written and read inside one that rolled back is gone,
     /// and its `AUTOINCREMENT` ID is given again to the next row: a cache of rows by ID read

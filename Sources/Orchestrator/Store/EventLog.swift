@@ -84,23 +84,13 @@ public final class EventLog {
     /// Scans the log (no index by queue); asked only for a queue orchd does not know.
     /// - Throws: ``DatabaseError``.
     public func mentions(queue: QueueName) throws -> Bool {
-        try exists("SELECT EXISTS (SELECT 1 FROM events WHERE queue = ?1)", .text(queue.rawValue))
+        try database.exists("SELECT EXISTS (SELECT 1 FROM events WHERE queue = ?1)", [.text(queue.rawValue)])
     }
 
     /// Whether a retained event is about this job: a pruned job's history stays readable.
     /// - Throws: ``DatabaseError``.
     public func mentions(jobID: JobID) throws -> Bool {
-        try exists("SELECT EXISTS (SELECT 1 FROM events WHERE job_id = ?1)", .integer(jobID.rawValue))
-    }
-
-    private func exists(_ sql: String, _ value: DatabaseValue) throws -> Bool {
-        try database.read { db in
-            let statement = try db.cachedStatement(sql)
-            defer { statement.reset() }
-            try statement.bind([value])
-            _ = try statement.step()
-            return statement.int64(at: 0) != 0
-        }
+        try database.exists("SELECT EXISTS (SELECT 1 FROM events WHERE job_id = ?1)", [.integer(jobID.rawValue)])
     }
 
     /// Appends an event that is not a row change.

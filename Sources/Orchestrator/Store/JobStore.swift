@@ -262,13 +262,7 @@ public final class JobStore {
     /// Whether a job with this ID is stored (neither never submitted nor pruned).
     /// - Throws: ``DatabaseError``.
     public func contains(_ id: JobID) throws -> Bool {
-        try database.read { db in
-            let statement = try db.cachedStatement("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)")
-            defer { statement.reset() }
-            try statement.bind([.integer(id.rawValue)])
-            _ = try statement.step()
-            return statement.int64(at: 0) != 0
-        }
+        try database.exists("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [.integer(id.rawValue)])
     }
 
     /// Whether a job finished without succeeding, from two plain columns of its row: what

@@ -88,7 +88,7 @@ public enum JobsInterface {
     public static let logs = VarlinkMethod<LogsParameters, LogsReply>(
         "io.orchd.Jobs.Logs", requiresMore: true, errors: [Errors.noSuchJob, Errors.permissionDenied, Errors.logMissing, Errors.noSuchAttempt] + storage,
         writeParameters: { $0.writeJSON(to: &$1) }, readReply: LogsReply.read)
-    /// `Subscribe(since, follow, queue, jobId) -> (event)`, only with `more`.
+    /// `Subscribe(since, follow, queue, jobId, resume) -> (event)`, only with `more`.
     public static let subscribe = VarlinkMethod<SubscribeParameters, EventReply>(
         "io.orchd.Jobs.Subscribe", requiresMore: true, errors: [Errors.subscriberTooSlow, Errors.unknownQueue, Errors.noSuchJob] + storage,
         writeParameters: { $0.writeJSON(to: &$1) },
