@@ -127,4 +127,49 @@ struct RetentionTests {
         #expect(try daemon.orchctl(["wait", marker]).status == 0)
         #expect(try daemon.orchctl(["show", needed]).status == 1, "pruned once its dependent finished")
     }
+
+    /// How many finished jobs orchd still lists.
+    private func finishedCount(_ daemon: TestDaemon) throws -> Int {
+        let listed = try daemon.orchctl(["status", "--state", "finished", "--all", "--json"])
+        try #require(listed.status == 0, "\(listed)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]]).count
+    }
+
+    /// Reloads `text` as the configuration file and waits for the reload's READY=1.
+    private func reload(_ daemon: TestDaemon, _ text: String) throws {
+        try daemon.writeConfiguration(text)
+        let reloaded = try daemon.orchctl(["reload"])
+        try #require(reloaded.status == 0, "\(reloaded)")
+        try #require(daemon.notify.waitFor("READY=1", timeout: 30) != nil)
+    }
+
+    /// Polls `condition` for up to 30 s: a prune runs a page per turn after the reload's answer.
+    private func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if try condition() { return true }
+        }
+        return false
+    }
+
+    @Test("a reload changes the retention limits at once: a lowered one prunes, a key taken out of the file lifts its limit")
+    func reloadChangesRetention() throws {
+        let daemon = try TestDaemon()
+        try submitBatch(daemon, count: 400)  // 1,200 job events, and a few more
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+        #expect(try finishedCount(daemon) == 400)
+
+        try reload(daemon, "retention-count = 2\nevent-retention = 1000\n")
+        #expect(try eventually { try finishedCount(daemon) == 2 }, "pruned to the reloaded count")
+        let events = try daemon.orchctl(["events", "--since", "0"])
+        #expect((1000...1010).contains(events.standardOutput.split(separator: "\n").count), "trimmed to the reloaded event retention")
+
+        try reload(daemon, "")
+        try submitBatch(daemon, count: 3)
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+        #expect(try finishedCount(daemon) == 5, "no count limit once the key is gone")
+
+        try reload(daemon, "retention-age = 1s\n")
+        #expect(try eventually { try finishedCount(daemon) == 0 }, "pruned by the reloaded age")
+    }
 }

@@ -193,7 +193,8 @@ public enum Daemon {
             if let reconfigured {
                 await scheduler.reconfigure(
                     concurrency: reconfigured.concurrency, teardownGrace: reconfigured.teardownGrace,
-                    maxRunningPerUser: reconfigured.maxRunningPerUser)
+                    maxRunningPerUser: reconfigured.maxRunningPerUser, retentionAge: reconfigured.retentionAge,
+                    retentionCount: reconfigured.retentionCount, eventRetention: reconfigured.eventRetention)
                 do {
                     try await scheduler.declareConfiguredQueues(reconfigured.queues)
                 } catch {

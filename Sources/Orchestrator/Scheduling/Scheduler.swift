@@ -350,14 +350,22 @@ public actor Scheduler {
         }
     }
 
-    /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, and
-    /// the concurrency of every queue that sets none of its own. Running jobs go on; a lower
-    /// concurrency only stops new starts until enough jobs have finished.
+    /// Applies new settings (a reload): the teardown grace for jobs torn down from now on, the
+    /// concurrency of every queue that sets none of its own, and the retention limits. Running
+    /// jobs go on; a lower concurrency only stops new starts until enough jobs have finished. A
+    /// lower retention limit is held at once: the finished jobs and events past it are pruned
+    /// as the limits' own trims prune them (a page per turn, never a job a live one depends on).
     /// - Parameters:
     ///   - concurrency: jobs run at once per queue, at least 1.
     ///   - teardownGrace: time between SIGTERM and SIGKILL.
     ///   - maxRunningPerUser: the per-user limit of queues that set none (`nil`: none).
-    public func reconfigure(concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int? = nil) {
+    ///   - retentionAge: how long a finished job is kept (`nil`: no age limit).
+    ///   - retentionCount: how many finished jobs are kept (`nil`: no count limit).
+    ///   - eventRetention: how many events the event log keeps.
+    public func reconfigure(
+        concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int? = nil,
+        retentionAge: Duration?, retentionCount: Int?, eventRetention: Int
+    ) {
         configuration.concurrency = max(1, concurrency)
         configuration.teardownGrace = teardownGrace
         configuration.maxRunningPerUser = maxRunningPerUser
@@ -366,6 +374,19 @@ public actor Scheduler {
             if runner.settings.maxRunningPerUser == nil { runner.maxRunningPerUser = maxRunningPerUser }
             feed(runner)
         }
+        let ageChanged = configuration.retentionAge != retentionAge
+        configuration.retentionAge = retentionAge
+        configuration.retentionCount = retentionCount
+        configuration.eventRetention = max(1, eventRetention)
+        if ageChanged {
+            // The armed timer stands for the old age: its deadline and its cutoff both.
+            ageRetentionTimer?.cancel()
+            ageRetentionTimer = nil
+            ageRetentionAt = nil
+            scheduleAgeRetention()
+        }
+        trimToRetentionCount()
+        trimEventLog()
     }
 
     /// How many jobs are in each state, over all queues.
