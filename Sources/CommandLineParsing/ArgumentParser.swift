@@ -285,6 +285,19 @@ public struct ArgumentParser: Sendable {
         }
     }
 
+    /// The sign of `text` when it is a whole number written in ASCII digits, with an optional
+    /// leading `+` or `-` (as `Int(_:)` reads one), whatever its size; `nil` when it is not.
+    private static func wholeNumberSign(_ text: String) -> Int? {
+        var digits = Substring(text)
+        var sign = 1
+        if let first = digits.first, first == "+" || first == "-" {
+            sign = first == "-" ? -1 : 1
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return sign
+    }
+
     /// Checks one value against its kind and converts it, once: the command gets the result.
     /// - Parameter placeholder: the value's name in help (`event=command`), for messages
     ///   about its form.
@@ -295,12 +308,20 @@ public struct ArgumentParser: Sendable {
         let result: Result<ParsedValue, Problem> = switch kind {
         case .text: .success(.text(value))
         case .path: value.isEmpty ? .failure(Problem("the path is empty; leave the option out for the default")) : .success(.text(value))
-        case .integer: Int(value).map { .success(.integer($0)) } ?? .failure(Problem("'\(value)' is not an integer"))
+        case .integer:
+            if let number = Int(value) {
+                .success(.integer(number))
+            } else if let sign = Self.wholeNumberSign(value) {
+                // Digits past Int's range: a number, and out of range, not malformed.
+                .failure(Problem(sign < 0 ? "'\(value)' is too small: at least \(Int.min)" : "'\(value)' is too large: at most \(Int.max)"))
+            } else {
+                .failure(Problem("'\(value)' is not an integer"))
+            }
         case .integerIn(let range):
             if let number = Int(value), range.contains(number) {
                 .success(.integer(number))
-            } else if Int(value) == nil, !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-                // Digits only, past Int: a whole number, and too large, not malformed.
+            } else if value.first != "-", Self.wholeNumberSign(value) != nil, Int(value).map({ $0 > range.upperBound }) ?? true {
+                // Digits above the range, within Int or past it: one message for both.
                 .failure(Problem("'\(value)' is too large: at most \(range.upperBound)"))
             } else if range.upperBound == Int.max {
                 .failure(Problem("'\(value)' is not a whole number of at least \(range.lowerBound)"))

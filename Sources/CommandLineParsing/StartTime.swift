@@ -113,7 +113,10 @@ extension StartTime: CustomStringConvertible {
             let text = Timestamp.format(date)
             return text.hasSuffix(".000Z") ? String(text.dropLast(5)) + "Z" : text
         case let .localDateTime(year, month, day, hour, minute, second):
-            return "\(year)-\(twoDigits(month))-\(twoDigits(day)) " + clock(hour, minute, second)
+            // Four digits, as `--at` takes the year (0001, not 1).
+            let yearText = String(year)
+            return String(repeating: "0", count: max(0, 4 - yearText.count)) + yearText
+                + "-\(twoDigits(month))-\(twoDigits(day)) " + clock(hour, minute, second)
         case let .timeOfDay(hour, minute, second):
             return clock(hour, minute, second)
         }

@@ -95,6 +95,21 @@ struct ArgumentParserTests {
         #expect(error?.message == message)
     }
 
+    @Test("a number past an option's range says so the same way whether or not it fits an Int", arguments: [
+        (["submit", "--retries", "1000", "--", "true"], "invalid value for option '--retries': '1000' is too large: at most 999"),
+        (["submit", "--retries", "9223372036854775807", "--", "true"], "invalid value for option '--retries': '9223372036854775807' is too large: at most 999"),
+        (["submit", "--retries", "99999999999999999999", "--", "true"], "invalid value for option '--retries': '99999999999999999999' is too large: at most 999"),
+        (["submit", "--priority", "99999999999999999999", "--", "true"], "invalid value for option '--priority': '99999999999999999999' is too large: at most \(Int.max)"),
+        (["submit", "--priority", "-99999999999999999999", "--", "true"], "invalid value for option '--priority': '-99999999999999999999' is too small: at least \(Int.min)"),
+        (["edit", "1", "--priority", "+99999999999999999999"], "invalid value for option '--priority': '+99999999999999999999' is too large: at most \(Int.max)"),
+        (["submit", "--priority", "9x", "--", "true"], "invalid value for option '--priority': '9x' is not an integer"),
+    ])
+    func outOfRangeNumbers(arguments: [String], message: String) {
+        let error = parseError(arguments)
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message == message)
+    }
+
     @Test("an ambiguous span is refused with an example, for every span option", arguments: [
         ["submit", "--delay", "1h30", "--", "true"], ["submit", "--timeout", "1h30", "--", "true"],
         ["prune", "--older-than", "1d12"], ["queue", "set", "q", "--retry-base", "1min30"],
