@@ -103,31 +103,59 @@ final class SlurmCluster: Sendable {
                 Self.output(of: "/usr/bin/sinfo", ["-h", "-o", "%t"], scratch: scratch, configuration: configuration) == "idle\n"
             }
         } catch let error as TestFailure {
-            Self.stop(started)
+            Self.stop(started, removing: directory)
             throw error
         } catch {
-            Self.stop(started)
+            Self.stop(started, removing: directory)
             throw TestFailure("cannot write \(configurationPath): \(error)")
         }
         pids = started
-        Self.running.withLock { $0 += started }
+        Self.running.withLock { $0.append((started, directory)) }
         atexit { SlurmCluster.stopAll() }
     }
 
-    /// The daemons of every cluster this process started.
-    private static let running = Mutex<[Int32]>([])
+    /// The daemons of every cluster this process started, with the directory each cluster keeps
+    /// its configuration, state and logs in.
+    private static let running = Mutex<[(pids: [Int32], directory: String)]>([])
 
-    /// Stops every daemon this process started, by PID (at exit).
+    /// Stops every daemon this process started, by PID, and removes their directories (at exit).
     static func stopAll() {
-        stop(running.withLock { pids in
-            defer { pids = [] }
-            return pids
-        })
+        for cluster in running.withLock({ clusters in
+            defer { clusters = [] }
+            return clusters
+        }) {
+            stop(cluster.pids, removing: cluster.directory)
+        }
     }
 
-    /// SIGTERM to each daemon, by PID (Foundation's Process reaps them).
-    private static func stop(_ pids: [Int32]) {
+    /// SIGTERM to each daemon, by PID; once all are gone (SIGKILL for one still there after
+    /// ``stopLimit``), `directory` is removed: nothing writes to it any more.
+    private static func stop(_ pids: [Int32], removing directory: String) {
         for pid in pids.reversed() { kill(pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(stopLimit)
+        for pid in pids.reversed() {
+            while !isGone(pid) {
+                guard Date() < deadline else {
+                    kill(pid, SIGKILL)
+                    while !isGone(pid) { usleep(10_000) }
+                    break
+                }
+                usleep(10_000)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// How long the daemons get to save their state and exit after SIGTERM.
+    private static let stopLimit: TimeInterval = 10
+
+    /// Whether the daemon `pid` has exited: reaped here, or already reaped elsewhere and no
+    /// longer there.
+    private static func isGone(_ pid: Int32) -> Bool {
+        var status: Int32 = 0
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid { return true }
+        return reaped < 0 && errno == ECHILD && kill(pid, 0) != 0 && errno == ESRCH
     }
 
     /// Starts a daemon in the foreground with its output in `log`. posix_spawn rather than
