@@ -544,6 +544,23 @@ struct ContainmentTests {
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupRecoveryWithoutDatabase() throws { try recoveryWithoutTheDatabaseKillsLeftovers(mode: "cgroup") }
 
+    @Test("cgroup, then process-group: after kill -9, an orchd restarted without cgroups kills what the job cgroups still hold and removes the subtree",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func containmentSwitchRemovesSubtree() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        let subtree = try #require(fixture.cgroup)
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/escaped")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", fixture.escapingScript(marker: marker.path)]).line
+        let escaped = try #require(marker.read().flatMap { Int32($0) })
+        #expect(fixture.jobCgroups == ["job-\(id)-1"])
+        fixture.daemon.crash()
+        try fixture.daemon.start(extraArguments: ["--containment", "process-group"])
+        #expect(fixture.isGone(escaped), "the job's setsid'ed process did not outlive the change of containment")
+        #expect(!Cgroup(path: subtree).exists, "the subtree and its job cgroup were removed")
+        #expect(fixture.daemon.daemonLog.contains("containment: removed \(subtree)"), "\(fixture.daemon.daemonLog)")
+        #expect(try fixture.daemon.orchctl(["show", id]).standardOutput.contains("interrupted"))
+    }
+
     @Test("process-group: an fdatasync that fails ends orchd (74) with its running jobs killed, a setsid'ed process too")
     func fallbackDurabilityLoss() throws { try durabilityLossKillsEveryJob(mode: "process-group") }
 

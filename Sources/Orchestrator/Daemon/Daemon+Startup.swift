@@ -67,6 +67,9 @@ extension Daemon {
         } else {
             DaemonLog.info("containment: \(containment.summary)")
         }
+        if containment.subtree == nil, let removed = Containment.clearStaleSubtree(stateDirectory: configuration.stateDirectory) {
+            DaemonLog.info("containment: removed \(removed), left by an orchd of this state directory that ran with cgroup containment")
+        }
         return containment
     }
 
