@@ -22,10 +22,10 @@ extension Scheduler {
     /// The first wait before writing kept ends again, doubled after each failure up to
     /// ``storageRetryCap``. Any successful commit meanwhile retries at once.
     static let storageRetryBase: Duration = .seconds(1)
-    /// The longest wait between two tries.
-    static let storageRetryCap: Duration = .seconds(60)
-    /// The longest wait between two tries while another process holds the database's lock.
-    static let lockedStoreRetryCap: Duration = .seconds(4)
+    /// The longest wait between two tries: a full disk that gets room again, or a lock
+    /// another process lets go of, has the kept ends written within this. A try that fails
+    /// costs a checkpoint attempt and one refused write, and logs nothing.
+    static let storageRetryCap: Duration = .seconds(4)
 
     /// The refusal a store error becomes: full disk and locked database by name, anything
     /// else as a storage failure with the store's text.
@@ -146,11 +146,11 @@ extension Scheduler {
     /// Arms the retry timer, unless armed: after the current backoff.
     func scheduleStorageRetry() {
         guard storageRetryTimer == nil else { return }
-        // A lock another process lets go of is not seen: tried at least every few seconds (a
-        // try then costs the control queue 0.1 s), so kept ends do not wait a minute after it.
-        let cap = storeLockedByOther ? Self.lockedStoreRetryCap : Self.storageRetryCap
-        let delay = min(storageRetryDelay, cap)
-        storageRetryDelay = min(storageRetryDelay * 2, cap)
+        // Neither room coming back nor a lock another process lets go of is seen: tried at
+        // least every few seconds (a try under a lock costs the control queue 0.1 s), so kept
+        // ends are written soon after either.
+        let delay = min(storageRetryDelay, Self.storageRetryCap)
+        storageRetryDelay = min(storageRetryDelay * 2, Self.storageRetryCap)
         let timer = makeTimer { scheduler in
             scheduler.storageRetryTimer = nil
             scheduler.reclaimLogSpace()
