@@ -344,6 +344,23 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0, "\(daemon.daemonLog)")
     }
 
+    @Test("idle connections holding every file descriptor orchd may open are closed, longest idle first, so that other clients are served; one with a call in progress stays")
+    func idleConnectionsMakeRoom() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let id = try daemon.orchctl(["submit", "--", "sleep", "300"]).line
+        let waiting = try RawSocket(path: daemon.socketPath)
+        waiting.send(Array(#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[\#(id)]}}"#.utf8) + [0])
+        let flood = try (0..<100).map { _ in try RawSocket(path: daemon.socketPath) }
+        #expect(daemon.waitForLog(containing: "out of file descriptors"), "\(daemon.daemonLog)")
+        // Served while the flood stays open: orchd closes its idle connections to make room.
+        #expect(try daemon.orchctl(["ping"]).status == 0, "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("longest idle"), "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+        let reply = waiting.readMessages(untilClosed: false, timeout: 30).messages
+        #expect(reply.first?.contains("\"result\":\"cancelled\"") == true, "the Wait in progress kept its connection: \(reply)")
+        withExtendedLifetime(flood) {}
+    }
+
     @Test("with every file descriptor in use, a cancel still tears its job down and gets its reply",
           arguments: ["process-group", "cgroup"])
     func cancelWithoutDescriptors(containment: String) throws {

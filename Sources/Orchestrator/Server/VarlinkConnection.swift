@@ -84,6 +84,14 @@ actor VarlinkConnection {
     /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
     static let maximumQueuedReplies = 10_000
     private let onClose: @Sendable (VarlinkConnection) -> Void
+    /// Since when the connection has been idle (`DispatchTime` uptime, in nanoseconds): no
+    /// call being handled or read ahead. 0 while one is. Readable from any queue.
+    private let idleSince = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+
+    /// Since when the connection has been idle (`DispatchTime` uptime, in nanoseconds), or 0
+    /// while it handles a call: for ``VarlinkServer`` to pick the longest-idle connections
+    /// when orchd runs out of file descriptors.
+    nonisolated var idleSinceUptime: UInt64 { idleSince.load(ordering: .relaxed) }
 
     /// Creates a connection over an accepted socket.
     /// - Parameters:
@@ -121,6 +129,20 @@ actor VarlinkConnection {
     /// Sends `error` and closes the connection without reading a call (a connection refused).
     nonisolated func refuse(_ error: VarlinkError) {
         queue.async { self.assumeIsolated { $0.reject(error) } }
+    }
+
+    /// Closes the connection if it is still idle when its queue gets to it: no call being
+    /// handled or read ahead, and no reply waiting to be sent (a partly sent call is dropped;
+    /// nothing of it was acted on). For a daemon out of file descriptors (``VarlinkServer``).
+    nonisolated func closeIfIdle() {
+        queue.async {
+            self.assumeIsolated { connection in
+                guard !connection.isClosed, !connection.isBusy, connection.pending.isEmpty,
+                      connection.outboxStart >= connection.outbox.count
+                else { return }
+                connection.shutdown()
+            }
+        }
     }
 
     /// Closes the connection from outside: a client that stopped reading, and the daemon's
@@ -266,6 +288,7 @@ actor VarlinkConnection {
             watch?.setInterest(interest)
         }
         isBusy = true
+        idleSince.store(0, ordering: .relaxed)
         busyMethod = call.method
         let responder = VarlinkResponder(
             send: { [weak self] encode, isFinal in
@@ -311,6 +334,7 @@ actor VarlinkConnection {
             // Calls read behind it are left unanswered: only the one taken is owed a reply.
             if isClosing { return closeOnceAnswered() }
             dispatchNext()
+            if !isBusy { idleSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
         }
     }
 

@@ -35,6 +35,15 @@ public final class VarlinkServer: Sendable {
     /// closes first.
     static let descriptorShortagePause = DispatchTimeInterval.seconds(1)
 
+    /// When orchd is out of file descriptors, connections idle at least this long (in
+    /// nanoseconds) are closed, the longest idle first, at most ``idleClosedPerShortage`` at a
+    /// time: otherwise clients that connect and send nothing, root's or the daemon's own user's
+    /// (``maximumConnectionsPerUser`` exempts them), shut every other client out for as long
+    /// as they like. A connection handling a call (a Wait, a followed log or event stream) is
+    /// never idle; one just accepted gets a second to send its call.
+    static let minimumIdleToCloseNanoseconds: UInt64 = 1_000_000_000
+    static let idleClosedPerShortage = 64
+
     /// Creates a server; nothing is accepted before ``start()``.
     /// - Parameters:
     ///   - listeningFD: a listening `SOCK_STREAM` Unix socket, non-blocking or not.
@@ -141,7 +150,17 @@ public final class VarlinkServer: Sendable {
             return true
         }
         guard paused else { return }
-        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(state.withLock { $0.connections.count }) open)")
+        let connections = state.withLock { Array($0.connections.values) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let idle = connections
+            .map { (connection: $0, since: $0.idleSinceUptime) }
+            .filter { $0.since != 0 && $0.since <= now && now - $0.since >= Self.minimumIdleToCloseNanoseconds }
+            .sorted { $0.since < $1.since }
+            .prefix(Self.idleClosedPerShortage)
+        // Each close resumes accepting (the connection's onClose), so the next client gets in.
+        for candidate in idle { candidate.connection.closeIfIdle() }
+        let closing = idle.isEmpty ? "" : "; closing the \(idle.count) longest idle"
+        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(connections.count) open\(closing))")
         queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
     }
 
