@@ -361,6 +361,21 @@ struct ProtocolRobustnessTests {
         withExtendedLifetime(flood) {}
     }
 
+    @Test("jobs submitted while orchd is out of file descriptors are not failed: each starts once orchd has descriptors again")
+    func launchesWaitForDescriptors() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let flood = try (0..<200).map { _ in try RawSocket(path: daemon.socketPath) }
+        #expect(daemon.waitForLog(containing: "out of file descriptors"), "\(daemon.daemonLog)")
+        let ids = try (1...5).map { try daemon.orchctl(["submit", "--", "echo", "job \($0)"]).line }
+        let waited = try daemon.orchctl(["wait"] + ids)
+        #expect(waited.status == 0, "\(waited) \(daemon.daemonLog)")
+        for id in ids {
+            let shown = try daemon.orchctl(["show", id])
+            #expect(shown.standardOutput.contains("succeeded"), "\(shown)")
+        }
+        withExtendedLifetime(flood) {}
+    }
+
     @Test("with every file descriptor in use, a cancel still tears its job down and gets its reply",
           arguments: ["process-group", "cgroup"])
     func cancelWithoutDescriptors(containment: String) throws {

@@ -197,7 +197,8 @@ public actor Scheduler {
         let executor = DispatchQueueExecutor(label: "orchd.control")
         self.executor = executor
         requestExecutor = QueueTaskExecutor(queue: executor.queue)
-        self.localExecutor = LocalExecutor(containment: self.containment, callbackQueue: executor.queue)
+        let localExecutor = LocalExecutor(containment: self.containment, callbackQueue: executor.queue)
+        self.localExecutor = localExecutor
         let groupCommit = GroupCommit(database: store.database, queue: executor.queue, policy: configuration.sync)
         self.groupCommit = groupCommit
         self.eventLog = EventLog(database: store.database)
@@ -205,6 +206,12 @@ public actor Scheduler {
         self.runsJobsAsSubmitter = configuration.runJobsAsSubmitter
         // Weak: a barrier in flight may finish after the scheduler is gone.
         groupCommit.reenter = { [weak self] work in self?.assumeIsolated { work($0.groupCommit) } }
+        // Launches go on after a shortage of orchd's own: start what waits in local queues.
+        localExecutor.availabilityChanged = { [weak self] in
+            self?.assumeIsolated { scheduler in
+                for runner in scheduler.runners.values where runner.settings.executor.kind == .local { scheduler.feed(runner) }
+            }
+        }
     }
 
     /// Runs `body` isolated to the scheduler in a later turn of the control queue, unless the
