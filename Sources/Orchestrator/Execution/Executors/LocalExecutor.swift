@@ -31,27 +31,63 @@ final class LocalExecutor: JobExecutor {
     }
     private let availability: Availability
 
-    /// How long launches pause after one failed for want of something orchd lacks.
+    /// How long launches pause after one failed for want of something orchd lacks; doubled by
+    /// each such failure in a row, up to ``shortagePauseCap``.
     static let shortagePause: Duration = .seconds(1)
+    static let shortagePauseCap: Duration = .seconds(4)
+    /// The descriptors one launch needs at most (its pipes, pidfd, cgroup, log files and
+    /// `/dev/null`, in orchd and in the child's copy of its table).
+    static let descriptorsPerLaunch = 8
 
     /// The executor's availability, shared with the callbacks of its launches.
     private final class Availability: Sendable {
         let isAvailable = Atomic<Bool>(true)
         let changed = Mutex<(@Sendable () -> Void)?>(nil)
+        /// The next pause, in milliseconds.
+        private let nextPauseMilliseconds = Atomic<Int>(Int(LocalExecutor.shortagePause.microseconds / 1000))
         let queue: DispatchQueue
 
         init(queue: DispatchQueue) {
             self.queue = queue
         }
 
-        /// Holds launches for ``LocalExecutor/shortagePause``, then calls `changed` (on the
-        /// control queue) so that the scheduler starts what waits.
-        func pause() {
+        /// Holds launches after one failed for want of something orchd lacks, then calls
+        /// `changed` (on the control queue) so that the scheduler starts what waits.
+        /// - Parameter descriptors: the launch lacked file descriptors: launches go on only once
+        ///   ``LocalExecutor/descriptorsPerLaunch`` can be opened, looked at without claiming a
+        ///   job (each claim sent back records a `started` and a `requeued` event).
+        func pause(descriptors: Bool) {
             guard isAvailable.exchange(false, ordering: .relaxed) else { return }
-            queue.asyncAfter(deadline: .now() + LocalExecutor.shortagePause.dispatchInterval) { [self] in
+            resume(afterPause: descriptors)
+        }
+
+        /// A launch got its process: the next shortage pauses for the shortest time again.
+        func launched() {
+            nextPauseMilliseconds.store(Int(LocalExecutor.shortagePause.microseconds / 1000), ordering: .relaxed)
+        }
+
+        private func resume(afterPause descriptors: Bool) {
+            let pause = nextPauseMilliseconds.load(ordering: .relaxed)
+            nextPauseMilliseconds.store(min(pause * 2, Int(LocalExecutor.shortagePauseCap.microseconds / 1000)), ordering: .relaxed)
+            queue.asyncAfter(deadline: .now() + .milliseconds(pause)) { [self] in
+                if descriptors && !Self.descriptorsFree(LocalExecutor.descriptorsPerLaunch) {
+                    return resume(afterPause: true)
+                }
                 isAvailable.store(true, ordering: .relaxed)
                 changed.withLock { $0 }?()
             }
+        }
+
+        /// Whether `count` descriptors can be opened now (each then closed again).
+        private static func descriptorsFree(_ count: Int) -> Bool {
+            var opened: [Int32] = []
+            defer { for fd in opened { close(fd) } }
+            for _ in 0..<count {
+                let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { return false }
+                opened.append(fd)
+            }
+            return true
         }
     }
 
@@ -75,21 +111,25 @@ final class LocalExecutor: JobExecutor {
         request.cgroup = containment.cgroup(forJob: launch.job.id, attempt: launch.job.attempt)
         // Both callbacks run on the control queue, onStarted first: the launch error it carries
         // decides what the end is.
-        let shortage = Mutex<String?>(nil)
+        let shortage = Mutex<LaunchError?>(nil)
         let availability = self.availability
         let operation = JobOperation(
             jobID: launch.job.id, request: request, launcher: launcher, reaper: reaper,
             teardown: .standard(grace: launch.teardownGrace), containment: containment, callbackQueue: callbackQueue,
             onStarted: { started in
-                if case .failure(let error) = started, Self.isResourceShortage(error.code) {
-                    shortage.withLock { $0 = error.message }
+                switch started {
+                case .success: availability.launched()
+                case .failure(let error) where Self.isResourceShortage(error.code): shortage.withLock { $0 = error }
+                case .failure: break
                 }
                 onStarted(started.map(ExecutorStart.process))
             },
             onFinished: { result in
-                if case .spawnFailed = result, let message = shortage.withLock({ $0 }) {
-                    availability.pause()
-                    return onEnd(.released(reason: "\(message); orchd starts it again in \(TimeSpan.format(Self.shortagePause))"))
+                if case .spawnFailed = result, let error = shortage.withLock({ $0 }) {
+                    let descriptors = error.code == EMFILE || error.code == ENFILE
+                    availability.pause(descriptors: descriptors)
+                    let when = descriptors ? "once it has descriptors again" : "in a moment"
+                    return onEnd(.released(reason: "\(error.message); orchd starts it \(when)"))
                 }
                 onEnd(.finished(result))
             }, onResultKnown: launch.onResultKnown)
