@@ -22,8 +22,9 @@ final class LocalExecutor: JobExecutor {
         self.availability = Availability(queue: callbackQueue)
     }
 
-    /// Whether launches may go on: `false` for ``shortagePause`` after a launch failed for
-    /// want of something orchd itself lacks (file descriptors, memory, processes).
+    /// Whether launches may go on: `false` for a pause (``shortagePause``, doubling up to
+    /// ``shortagePauseCap``) after a launch failed for want of something orchd itself lacks
+    /// (file descriptors, memory, processes).
     var isAvailable: Bool { availability.isAvailable.load(ordering: .relaxed) }
     var availabilityChanged: (@Sendable () -> Void)? {
         get { availability.changed.withLock { $0 } }
@@ -43,7 +44,8 @@ final class LocalExecutor: JobExecutor {
     private final class Availability: Sendable {
         let isAvailable = Atomic<Bool>(true)
         let changed = Mutex<(@Sendable () -> Void)?>(nil)
-        /// The next pause, in milliseconds.
+        /// The next pause, in milliseconds. Read and written on the control queue only (the
+        /// launches' callbacks and the pause's timer run there); an `Atomic` to be `Sendable`.
         private let nextPauseMilliseconds = Atomic<Int>(Int(LocalExecutor.shortagePause.microseconds / 1000))
         let queue: DispatchQueue
 
