@@ -320,7 +320,7 @@ public struct ArgumentParser: Sendable {
         case .integerIn(let range):
             if let number = Int(value), range.contains(number) {
                 .success(.integer(number))
-            } else if value.first != "-", Self.wholeNumberSign(value) != nil, Int(value).map({ $0 > range.upperBound }) ?? true {
+            } else if Self.wholeNumberSign(value) == 1, Int(value).map({ $0 > range.upperBound }) ?? true {
                 // Digits above the range, within Int or past it: one message for both.
                 .failure(Problem("'\(value)' is too large: at most \(range.upperBound)"))
             } else if range.upperBound == Int.max {

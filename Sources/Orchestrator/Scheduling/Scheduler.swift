@@ -370,7 +370,7 @@ public actor Scheduler {
     ///   - retentionCount: how many finished jobs are kept (`nil`: no count limit).
     ///   - eventRetention: how many events the event log keeps.
     public func reconfigure(
-        concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int? = nil,
+        concurrency: Int, teardownGrace: Duration, maxRunningPerUser: Int?,
         retentionAge: Duration?, retentionCount: Int?, eventRetention: Int
     ) {
         configuration.concurrency = max(1, concurrency)
@@ -384,7 +384,7 @@ public actor Scheduler {
         let ageChanged = configuration.retentionAge != retentionAge
         configuration.retentionAge = retentionAge
         configuration.retentionCount = retentionCount
-        configuration.eventRetention = max(1, eventRetention)
+        configuration.eventRetention = eventRetention
         if ageChanged {
             // The armed timer stands for the old age: its deadline and its cutoff both.
             ageRetentionTimer?.cancel()

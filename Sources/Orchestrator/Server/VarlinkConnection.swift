@@ -84,13 +84,13 @@ actor VarlinkConnection {
     /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
     static let maximumQueuedReplies = 10_000
     private let onClose: @Sendable (VarlinkConnection) -> Void
-    /// Since when the connection has been idle (`DispatchTime` uptime, in nanoseconds): no
-    /// call being handled or read ahead. 0 while one is. Readable from any queue.
+    /// Backs ``idleSinceUptime``.
     private let idleSince = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
 
-    /// Since when the connection has been idle (`DispatchTime` uptime, in nanoseconds), or 0
-    /// while it handles a call: for ``VarlinkServer`` to pick the longest-idle connections
-    /// when orchd runs out of file descriptors.
+    /// Since when the connection has been idle, no call being handled or read ahead
+    /// (`DispatchTime` uptime, in nanoseconds), or 0 while it handles one; readable from any
+    /// queue, for ``VarlinkServer`` to pick the longest-idle connections when orchd runs out of
+    /// file descriptors.
     nonisolated var idleSinceUptime: UInt64 { idleSince.load(ordering: .relaxed) }
 
     /// Creates a connection over an accepted socket.
