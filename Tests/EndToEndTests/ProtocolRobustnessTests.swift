@@ -367,13 +367,49 @@ struct ProtocolRobustnessTests {
         let flood = try (0..<200).map { _ in try RawSocket(path: daemon.socketPath) }
         #expect(daemon.waitForLog(containing: "out of file descriptors"), "\(daemon.daemonLog)")
         let ids = try (1...5).map { try daemon.orchctl(["submit", "--", "echo", "job \($0)"]).line }
-        let waited = try daemon.orchctl(["wait"] + ids)
+        let waited = try daemon.orchctl(["wait", "--timeout", "60s"] + ids)
         #expect(waited.status == 0, "\(waited) \(daemon.daemonLog)")
         for id in ids {
             let shown = try daemon.orchctl(["show", id])
             #expect(shown.standardOutput.contains("succeeded"), "\(shown)")
         }
         withExtendedLifetime(flood) {}
+    }
+
+    @Test("idle connections holding the descriptors a launch needs are closed so that the job starts, though no client waits to be accepted")
+    func launchesGetDescriptorsFromIdleConnections() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let idle = try holdDescriptors(of: daemon, leaving: 4)
+        let id = try daemon.orchctl(["submit", "--", "echo", "ran"]).line
+        let waited = try daemon.orchctl(["wait", "--timeout", "60s", id])
+        #expect(waited.status == 0, "\(waited) \(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "ran\n")
+        #expect(daemon.daemonLog.contains("longest idle"), "\(daemon.daemonLog)")
+        #expect(!daemon.daemonLog.contains("not accepting connections"), "an accept failed: \(daemon.daemonLog)")
+        withExtendedLifetime(idle) {}
+    }
+
+    /// Opens connections to `daemon`, one at a time and each served a Ping before the next,
+    /// until orchd has `leaving` descriptors left: each is idle from then on, and no accept
+    /// fails (that would close idle connections by itself).
+    private func holdDescriptors(of daemon: TestDaemon, leaving: Int) throws -> [RawSocket] {
+        let pid = try #require(daemon.process?.processIdentifier)
+        let limit = 64
+        let ping = Array(#"{"method":"io.orchd.Manager.Ping","parameters":{}}"#.utf8) + [0]
+        var idle: [RawSocket] = []
+        while try openDescriptors(of: pid) < limit - leaving {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(ping)
+            let reply = socket.readMessages(untilClosed: false, timeout: 30).messages
+            try #require(reply.first?.contains("error") == false, "connection \(idle.count + 1): \(reply)")
+            idle.append(socket)
+        }
+        return idle
+    }
+
+    /// How many file descriptors process `pid` has open.
+    private func openDescriptors(of pid: Int32) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
     }
 
     @Test("with every file descriptor in use, a cancel still tears its job down and gets its reply",

@@ -69,6 +69,8 @@ public enum Daemon {
             let server = makeServer(
                 socket: socket, scheduler: scheduler, current: current, startTime: startTime, notifier: notifier,
                 requestStop: signals.requestStop)
+            // What waits for descriptors gets those the control socket's idle connections hold.
+            DescriptorRelief.process.setHandler { [weak server] in server?.closeIdleConnections() }
             var watchdog: Watchdog?
 
             // The running daemon: its services, started in this order and stopped in reverse.

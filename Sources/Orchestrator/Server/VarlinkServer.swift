@@ -150,6 +150,19 @@ public final class VarlinkServer: Sendable {
             return true
         }
         guard paused else { return }
+        let (open, closing) = closeIdleConnections(logging: false)
+        let closed = closing == 0 ? "" : "; closing the \(closing) longest idle"
+        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(open) open\(closed))")
+        queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
+    }
+
+    /// Closes the connections idle at least ``minimumIdleToCloseNanoseconds``, the longest idle
+    /// first and at most ``idleClosedPerShortage``, for a daemon out of file descriptors. Each
+    /// close resumes accepting (the connection's `onClose`), so the next client gets in.
+    /// - Parameter logging: say in orchd's log how many are closed, when any are.
+    /// - Returns: how many connections were open, and how many of them are being closed.
+    @discardableResult
+    func closeIdleConnections(logging: Bool = true) -> (open: Int, closing: Int) {
         let connections = state.withLock { Array($0.connections.values) }
         let now = DispatchTime.now().uptimeNanoseconds
         let idle = connections
@@ -157,11 +170,11 @@ public final class VarlinkServer: Sendable {
             .filter { $0.since != 0 && $0.since <= now && now - $0.since >= Self.minimumIdleToCloseNanoseconds }
             .sorted { $0.since < $1.since }
             .prefix(Self.idleClosedPerShortage)
-        // Each close resumes accepting (the connection's onClose), so the next client gets in.
         for candidate in idle { candidate.connection.closeIfIdle() }
-        let closing = idle.isEmpty ? "" : "; closing the \(idle.count) longest idle"
-        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(connections.count) open\(closing))")
-        queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
+        if logging && !idle.isEmpty {
+            DaemonLog.warning("out of file descriptors: closing the \(idle.count) longest idle of \(connections.count) connections")
+        }
+        return (connections.count, idle.count)
     }
 
     /// Waits for connections again if accepting was paused.

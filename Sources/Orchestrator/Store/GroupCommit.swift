@@ -34,7 +34,8 @@ import Synchronization
 /// does an fsync of SQLite's own checkpoint that failed (``Database/checkpointSyncFailure``),
 /// or a WAL file gone or refused. One that cannot be opened for want of descriptors
 /// (`EMFILE`) is no such failure: no sync was tried, and the barrier is tried again every
-/// ``reopenDelay``, its acknowledgements and any that come meanwhile waiting.
+/// ``reopenDelay``, its acknowledgements and any that come meanwhile waiting, and
+/// ``descriptorRelief`` is asked for descriptors each time.
 ///
 /// Not `Sendable`: owned by an actor on the owning queue (the ``Scheduler``), which calls it
 /// there; its own later turns re-enter it through ``reenter``, i.e. through that actor.
@@ -105,6 +106,9 @@ final class GroupCommit {
         /// reach the disk.
         case failed(String)
     }
+
+    /// Asked for descriptors each time the WAL file could not be opened (tests set their own).
+    var descriptorRelief = DescriptorRelief.process
 
     /// How long a barrier whose WAL file could not be opened waits before it is tried again.
     static let reopenDelay: Duration = .milliseconds(100)
@@ -296,6 +300,7 @@ final class GroupCommit {
                 DaemonLog.error("\(message); acknowledgements wait, trying again every \(Self.reopenDelay)")
             }
             reopenFailures += 1
+            descriptorRelief.ask()
             waiting = batch + waiting
             dirty = true
             later(after: Self.reopenDelay) { $0.startBarrier() }

@@ -27,6 +27,10 @@ struct GroupCommitTests {
             commit.syncFailed = work
         }
 
+        func setDescriptorRelief(_ relief: DescriptorRelief) {
+            commit.descriptorRelief = relief
+        }
+
         /// Connects the group commit's later turns to this owner; first thing after init.
         func attach() {
             commit.reenter = { [weak self] work in self?.assumeIsolated { work($0.commit) } }
@@ -369,7 +373,7 @@ struct GroupCommitTests {
         #expect(await owner.barriers() == 0)
     }
 
-    @Test("a WAL file that cannot be opened is tried again, one try at a time; every acknowledgement waits for the barrier that succeeds")
+    @Test("a WAL file that cannot be opened is tried again, one try at a time, asking for descriptors each time; every acknowledgement waits for the barrier that succeeds")
     func walNotOpened() async throws {
         let directory = try TemporaryDirectory()
         // The second try is held until the test has made its other changes, so that they come
@@ -383,6 +387,10 @@ struct GroupCommitTests {
         }
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()
+        let relief = DescriptorRelief()
+        let asked = Atomic<Int>(0)
+        relief.setHandler { asked.add(1, ordering: .relaxed) }
+        await owner.setDescriptorRelief(relief)
         let acknowledged = DispatchSemaphore(value: 0)
         let seen = LockedBox<[(barriers: Int, syncs: Int)]>([])
         let acknowledge: @Sendable () -> Void = {
@@ -398,6 +406,7 @@ struct GroupCommitTests {
         #expect(seen.value.count == 5)
         #expect(seen.value.allSatisfy { $0.barriers == 1 }, "\(seen.value)")
         #expect(sync.calls == 3, "three tries in all")
+        #expect(asked.load(ordering: .relaxed) == 2, "asked for descriptors after each try that could not open the WAL")
     }
 
     @Test("a WAL or database file removed or replaced fails the sync: the frames SQLite writes would be out of reach")

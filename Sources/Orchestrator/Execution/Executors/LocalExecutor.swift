@@ -57,9 +57,11 @@ final class LocalExecutor: JobExecutor {
         /// `changed` (on the control queue) so that the scheduler starts what waits.
         /// - Parameter descriptors: the launch lacked file descriptors: launches go on only once
         ///   ``LocalExecutor/descriptorsPerLaunch`` can be opened, looked at without claiming a
-        ///   job (each claim sent back records a `started` and a `requeued` event).
+        ///   job (each claim sent back records a `started` and a `requeued` event); meanwhile
+        ///   ``DescriptorRelief/process`` is asked for them, each time they are looked at.
         func pause(descriptors: Bool) {
             guard isAvailable.exchange(false, ordering: .relaxed) else { return }
+            if descriptors { DescriptorRelief.process.ask() }
             resume(afterPause: descriptors)
         }
 
@@ -73,6 +75,7 @@ final class LocalExecutor: JobExecutor {
             nextPauseMilliseconds.store(min(pause * 2, Int(LocalExecutor.shortagePauseCap.microseconds / 1000)), ordering: .relaxed)
             queue.asyncAfter(deadline: .now() + .milliseconds(pause)) { [self] in
                 if descriptors && !Self.descriptorsFree(LocalExecutor.descriptorsPerLaunch) {
+                    DescriptorRelief.process.ask()
                     return resume(afterPause: true)
                 }
                 isAvailable.store(true, ordering: .relaxed)
