@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Orchestrator
 
 /// A real `orchd` started in its own temporary directory, with its own socket and a notify
@@ -140,6 +141,10 @@ final class TestDaemon {
     func stop() -> Int32 {
         guard let process else { return -1 }
         kill(process.processIdentifier, SIGTERM)
+        // An orchd that never stops fails its test (killed, status 9) instead of hanging the run.
+        let limit = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.commandTimeLimit, execute: limit)
+        defer { limit.cancel() }
         process.waitUntilExit()
         self.process = nil
         return process.terminationStatus
@@ -163,7 +168,12 @@ final class TestDaemon {
         try user.run(Binaries.orchctl, ["--socket", socketPath] + arguments, input: input)
     }
 
-    /// Runs a program to its end and captures its output.
+    /// How long ``run(_:_:input:workingDirectory:environment:)`` lets a program run before it
+    /// kills it: a command that hangs fails its test instead of holding up the whole run.
+    static let commandTimeLimit: TimeInterval = 300
+
+    /// Runs a program to its end and captures its output; one still running after
+    /// ``commandTimeLimit`` is killed, and its standard error says so.
     static func run(_ path: String, _ arguments: [String], input: String? = nil, workingDirectory: String? = nil, environment: [String: String]? = nil) throws -> CommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
@@ -177,6 +187,12 @@ final class TestDaemon {
         let inputPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         try process.run()
+        let killed = Atomic<Bool>(false)
+        let limit = DispatchWorkItem { [pid = process.processIdentifier] in
+            killed.store(true, ordering: .relaxed)
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeLimit, execute: limit)
         if let input {
             inputPipe.fileHandleForWriting.write(Data(input.utf8))
             try inputPipe.fileHandleForWriting.close()
@@ -188,10 +204,12 @@ final class TestDaemon {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
+        limit.cancel()
+        let killedNote = killed.load(ordering: .relaxed) ? "\n[killed by the test: still running after \(Int(commandTimeLimit)) s]" : ""
         return CommandResult(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.get(), as: UTF8.self),
+            standardError: String(decoding: errorData.get(), as: UTF8.self) + killedNote,
             outputBytes: [UInt8](outputData))
     }
 }
