@@ -99,8 +99,8 @@ final class GroupCommit {
     enum SyncOutcome: Equatable, Sendable {
         /// The WAL (and, when asked, the directory) is on disk.
         case durable
-        /// The WAL file could not be opened for want of descriptors or memory (no sync was
-        /// tried); worth trying again.
+        /// The WAL file, or the directory, could not be opened for want of descriptors or
+        /// memory (that sync was not tried); worth trying again.
         case notOpened(String)
         /// `fdatasync` failed, or the file is gone or refused: what it covered may never
         /// reach the disk.
@@ -289,7 +289,7 @@ final class GroupCommit {
             if withDirectory { directorySynced = true }
             barriersFinished += 1
             if reopenFailures > 0 {
-                DaemonLog.info("the job database's WAL file opens again; acknowledgements go out")
+                DaemonLog.info("the job database can be synced again; acknowledgements go out")
                 reopenFailures = 0
             }
             finish(batch, durableThrough: mark)
@@ -374,10 +374,16 @@ final class GroupCommit {
             }
         }
 
+        /// Whether an `open(2)` that failed with `code` (an errno) may succeed when tried again:
+        /// orchd was out of descriptors or memory, or was interrupted.
+        static func isShortage(_ code: Int32) -> Bool {
+            [EMFILE, ENFILE, ENOMEM, EINTR, EAGAIN].contains(code)
+        }
+
         /// `fdatasync(2)`s the WAL file, which holds every commit not yet checkpointed; when
         /// `withDirectory`, also the directory, which holds the WAL file's name. A WAL or
-        /// database file that is gone or was replaced fails, as does the sync; a WAL file
-        /// that cannot be opened for want of descriptors or memory is `notOpened`.
+        /// database file that is gone or was replaced fails, as does the sync; a WAL file or
+        /// directory that cannot be opened for want of descriptors or memory is `notOpened`.
         func sync(withDirectory: Bool) -> SyncOutcome {
             let walPath = databasePath + "-wal"
             let fd = open(walPath, O_RDONLY | O_CLOEXEC)
@@ -385,7 +391,7 @@ final class GroupCommit {
                 let code = errno
                 let message = "cannot sync the job database to disk: cannot open \(walPath): \(String(cString: strerror(code)))"
                 // Out of descriptors or memory passes; a file gone or refused does not.
-                return [EMFILE, ENFILE, ENOMEM, EINTR, EAGAIN].contains(code) ? .notOpened(message) : .failed(message)
+                return Self.isShortage(code) ? .notOpened(message) : .failed(message)
             }
             defer { close(fd) }
             var info = stat()
@@ -413,8 +419,13 @@ final class GroupCommit {
             let directory = (databasePath as NSString).deletingLastPathComponent
             let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             // A directory that cannot be read (mode 0300) cannot be synced at all: the WAL's
-            // own sync stands; waiting would hold every acknowledgement for ever.
-            guard directoryFD >= 0 else { return .durable }
+            // own sync stands; waiting would hold every acknowledgement for ever. One not
+            // opened for want of descriptors or memory is tried again, as the WAL file is.
+            guard directoryFD >= 0 else {
+                let code = errno
+                guard Self.isShortage(code) else { return .durable }
+                return .notOpened("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(code)))")
+            }
             defer { close(directoryFD) }
             guard fsync(directoryFD) == 0 else {
                 return .failed("cannot sync the state directory \(directory) to disk: \(String(cString: strerror(errno)))")
