@@ -58,8 +58,9 @@ final class QueueRunner {
     /// after the user served last, skipping users at ``maxRunningPerUser``, until the free
     /// slots are taken or no user has a job left to start. Priority orders each user's own
     /// jobs (their candidates come in start order).
-    func chooseRoundRobin(_ candidates: [JobStore.OwnerCandidates]) -> [JobID] {
-        var slots = freeSlots
+    /// - Parameter slots: how many to pick at most; ``freeSlots`` when `nil`.
+    func chooseRoundRobin(_ candidates: [JobStore.OwnerCandidates], slots: Int? = nil) -> [JobID] {
+        var slots = slots ?? freeSlots
         var running = runningByOwner
         // Rotated so that the user after the last one served comes first.
         let sorted = candidates.sorted { $0.owner < $1.owner }

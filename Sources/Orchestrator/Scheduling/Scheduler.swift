@@ -536,7 +536,7 @@ public actor Scheduler {
     /// counted and recovered as running (the OperationQueue's own limit is kept equal).
     ///
     /// When several users have queued jobs, or a per-user limit applies, the free slots go to
-    /// the users in turn (``QueueRunner/chooseRoundRobin(_:)``); with one user and no limit,
+    /// the users in turn (``QueueRunner/chooseRoundRobin(_:slots:)``); with one user and no limit,
     /// the queue's next jobs are claimed directly, in priority order.
     func feed(_ runner: QueueRunner) {
         let jobs: [Job]
@@ -566,12 +566,19 @@ public actor Scheduler {
         var context = JobStateMachine.Context(now: Date())
         context.queuePaused = runner.settings.paused
         let admit = { (_: JobID) in JobStateMachine.decide(.queued, .claim, context) == .enter(.running) }
+        // While orchd is short of descriptors, no more local launches than they allow.
+        let local = runner.settings.executor.kind == .local
+        let slots = local ? min(runner.freeSlots, localExecutor.launchAllowance) : runner.freeSlots
+        let jobs: [Job]
         if runner.maxRunningPerUser == nil, try store.queuedOwners(in: runner.name, limit: 2).count < 2 {
-            return try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: runner.freeSlots, at: context.now, admit: admit)
+            jobs = try store.claimNext(in: runner.name, excluding: runner.inFlight, limit: slots, at: context.now, admit: admit)
+        } else {
+            jobs = try store.claimShared(
+                in: runner.name, excluding: runner.inFlight, perOwner: slots, at: context.now,
+                choose: { runner.chooseRoundRobin($0, slots: slots) }, admit: admit)
         }
-        return try store.claimShared(
-            in: runner.name, excluding: runner.inFlight, perOwner: runner.freeSlots, at: context.now,
-            choose: runner.chooseRoundRobin, admit: admit)
+        if local { localExecutor.claimed(jobs.count) }
+        return jobs
     }
 
     /// Counts claimed jobs as running and launches them; they must be committed.

@@ -24,13 +24,26 @@ final class LocalExecutor: JobExecutor {
 
     /// Whether launches may go on: `false` for a pause (``shortagePause``, doubling up to
     /// ``shortagePauseCap``) after a launch failed for want of something orchd itself lacks
-    /// (file descriptors, memory, processes).
+    /// (file descriptors, memory, processes), and while descriptors are short, between a
+    /// used-up ``launchAllowance`` and the next count.
     var isAvailable: Bool { availability.isAvailable.load(ordering: .relaxed) }
     var availabilityChanged: (@Sendable () -> Void)? {
         get { availability.changed.withLock { $0 } }
         set { availability.changed.withLock { $0 = newValue } }
     }
     private let availability: Availability
+
+    /// How many launches may be claimed now: unlimited (`Int.max`) unless a launch lacked
+    /// file descriptors, and then as many as the descriptors free at the last count allow
+    /// (``descriptorsPerLaunch`` each), until ``descriptorsCounted`` are free again. Read on
+    /// the control queue; claims report what they took with ``claimed(_:)``.
+    var launchAllowance: Int { availability.allowance.load(ordering: .relaxed) }
+
+    /// Takes `count` launches claimed on the control queue off ``launchAllowance``; once it is
+    /// used up, launches wait (``isAvailable``) for the descriptors to be counted again.
+    func claimed(_ count: Int) {
+        availability.claimed(count)
+    }
 
     /// How long launches pause after one failed for want of something orchd lacks; doubled by
     /// each such failure in a row, up to ``shortagePauseCap``.
@@ -39,13 +52,26 @@ final class LocalExecutor: JobExecutor {
     /// The descriptors one launch needs at most (its pipes, pidfd, cgroup, log files and
     /// `/dev/null`, in orchd and in the child's copy of its table).
     static let descriptorsPerLaunch = 8
+    /// While descriptors are short, the most counted at a time; with this many free they are
+    /// short no more, and ``launchAllowance`` is unlimited again.
+    static let descriptorsCounted = descriptorsPerLaunch * 32
+    /// While descriptors are short, how long after the allowance is used up they are counted
+    /// again: the launches it allowed have opened and closed theirs by then, mostly.
+    static let recountDelay: DispatchTimeInterval = .milliseconds(10)
 
-    /// The executor's availability, shared with the callbacks of its launches.
+    /// The executor's availability, shared with the callbacks of its launches. Its state is
+    /// read and written on the control queue only (the scheduler's claims, the launches'
+    /// callbacks and its timers run there); `Atomic`s to be `Sendable`.
     private final class Availability: Sendable {
         let isAvailable = Atomic<Bool>(true)
         let changed = Mutex<(@Sendable () -> Void)?>(nil)
-        /// The next pause, in milliseconds. Read and written on the control queue only (the
-        /// launches' callbacks and the pause's timer run there); an `Atomic` to be `Sendable`.
+        let allowance = Atomic<Int>(.max)
+        /// A launch lacked descriptors, and fewer than ``LocalExecutor/descriptorsCounted`` were
+        /// free at the last count.
+        private let descriptorsShort = Atomic<Bool>(false)
+        /// A check that makes launches available again is scheduled.
+        private let checkScheduled = Atomic<Bool>(false)
+        /// The next pause, in milliseconds.
         private let nextPauseMilliseconds = Atomic<Int>(Int(LocalExecutor.shortagePause.microseconds / 1000))
         let queue: DispatchQueue
 
@@ -57,12 +83,17 @@ final class LocalExecutor: JobExecutor {
         /// `changed` (on the control queue) so that the scheduler starts what waits.
         /// - Parameter descriptors: the launch lacked file descriptors: launches go on only once
         ///   ``LocalExecutor/descriptorsPerLaunch`` can be opened, looked at without claiming a
-        ///   job (each claim sent back records a `started` and a `requeued` event); meanwhile
+        ///   job (each claim sent back records a `started` and a `requeued` event), and then
+        ///   only as many as the free descriptors allow (``allowance``); meanwhile
         ///   ``DescriptorRelief/process`` is asked for them, each time they are looked at.
         func pause(descriptors: Bool) {
-            guard isAvailable.exchange(false, ordering: .relaxed) else { return }
-            if descriptors { DescriptorRelief.process.ask() }
-            resume(afterPause: descriptors)
+            isAvailable.store(false, ordering: .relaxed)
+            if descriptors {
+                descriptorsShort.store(true, ordering: .relaxed)
+                allowance.store(0, ordering: .relaxed)
+                DescriptorRelief.process.ask()
+            }
+            scheduleCheck(afterPause: true)
         }
 
         /// A launch got its process: the next shortage pauses for the shortest time again.
@@ -70,29 +101,55 @@ final class LocalExecutor: JobExecutor {
             nextPauseMilliseconds.store(Int(LocalExecutor.shortagePause.microseconds / 1000), ordering: .relaxed)
         }
 
-        private func resume(afterPause descriptors: Bool) {
-            let pause = nextPauseMilliseconds.load(ordering: .relaxed)
-            nextPauseMilliseconds.store(min(pause * 2, Int(LocalExecutor.shortagePauseCap.microseconds / 1000)), ordering: .relaxed)
-            queue.asyncAfter(deadline: .now() + .milliseconds(pause)) { [self] in
-                if descriptors && !Self.descriptorsFree(LocalExecutor.descriptorsPerLaunch) {
-                    DescriptorRelief.process.ask()
-                    return resume(afterPause: true)
+        func claimed(_ count: Int) {
+            let left = allowance.load(ordering: .relaxed)
+            guard left != .max, count > 0 else { return }
+            allowance.store(max(0, left - count), ordering: .relaxed)
+            guard left <= count else { return }
+            isAvailable.store(false, ordering: .relaxed)
+            scheduleCheck(afterPause: false)
+        }
+
+        /// Makes launches available again after the next pause (doubled for the one after),
+        /// or after ``LocalExecutor/recountDelay``; while descriptors are short, only once
+        /// enough are free, and with an ``allowance`` of what they allow. One at a time.
+        private func scheduleCheck(afterPause: Bool) {
+            guard !checkScheduled.exchange(true, ordering: .relaxed) else { return }
+            var delay = LocalExecutor.recountDelay
+            if afterPause {
+                let pause = nextPauseMilliseconds.load(ordering: .relaxed)
+                nextPauseMilliseconds.store(
+                    min(pause * 2, Int(LocalExecutor.shortagePauseCap.microseconds / 1000)), ordering: .relaxed)
+                delay = .milliseconds(pause)
+            }
+            queue.asyncAfter(deadline: .now() + delay) { [self] in
+                checkScheduled.store(false, ordering: .relaxed)
+                if descriptorsShort.load(ordering: .relaxed) {
+                    let free = Self.freeDescriptors(upTo: LocalExecutor.descriptorsCounted)
+                    guard free >= LocalExecutor.descriptorsPerLaunch else {
+                        DescriptorRelief.process.ask()
+                        return scheduleCheck(afterPause: true)
+                    }
+                    let over = free >= LocalExecutor.descriptorsCounted
+                    descriptorsShort.store(!over, ordering: .relaxed)
+                    allowance.store(over ? .max : free / LocalExecutor.descriptorsPerLaunch, ordering: .relaxed)
                 }
-                isAvailable.store(true, ordering: .relaxed)
-                changed.withLock { $0 }?()
+                if !isAvailable.exchange(true, ordering: .relaxed) { changed.withLock { $0 }?() }
             }
         }
 
-        /// Whether `count` descriptors can be opened now (each then closed again).
-        private static func descriptorsFree(_ count: Int) -> Bool {
+        /// How many descriptors can be opened now, counting up to `limit` (each then closed
+        /// again).
+        private static func freeDescriptors(upTo limit: Int) -> Int {
             var opened: [Int32] = []
+            opened.reserveCapacity(limit)
             defer { for fd in opened { close(fd) } }
-            for _ in 0..<count {
+            while opened.count < limit {
                 let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { return false }
+                guard fd >= 0 else { break }
                 opened.append(fd)
             }
-            return true
+            return opened.count
         }
     }
 
