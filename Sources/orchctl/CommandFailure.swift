@@ -139,7 +139,7 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     static func exitCode(for error: VarlinkError) -> ExitCode {
         switch error.name {
         case ServiceInterface.Errors.permissionDenied, JobsInterface.Errors.permissionDenied: .permissionDenied
-        case JobsInterface.Errors.stopping: .unavailable
+        case JobsInterface.Errors.stopping, ManagerInterface.Errors.tooManyConnections: .unavailable
         default: .failure
         }
     }

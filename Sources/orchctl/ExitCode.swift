@@ -19,7 +19,7 @@ struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     static let failure = ExitCode(1)
     /// `EX_USAGE`: the command line is wrong.
     static let usage = ExitCode(64)
-    /// `EX_UNAVAILABLE`: orchd cannot be reached.
+    /// `EX_UNAVAILABLE`: orchd cannot be reached, or refused the connection.
     static let unavailable = ExitCode(69)
     /// `EX_NOPERM`: the caller may not do this.
     static let permissionDenied = ExitCode(77)

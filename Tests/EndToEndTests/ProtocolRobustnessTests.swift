@@ -376,35 +376,58 @@ struct ProtocolRobustnessTests {
         withExtendedLifetime(flood) {}
     }
 
-    @Test("idle connections holding the descriptors a launch needs are closed so that the job starts, though no client waits to be accepted")
+    @Test("idle connections opened one at a time, none left waiting to be accepted, never hold the descriptors a launch needs")
     func launchesGetDescriptorsFromIdleConnections() throws {
         let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
-        let idle = try holdDescriptors(of: daemon, leaving: 4)
+        let pid = try #require(daemon.process?.processIdentifier)
+        // Each served a Ping before the next opens, so no accept ever fails (that alone used
+        // to close idle connections), until orchd has 4 descriptors left or 100 are open.
+        let ping = Array(#"{"method":"io.orchd.Manager.Ping","parameters":{}}"#.utf8) + [0]
+        var idle: [RawSocket] = []
+        while try openDescriptors(of: pid) < 60, idle.count < 100 {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(ping)
+            _ = socket.readMessages(untilClosed: false, timeout: 30)
+            idle.append(socket)
+        }
         let id = try daemon.orchctl(["submit", "--", "echo", "ran"]).line
         let waited = try daemon.orchctl(["wait", "--timeout", "60s", id])
         #expect(waited.status == 0, "\(waited) \(daemon.daemonLog)")
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "ran\n")
-        #expect(daemon.daemonLog.contains("longest idle"), "\(daemon.daemonLog)")
-        #expect(!daemon.daemonLog.contains("not accepting connections"), "an accept failed: \(daemon.daemonLog)")
         withExtendedLifetime(idle) {}
     }
 
-    /// Opens connections to `daemon`, one at a time and each served a Ping before the next,
-    /// until orchd has `leaving` descriptors left: each is idle from then on, and no accept
-    /// fails (that would close idle connections by itself).
-    private func holdDescriptors(of daemon: TestDaemon, leaving: Int) throws -> [RawSocket] {
-        let pid = try #require(daemon.process?.processIdentifier)
-        let limit = 64
-        let ping = Array(#"{"method":"io.orchd.Manager.Ping","parameters":{}}"#.utf8) + [0]
-        var idle: [RawSocket] = []
-        while try openDescriptors(of: pid) < limit - leaving {
+    @Test("busy connections cannot take the descriptors orchd keeps for jobs: past them a client is refused with a clear error (exit 69), and jobs still start")
+    func busyConnectionsLeaveTheReserve() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let release = daemon.directory + "/release"
+        let blocker = try daemon.orchctl(["submit", "--", "sh", "-c", "while [ ! -e '\(release)' ]; do sleep 0.05; done"]).line
+        // Each a Wait in progress: never closed for idleness.
+        var waits: [RawSocket] = []
+        var refused: String?
+        while refused == nil, waits.count < 100 {
             let socket = try RawSocket(path: daemon.socketPath)
-            socket.send(ping)
-            let reply = socket.readMessages(untilClosed: false, timeout: 30).messages
-            try #require(reply.first?.contains("error") == false, "connection \(idle.count + 1): \(reply)")
-            idle.append(socket)
+            socket.send(Array(#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[\#(blocker)]}}"#.utf8) + [0])
+            waits.append(socket)
+            if socket.waitReadable(timeout: 0.2) {
+                refused = socket.readMessages(untilClosed: false, timeout: 5).messages.first
+            }
         }
-        return idle
+        let refusal = try #require(refused, "a connection was refused before 100")
+        #expect(refusal.contains("io.orchd.Manager.TooManyConnections") && refusal.contains("short of file descriptors"), "\(refusal)")
+        let pid = try #require(daemon.process?.processIdentifier)
+        #expect(try openDescriptors(of: pid) < 64, "some descriptors are still free")
+        let submitted = try daemon.orchctl(["submit", "--", "echo", "ran"])
+        #expect(submitted.status == 69 && submitted.standardError.contains("short of file descriptors"), "\(submitted)")
+        // Room for clients again once the Waits are answered and their clients leave.
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        for socket in waits { _ = socket.readMessages(untilClosed: false, timeout: 30) }
+        waits.removeAll()
+        let id = try daemon.orchctl(["submit", "--", "echo", "ran"]).line
+        let waited = try daemon.orchctl(["wait", "--timeout", "60s", id])
+        #expect(waited.status == 0, "\(waited) \(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("refusing connections"), "\(daemon.daemonLog)")
+        withExtendedLifetime(waits) {}
     }
 
     /// How many file descriptors process `pid` has open.

@@ -15,6 +15,9 @@ public final class VarlinkServer: Sendable {
     private let queue = DispatchQueue(label: "orchd.accept")
     private let state = Mutex<State>(State())
     private let maximumMessageBytes: Int
+    /// When a refusal for want of descriptors was last logged (uptime, nanoseconds): once
+    /// every 10 s at most.
+    private let lastShortageLogged = Atomic<UInt64>(0)
 
     private struct State {
         var watch: EpollLoop.Watch?
@@ -103,6 +106,8 @@ public final class VarlinkServer: Sendable {
                 if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM { pauseAccepting() }
                 return
             }
+            // accept(2) gives the lowest free number: one this high means few are left.
+            let reserve = Self.descriptorReserve(below: fd)
             guard let peer = PeerCredentials.of(socket: fd) else {
                 Glibc.close(fd)
                 continue
@@ -111,34 +116,106 @@ public final class VarlinkServer: Sendable {
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
                 onClose: { [weak self] connection in
-                    self?.state.withLock { state in
-                        guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+                    guard let self else { return }
+                    let removed = state.withLock { state -> Bool in
+                        guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return false }
                         state.connectionsByUID[uid, default: 1] -= 1
                         if state.connectionsByUID[uid] == 0 { state.connectionsByUID[uid] = nil }
+                        return true
                     }
-                    self?.resumeAccepting()
+                    // A refused connection never held a place: its close makes no room.
+                    if removed { resumeAccepting() }
                 })
             let exempt = uid == 0 || uid == geteuid()
-            let outcome = state.withLock { state -> Admission in
+            var outcome = state.withLock { state -> Admission in
                 guard !state.stopped else { return .closed }
                 guard exempt || state.connectionsByUID[uid, default: 0] < Self.maximumConnectionsPerUser else { return .refused }
                 state.connections[ObjectIdentifier(connection)] = connection
                 state.connectionsByUID[uid, default: 0] += 1
                 return .accepted
             }
+            // In the reserve's lower half, the connection idle longest (for a second at least:
+            // one just accepted gets that long to send its call) makes room for the new one.
+            // Without one, the new connection is served and accepting pauses until a connection
+            // closes or a second has passed; at the very end of the reserve it is refused.
+            if outcome == .accepted, reserve >= .deep,
+               closeIdleConnections(limit: 1, sparing: connection, logging: false).closing == 0 {
+                if reserve == .critical {
+                    state.withLock { state in
+                        state.connections[ObjectIdentifier(connection)] = nil
+                        state.connectionsByUID[uid, default: 1] -= 1
+                        if state.connectionsByUID[uid] == 0 { state.connectionsByUID[uid] = nil }
+                    }
+                    outcome = .shortOfDescriptors
+                } else {
+                    connection.start()
+                    pauseAccepting()
+                    return
+                }
+            }
             switch outcome {
-            case .accepted: connection.start()
+            case .accepted:
+                connection.start()
+                if reserve == .entered { closeIdleConnections(logging: false) }
             case .closed: connection.close()
             case .refused:
                 connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
                     "message": .string("uid \(uid) already has \(Self.maximumConnectionsPerUser) connections to orchd; closing this one")
+                ]))
+            case .shortOfDescriptors:
+                let now = DispatchTime.now().uptimeNanoseconds
+                let last = lastShortageLogged.load(ordering: .relaxed)
+                if last == 0 || now - last >= 10_000_000_000,
+                   lastShortageLogged.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
+                    DaemonLog.warning(
+                        "out of file descriptors: refusing connections, the last \(Self.reservedDescriptors / 4) are kept for running jobs (\(state.withLock { $0.connections.count }) open)")
+                }
+                connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
+                    "message": .string("orchd is short of file descriptors (the last \(Self.reservedDescriptors / 4) are kept for running jobs); try again in a moment")
                 ]))
             }
         }
     }
 
     /// What becomes of an accepted connection.
-    private enum Admission { case accepted, refused, closed }
+    private enum Admission { case accepted, refused, closed, shortOfDescriptors }
+
+    /// The file descriptors kept from connections for orchd's own use: launches, the job
+    /// database, logs, and libdispatch, whose thread pool monitor ends the process when it
+    /// cannot open a thread's `/proc` file.
+    static let reservedDescriptors = 32
+
+    /// How far an accepted connection's descriptor reaches into ``reservedDescriptors``.
+    enum ReserveUse: Int, Comparable {
+        /// Below the reserve.
+        case outside
+        /// In the reserve's upper half: connections idle for ``minimumIdleToCloseNanoseconds``
+        /// are closed.
+        case entered
+        /// In its third quarter: the connection idle longest, if for a second or more, closes
+        /// for the new one; without one, accepting pauses.
+        case deep
+        /// In its last quarter: as deep, but without an idle connection to close the new one is
+        /// refused with an error.
+        case critical
+
+        static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Where descriptor `fd`, the lowest free one when it was opened, stands against the
+    /// reserve under the process's soft `RLIMIT_NOFILE` (getrlimit(2)): every descriptor below
+    /// it is in use, so at most those above it are free.
+    static func descriptorReserve(below fd: Int32) -> ReserveUse {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return .outside }
+        let left = Int(clamping: limit.rlim_cur) - Int(fd) - 1
+        switch left {
+        case ..<(reservedDescriptors / 4): return .critical
+        case ..<(reservedDescriptors / 2): return .deep
+        case ..<reservedDescriptors: return .entered
+        default: return .outside
+        }
+    }
 
     /// Stops waiting for connections while orchd is out of file descriptors, and waits again after
     /// ``descriptorShortagePause`` (a closing connection resumes it sooner).
@@ -159,17 +236,24 @@ public final class VarlinkServer: Sendable {
     /// Closes the connections idle at least ``minimumIdleToCloseNanoseconds``, the longest idle
     /// first and at most ``idleClosedPerShortage``, for a daemon out of file descriptors. Each
     /// close resumes accepting (the connection's `onClose`), so the next client gets in.
-    /// - Parameter logging: say in orchd's log how many are closed, when any are.
+    /// - Parameters:
+    ///   - minimumIdleNanoseconds: how long a connection must have been idle to be closed.
+    ///   - limit: the most connections closed.
+    ///   - sparing: a connection never closed (the one just accepted).
+    ///   - logging: say in orchd's log how many are closed, when any are.
     /// - Returns: how many connections were open, and how many of them are being closed.
     @discardableResult
-    func closeIdleConnections(logging: Bool = true) -> (open: Int, closing: Int) {
-        let connections = state.withLock { Array($0.connections.values) }
+    func closeIdleConnections(
+        minimumIdleNanoseconds: UInt64 = minimumIdleToCloseNanoseconds, limit: Int = idleClosedPerShortage,
+        sparing: VarlinkConnection? = nil, logging: Bool = true
+    ) -> (open: Int, closing: Int) {
+        let connections = state.withLock { Array($0.connections.values) }.filter { $0 !== sparing }
         let now = DispatchTime.now().uptimeNanoseconds
         let idle = connections
             .map { (connection: $0, since: $0.idleSinceUptime) }
-            .filter { $0.since != 0 && $0.since <= now && now - $0.since >= Self.minimumIdleToCloseNanoseconds }
+            .filter { $0.since != 0 && $0.since <= now && now - $0.since >= minimumIdleNanoseconds }
             .sorted { $0.since < $1.since }
-            .prefix(Self.idleClosedPerShortage)
+            .prefix(limit)
         for candidate in idle { candidate.connection.closeIfIdle() }
         if logging && !idle.isEmpty {
             DaemonLog.warning("out of file descriptors: closing the \(idle.count) longest idle of \(connections.count) connections")
