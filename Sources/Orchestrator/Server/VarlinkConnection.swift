@@ -87,10 +87,10 @@ actor VarlinkConnection {
     /// Backs ``idleSinceUptime``.
     private let idleSince = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
 
-    /// Since when the connection has been idle, no call being handled or read ahead
-    /// (`DispatchTime` uptime, in nanoseconds), or 0 while it handles one; readable from any
-    /// queue, for ``VarlinkServer`` to pick the longest-idle connections when orchd runs out of
-    /// file descriptors.
+    /// Since when the connection has been idle, no call being handled or read ahead and every
+    /// reply taken by the socket (`DispatchTime` uptime, in nanoseconds), or 0 while it is not;
+    /// readable from any queue, for ``VarlinkServer`` to pick the longest-idle connections when
+    /// orchd runs out of file descriptors.
     nonisolated var idleSinceUptime: UInt64 { idleSince.load(ordering: .relaxed) }
 
     /// Creates a connection over an accepted socket.
@@ -334,8 +334,15 @@ actor VarlinkConnection {
             // Calls read behind it are left unanswered: only the one taken is owed a reply.
             if isClosing { return closeOnceAnswered() }
             dispatchNext()
-            if !isBusy { idleSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+            markIdleIfAnswered()
         }
+    }
+
+    /// Starts the connection's idle time once no call is handled and the socket has taken
+    /// every reply: a client that has not read its replies is owed them, and is not idle.
+    private func markIdleIfAnswered() {
+        guard !isBusy, outboxStart >= outbox.count, idleSince.load(ordering: .relaxed) == 0 else { return }
+        idleSince.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
     }
 
     // MARK: - Writing
@@ -409,6 +416,7 @@ actor VarlinkConnection {
         }
         outbox.removeAll(keepingCapacity: outbox.count <= 1 << 16)
         outboxStart = 0
+        markIdleIfAnswered()
         if awaitsRoom {
             awaitsRoom = false
             watch?.setInterest(interest)
