@@ -430,6 +430,30 @@ struct ProtocolRobustnessTests {
         withExtendedLifetime(waits) {}
     }
 
+    @Test("followed logs cannot take the descriptors orchd keeps for jobs: past them a follow is refused as orchd short of descriptors (exit 69), not as a storage failure")
+    func logFollowsLeaveTheReserve() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let pid = try #require(daemon.process?.processIdentifier)
+        let release = daemon.directory + "/release"
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "echo first; while [ ! -e '\(release)' ]; do sleep 0.05; done"]).line
+        // Each follow holds its connection, the log file and an inotify descriptor.
+        var follows: [OrchctlStream] = []
+        defer { for follow in follows { follow.stop() } }
+        var refusal: (line: String?, status: Int32)?
+        while refusal == nil, follows.count < 40 {
+            let follow = try OrchctlStream(daemon, ["logs", "-f", id], captureErrors: true)
+            follows.append(follow)
+            if follow.nextLine() != "first" { refusal = (follow.nextErrorLine(), follow.exitStatus()) }
+        }
+        let refused = try #require(refusal, "a follow was refused before 40")
+        #expect(refused.status == 69 && refused.line?.contains("short of file descriptors") == true, "\(refused)")
+        #expect(try openDescriptors(of: pid) < 64, "some descriptors are still free")
+        let submitted = try daemon.orchctl(["submit", "--", "true"])
+        #expect(submitted.status == 0, "\(submitted)")
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        #expect(try daemon.orchctl(["wait", "--timeout", "60s", id, submitted.line]).status == 0)
+    }
+
     /// How many file descriptors process `pid` has open.
     private func openDescriptors(of pid: Int32) throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count

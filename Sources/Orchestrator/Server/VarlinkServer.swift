@@ -18,6 +18,8 @@ public final class VarlinkServer: Sendable {
     /// When a refusal for want of descriptors was last logged (uptime, nanoseconds): once
     /// every 10 s at most.
     private let lastShortageLogged = Atomic<UInt64>(0)
+    /// When a pause of accepting was last logged (uptime, nanoseconds).
+    private let lastPauseLogged = Atomic<UInt64>(0)
 
     private struct State {
         var watch: EpollLoop.Watch?
@@ -228,8 +230,14 @@ public final class VarlinkServer: Sendable {
         }
         guard paused else { return }
         let (open, closing) = closeIdleConnections(logging: false)
-        let closed = closing == 0 ? "" : "; closing the \(closing) longest idle"
-        DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(open) open\(closed))")
+        // Once a second at most: each connection that closes resumes accepting.
+        let now = DispatchTime.now().uptimeNanoseconds
+        let last = lastPauseLogged.load(ordering: .relaxed)
+        if closing > 0 || last == 0 || now - last >= 1_000_000_000 {
+            lastPauseLogged.store(now, ordering: .relaxed)
+            let closed = closing == 0 ? "" : "; closing the \(closing) longest idle"
+            DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(open) open\(closed))")
+        }
         queue.asyncAfter(deadline: .now() + Self.descriptorShortagePause) { [weak self] in self?.resumeAccepting() }
     }
 

@@ -43,9 +43,16 @@ struct LogReadError: Error, Sendable {
         "\(operation) \(path): \(reason ?? String(cString: strerror(code)))"
     }
 
-    /// The error the `Logs` call fails with: `LogMissing` for a missing log, else
-    /// `StorageFailure` with ``message``.
+    /// The error the `Logs` call fails with: `LogMissing` for a missing log;
+    /// `TooManyConnections` when orchd is short of file descriptors, which says nothing of
+    /// the disk; else `StorageFailure` with ``message``.
     var varlinkError: VarlinkError {
-        isMissing ? JobsInterface.logMissing(path: path) : JobsInterface.storageFailure(message)
+        if isMissing { return JobsInterface.logMissing(path: path) }
+        if code == EMFILE || code == ENFILE {
+            return VarlinkError(ManagerInterface.Errors.tooManyConnections, [
+                "message": .string("orchd is short of file descriptors (\(operation) \(path)); try again in a moment")
+            ])
+        }
+        return JobsInterface.storageFailure(message)
     }
 }

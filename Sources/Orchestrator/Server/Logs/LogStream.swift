@@ -155,6 +155,11 @@ actor LogStream {
             }
             inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
             guard inotifyFD >= 0 else { throw LogReadError("cannot watch", path: cursor.path) }
+            // A follow holds its descriptors for as long as the job runs: not those kept for
+            // jobs (its connection's own descriptor is checked on accept).
+            guard VarlinkServer.descriptorReserve(below: inotifyFD) < .deep else {
+                throw LogReadError("cannot watch", path: cursor.path, code: EMFILE)
+            }
             if try !cursor.open() {
                 guard inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
                     throw LogReadError("cannot watch", path: directory)
