@@ -454,6 +454,30 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["wait", "--timeout", "60s", id, submitted.line]).status == 0)
     }
 
+    @Test("hooks that cannot start for want of descriptors, in a burst of launches, are tried again: every job's finished hook runs once")
+    func hooksWaitForDescriptors() throws {
+        let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let log = daemon.directory + "/hooks"
+        let added = try daemon.orchctl([
+            "queue", "add", "h", "--concurrency", "60",
+            "--on", "started=echo S $ORCHD_JOB_ID >> '\(log)'", "--on", "finished=echo F $ORCHD_JOB_ID >> '\(log)'",
+        ])
+        try #require(added.status == 0, "\(added)")
+        // Sixty at once, each holding its descriptors for a while: launches and hooks run short.
+        let batch = (0..<60).map { _ in "sleep 1" }.joined(separator: "\n")
+        #expect(try daemon.orchctl(["submit", "--queue", "h", "--batch", "-"], input: batch).status == 0)
+        #expect(try daemon.orchctl(["wait", "--queue", "h", "--drained", "--timeout", "120s"]).status == 0)
+        // Hooks run after the events they follow; retried ones up to a minute later.
+        let deadline = Date().addingTimeInterval(90)
+        func lines(_ kind: String) -> [Substring] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix(kind) }
+        }
+        while lines("F ").count < 60 || Set(lines("S ")).count < 60, Date() < deadline { usleep(50_000) }
+        #expect(lines("F ").count == 60 && Set(lines("F ")).count == 60, "\(lines("F "))")
+        #expect(Set(lines("S ")).count == 60, "every job's started hook ran: \(Set(lines("S ")).count)")
+        #expect(!daemon.daemonLog.contains("ended spawn_failed"), "\(daemon.daemonLog)")
+    }
+
     /// How many file descriptors process `pid` has open.
     private func openDescriptors(of pid: Int32) throws -> Int {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count

@@ -27,6 +27,11 @@ final class HookRunner: JobObserver {
     static let defaultTimeout: Duration = .seconds(60)
     /// How long a hook's processes get between SIGTERM and the kill.
     static let teardownGrace: Duration = .seconds(5)
+    /// A hook that could not start for want of something orchd lacked is tried again after
+    /// this, doubled for each such failure in a row up to 4 s, at most ``shortageRetries``
+    /// times (about a minute).
+    static let shortageRetryDelay: Duration = .seconds(1)
+    static let shortageRetries = 16
 
     private unowned let scheduler: Scheduler
     private let containment: Containment
@@ -116,8 +121,12 @@ final class HookRunner: JobObserver {
     ///   - environment: its environment; `ORCHD_HOOK_ID` and `ORCHD_STATE_DIR` are added.
     ///   - label: names the hook in log messages.
     ///   - onFinished: called with the run's result once its processes are all gone (tests).
+    ///   - shortages: how many times in a row this run could not start for want of something
+    ///     orchd itself lacked (descriptors, memory, processes); it is tried again after
+    ///     ``shortageRetryDelay`` doubled that many times, up to ``shortageRetries`` times, as a
+    ///     job's launch goes back to its queue.
     func run(
-        _ command: String, environment: [String: String], label: String,
+        _ command: String, environment: [String: String], label: String, shortages: Int = 0,
         onFinished: (@Sendable (JobResult) -> Void)? = nil
     ) {
         let number: Int64? = runs.withLock { runs in
@@ -126,6 +135,7 @@ final class HookRunner: JobObserver {
             return runs.lastNumber
         }
         guard let number else { return }
+        let given = environment
         var environment = environment
         environment[ProcessIdentity.hookVariable] = String(number)
         environment[ProcessIdentity.stateDirectoryVariable] = containment.stateDirectory
@@ -133,13 +143,29 @@ final class HookRunner: JobObserver {
             arguments: ["/bin/sh", "-c", command], workingDirectory: "/", environment: environment,
             standardOutputPath: "/dev/null", standardErrorPath: "/dev/null",
             cgroup: containment.cgroup(forHook: number))
+        // The launch error onStarted saw, which decides whether the run is tried again.
+        let shortage = Mutex<LaunchError?>(nil)
         let jobID = environment[ProcessIdentity.jobVariable].flatMap(Int64.init).map(JobID.init(rawValue:)) ?? JobID(rawValue: 0)
         let operation = JobOperation(
             jobID: jobID, request: request, launcher: launcher, reaper: reaper,
             teardown: .standard(grace: Self.teardownGrace), containment: containment, hook: number, callbackQueue: callbacks,
-            onStarted: { _ in },
+            onStarted: { started in
+                if case .failure(let error) = started, LocalExecutor.isResourceShortage(error.code) {
+                    shortage.withLock { $0 = error }
+                }
+            },
             onFinished: { [weak self] result in
-                _ = self?.runs.withLock { $0.running.removeValue(forKey: number) }
+                guard let self else { return }
+                _ = runs.withLock { $0.running.removeValue(forKey: number) }
+                if case .spawnFailed = result, shortages < Self.shortageRetries, let error = shortage.withLock({ $0 }) {
+                    if error.code == EMFILE || error.code == ENFILE { DescriptorRelief.process.ask() }
+                    let delay = Self.shortageRetryDelay * (1 << min(shortages, 2))
+                    if shortages == 0 { DaemonLog.warning("\(label) could not start: \(error.message); trying again") }
+                    callbacks.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+                        self?.run(command, environment: given, label: label, shortages: shortages + 1, onFinished: onFinished)
+                    }
+                    return
+                }
                 if result != .succeeded { DaemonLog.warning("\(label) ended \(Self.describe(result))") }
                 onFinished?(result)
             })
