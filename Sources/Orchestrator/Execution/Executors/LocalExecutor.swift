@@ -35,7 +35,7 @@ final class LocalExecutor: JobExecutor {
 
     /// How many launches may be claimed now: unlimited (`Int.max`) unless a launch lacked
     /// file descriptors, and then as many as the descriptors free at the last count allow
-    /// (``descriptorsPerLaunch`` each), until ``descriptorsCounted`` are free again. Read on
+    /// (``descriptorsPerLaunch`` each), until ``plentyOfDescriptors`` are free again. Read on
     /// the control queue; claims report what they took with ``claimed(_:)``.
     var launchAllowance: Int { availability.allowance.load(ordering: .relaxed) }
 
@@ -52,9 +52,9 @@ final class LocalExecutor: JobExecutor {
     /// The descriptors one launch needs at most (its pipes, pidfd, cgroup, log files and
     /// `/dev/null`, in orchd and in the child's copy of its table).
     static let descriptorsPerLaunch = 8
-    /// While descriptors are short, the most counted at a time; with this many free they are
-    /// short no more, and ``launchAllowance`` is unlimited again.
-    static let descriptorsCounted = descriptorsPerLaunch * 32
+    /// While descriptors are short, with this many free (beyond one launch's, kept back) they
+    /// are short no more, and ``launchAllowance`` is unlimited again.
+    static let plentyOfDescriptors = descriptorsPerLaunch * 32
     /// While descriptors are short, how long after the allowance is used up they are counted
     /// again: the launches it allowed have opened and closed theirs by then, mostly.
     static let recountDelay: DispatchTimeInterval = .milliseconds(10)
@@ -66,7 +66,7 @@ final class LocalExecutor: JobExecutor {
         let isAvailable = Atomic<Bool>(true)
         let changed = Mutex<(@Sendable () -> Void)?>(nil)
         let allowance = Atomic<Int>(.max)
-        /// A launch lacked descriptors, and fewer than ``LocalExecutor/descriptorsCounted`` were
+        /// A launch lacked descriptors, and fewer than ``LocalExecutor/plentyOfDescriptors`` were
         /// free at the last count.
         private let descriptorsShort = Atomic<Bool>(false)
         /// A check that makes launches available again is scheduled.
@@ -125,31 +125,32 @@ final class LocalExecutor: JobExecutor {
             queue.asyncAfter(deadline: .now() + delay) { [self] in
                 checkScheduled.store(false, ordering: .relaxed)
                 if descriptorsShort.load(ordering: .relaxed) {
-                    let free = Self.freeDescriptors(upTo: LocalExecutor.descriptorsCounted)
-                    guard free >= LocalExecutor.descriptorsPerLaunch else {
+                    // One launch's worth is kept back for the rest of orchd (the database,
+                    // libdispatch's monitor).
+                    let usable = Self.freeDescriptors() - LocalExecutor.descriptorsPerLaunch
+                    guard usable >= LocalExecutor.descriptorsPerLaunch else {
                         DescriptorRelief.process.ask()
                         return scheduleCheck(afterPause: true)
                     }
-                    let over = free >= LocalExecutor.descriptorsCounted
+                    let over = usable >= LocalExecutor.plentyOfDescriptors
                     descriptorsShort.store(!over, ordering: .relaxed)
-                    allowance.store(over ? .max : free / LocalExecutor.descriptorsPerLaunch, ordering: .relaxed)
+                    allowance.store(over ? .max : usable / LocalExecutor.descriptorsPerLaunch, ordering: .relaxed)
                 }
                 if !isAvailable.exchange(true, ordering: .relaxed) { changed.withLock { $0 }?() }
             }
         }
 
-        /// How many descriptors can be opened now, counting up to `limit` (each then closed
-        /// again).
-        private static func freeDescriptors(upTo limit: Int) -> Int {
-            var opened: [Int32] = []
-            opened.reserveCapacity(limit)
-            defer { for fd in opened { close(fd) } }
-            while opened.count < limit {
-                let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { break }
-                opened.append(fd)
-            }
-            return opened.count
+        /// How many descriptors are free now: the soft `RLIMIT_NOFILE` less those open below it
+        /// (`/proc/self/fd`, whose listing counts its own). Counted without opening any more:
+        /// opening until `EMFILE` would leave orchd none for a moment. 0 when it cannot tell.
+        private static func freeDescriptors() -> Int {
+            var limit = rlimit()
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0,
+                  let names = ProcStat.listedEntryNames(of: "/proc/self/fd")
+            else { return 0 }
+            let cap = Int(clamping: limit.rlim_cur)
+            let open = names.reduce(0) { count, name in (Int(name).map { $0 < cap } ?? false) ? count + 1 : count }
+            return max(0, cap - open)
         }
     }
 
