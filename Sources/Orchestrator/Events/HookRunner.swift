@@ -122,9 +122,9 @@ final class HookRunner: JobObserver {
     ///   - label: names the hook in log messages.
     ///   - onFinished: called with the run's result once its processes are all gone (tests).
     ///   - shortages: how many times in a row this run could not start for want of something
-    ///     orchd itself lacked (descriptors, memory, processes); it is tried again after
-    ///     ``shortageRetryDelay`` doubled that many times, up to ``shortageRetries`` times, as a
-    ///     job's launch goes back to its queue.
+    ///     orchd itself lacked (descriptors, memory, processes). Such a run is tried again, as
+    ///     a job's launch goes back to its queue: after ``shortageRetryDelay``, doubling up to
+    ///     4 s, at most ``shortageRetries`` times.
     func run(
         _ command: String, environment: [String: String], label: String, shortages: Int = 0,
         onFinished: (@Sendable (JobResult) -> Void)? = nil
