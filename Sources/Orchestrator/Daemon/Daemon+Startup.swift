@@ -194,10 +194,9 @@ extension Daemon {
             "orchd \(OrchdVersion.string) ready: socket \(configuration.socketPath)\(socket.isFromSystemd ? " (from systemd)" : ""), "
                 + "state \(configuration.stateDirectory), concurrency \(configuration.concurrency), containment \(containment.name)"
                 + (watchdog.map { ", watchdog ping every \(TimeSpan.format($0.tickInterval))" } ?? ""))
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 256 {
+        if let limit = DescriptorRelief.softLimit(), limit < 256 {
             DaemonLog.warning(
-                "the file descriptor limit is \(limit.rlim_cur): orchd keeps the last \(VarlinkServer.reservedDescriptors) "
+                "the file descriptor limit is \(limit): orchd keeps the last \(VarlinkServer.reservedDescriptors) "
                     + "from clients for jobs, so few clients can connect; raise it (LimitNOFILE=, ulimit -n)")
         }
     }

@@ -15,11 +15,11 @@ public final class VarlinkServer: Sendable {
     private let queue = DispatchQueue(label: "orchd.accept")
     private let state = Mutex<State>(State())
     private let maximumMessageBytes: Int
-    /// When a refusal for want of descriptors was last logged (uptime, nanoseconds): once
-    /// every 10 s at most.
-    private let lastShortageLogged = Atomic<UInt64>(0)
-    /// When a pause of accepting was last logged (uptime, nanoseconds).
-    private let lastPauseLogged = Atomic<UInt64>(0)
+    /// Refusals for want of descriptors are logged once every 10 s at most.
+    private let refusalLogging = RateLimiter(interval: .seconds(10))
+    /// Pauses of accepting are logged once a second at most: each connection that closes
+    /// resumes accepting.
+    private let pauseLogging = RateLimiter(interval: .seconds(1))
 
     private struct State {
         var watch: EpollLoop.Watch?
@@ -128,47 +128,35 @@ public final class VarlinkServer: Sendable {
                     // A refused connection never held a place: its close makes no room.
                     if removed { resumeAccepting() }
                 })
+            // In the reserve's lower half, the connection idle longest (for a second at least:
+            // one just accepted gets that long to send its call) makes room for the new one.
+            // Without one, the new connection is served and accepting pauses until a connection
+            // closes or a second has passed; at the very end of the reserve it is refused.
+            let madeRoom = reserve >= .deep && closeIdleConnections(limit: 1, logging: false).closing > 0
             let exempt = uid == 0 || uid == geteuid()
-            var outcome = state.withLock { state -> Admission in
+            let outcome = state.withLock { state -> Admission in
                 guard !state.stopped else { return .closed }
+                guard reserve < .critical || madeRoom else { return .shortOfDescriptors }
                 guard exempt || state.connectionsByUID[uid, default: 0] < Self.maximumConnectionsPerUser else { return .refused }
                 state.connections[ObjectIdentifier(connection)] = connection
                 state.connectionsByUID[uid, default: 0] += 1
                 return .accepted
             }
-            // In the reserve's lower half, the connection idle longest (for a second at least:
-            // one just accepted gets that long to send its call) makes room for the new one.
-            // Without one, the new connection is served and accepting pauses until a connection
-            // closes or a second has passed; at the very end of the reserve it is refused.
-            if outcome == .accepted, reserve >= .deep,
-               closeIdleConnections(limit: 1, sparing: connection, logging: false).closing == 0 {
-                if reserve == .critical {
-                    state.withLock { state in
-                        state.connections[ObjectIdentifier(connection)] = nil
-                        state.connectionsByUID[uid, default: 1] -= 1
-                        if state.connectionsByUID[uid] == 0 { state.connectionsByUID[uid] = nil }
-                    }
-                    outcome = .shortOfDescriptors
-                } else {
-                    connection.start()
-                    pauseAccepting()
-                    return
-                }
-            }
             switch outcome {
             case .accepted:
                 connection.start()
                 if reserve == .entered { closeIdleConnections(logging: false) }
+                if reserve == .deep && !madeRoom {
+                    pauseAccepting()
+                    return
+                }
             case .closed: connection.close()
             case .refused:
                 connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
                     "message": .string("uid \(uid) already has \(Self.maximumConnectionsPerUser) connections to orchd; closing this one")
                 ]))
             case .shortOfDescriptors:
-                let now = DispatchTime.now().uptimeNanoseconds
-                let last = lastShortageLogged.load(ordering: .relaxed)
-                if last == 0 || now - last >= 10_000_000_000,
-                   lastShortageLogged.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
+                if refusalLogging.allows() {
                     DaemonLog.warning(
                         "out of file descriptors: refusing connections, the last \(Self.reservedDescriptors / 4) are kept for running jobs (\(state.withLock { $0.connections.count }) open)")
                 }
@@ -208,9 +196,8 @@ public final class VarlinkServer: Sendable {
     /// reserve under the process's soft `RLIMIT_NOFILE` (getrlimit(2)): every descriptor below
     /// it is in use, so at most those above it are free.
     static func descriptorReserve(below fd: Int32) -> ReserveUse {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return .outside }
-        let left = Int(clamping: limit.rlim_cur) - Int(fd) - 1
+        guard let limit = DescriptorRelief.softLimit() else { return .outside }
+        let left = limit - Int(fd) - 1
         switch left {
         case ..<(reservedDescriptors / 4): return .critical
         case ..<(reservedDescriptors / 2): return .deep
@@ -230,11 +217,7 @@ public final class VarlinkServer: Sendable {
         }
         guard paused else { return }
         let (open, closing) = closeIdleConnections(logging: false)
-        // Once a second at most: each connection that closes resumes accepting.
-        let now = DispatchTime.now().uptimeNanoseconds
-        let last = lastPauseLogged.load(ordering: .relaxed)
-        if closing > 0 || last == 0 || now - last >= 1_000_000_000 {
-            lastPauseLogged.store(now, ordering: .relaxed)
+        if pauseLogging.allows() || closing > 0 {
             let closed = closing == 0 ? "" : "; closing the \(closing) longest idle"
             DaemonLog.warning("out of file descriptors: not accepting connections for a moment (\(open) open\(closed))")
         }
@@ -247,15 +230,14 @@ public final class VarlinkServer: Sendable {
     /// - Parameters:
     ///   - minimumIdleNanoseconds: how long a connection must have been idle to be closed.
     ///   - limit: the most connections closed.
-    ///   - sparing: a connection never closed (the one just accepted).
     ///   - logging: say in orchd's log how many are closed, when any are.
     /// - Returns: how many connections were open, and how many of them are being closed.
     @discardableResult
     func closeIdleConnections(
         minimumIdleNanoseconds: UInt64 = minimumIdleToCloseNanoseconds, limit: Int = idleClosedPerShortage,
-        sparing: VarlinkConnection? = nil, logging: Bool = true
+        logging: Bool = true
     ) -> (open: Int, closing: Int) {
-        let connections = state.withLock { Array($0.connections.values) }.filter { $0 !== sparing }
+        let connections = state.withLock { Array($0.connections.values) }
         let now = DispatchTime.now().uptimeNanoseconds
         let idle = connections
             .map { (connection: $0, since: $0.idleSinceUptime) }

@@ -144,11 +144,9 @@ final class LocalExecutor: JobExecutor {
         /// (`/proc/self/fd`, whose listing counts its own). Counted without opening any more:
         /// opening until `EMFILE` would leave orchd none for a moment. 0 when it cannot tell.
         private static func freeDescriptors() -> Int {
-            var limit = rlimit()
-            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0,
-                  let names = ProcStat.listedEntryNames(of: "/proc/self/fd")
-            else { return 0 }
-            let cap = Int(clamping: limit.rlim_cur)
+            guard let cap = DescriptorRelief.softLimit(), let names = ProcStat.listedEntryNames(of: "/proc/self/fd") else {
+                return 0
+            }
             let open = names.reduce(0) { count, name in (Int(name).map { $0 < cap } ?? false) ? count + 1 : count }
             return max(0, cap - open)
         }
