@@ -157,11 +157,13 @@ CREATE TRIGGER jobs_submitted_event AFTER INSERT ON jobs BEGIN
 END;
 -- v7: only an attempt's end (running -> waiting) is 'retrying'; an edit that makes a queued job
 -- wait is 'requeued'.
-CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+-- v15: 'started' is written when the attempt has started (JobStore.startedEventSQL), not at
+-- the claim; a claim given back (running -> queued) never started and records nothing.
+CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs
+    WHEN NEW.state <> OLD.state AND NEW.state <> 'running' AND NOT (OLD.state = 'running' AND NEW.state = 'queued') BEGIN
     INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
     SELECT max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), NEW.submitted_at, coalesce(NEW.started_at, 0)),
         CASE
-            WHEN NEW.state = 'running' THEN 'started'
             WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
             WHEN NEW.state = 'finished' THEN 'finished'
             WHEN OLD.state = 'finished' THEN 'requeued'

@@ -455,7 +455,7 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["wait", "--timeout", "60s", id, submitted.line]).status == 0)
     }
 
-    @Test("hooks that cannot start for want of descriptors, in a burst of launches, are tried again: every job's finished hook runs once")
+    @Test("in a burst of launches short of descriptors, hooks that cannot start are tried again and a launch sent back starts nothing: every job has one started event, one started hook and one finished hook")
     func hooksWaitForDescriptors() throws {
         let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
         let log = daemon.directory + "/hooks"
@@ -482,6 +482,14 @@ struct ProtocolRobustnessTests {
         while lines("F ").count < 60 || Set(lines("S ")).count < 60, Date() < deadline { usleep(50_000) }
         #expect(lines("F ").count == 60 && Set(lines("F ")).count == 60, "\(lines("F "))")
         #expect(Set(lines("S ")).count == 60, "every job's started hook ran: \(Set(lines("S ")).count) \(daemon.daemonLog)")
+        // A launch sent back to its queue for want of descriptors had started nothing: no
+        // `started` event and no hook for it, only for the start that followed.
+        let events = try daemon.orchctl(["events", "--queue", "h"])
+        let kinds = events.standardOutput.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /"kind":"([a-z_]+)"/).map { String($0.output.1) }
+        }
+        #expect(kinds.filter { $0 == "started" }.count == 60 && !kinds.contains("requeued"), "\(kinds)")
+        #expect(lines("S ").count == 60, "one started hook per job: \(lines("S ").count) \(daemon.daemonLog)")
     }
 
     /// How many file descriptors process `pid` has open.

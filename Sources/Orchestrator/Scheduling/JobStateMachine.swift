@@ -16,7 +16,7 @@ import OrchestratorAPI
 /// (none)   submit        -> queued | waiting | finished(dependency_failed)
 /// waiting  promote       -> queued        (start time come, every dependency succeeded)
 /// queued   claim         -> running       (queue not paused)
-/// running  releaseClaim  -> queued        (stopping daemon, or Slurm unreachable; never started)
+/// running  releaseClaim  -> queued        (stopping daemon, short of descriptors, Slurm unreachable; never started, no event)
 /// running  endAttempt    -> waiting       (retryable result, attempts left, not cancelled) | finished
 /// running  cancel        -> stop          (torn down; endAttempt follows)
 /// running  timeOut       -> stop          (torn down; endAttempt follows)

@@ -12,8 +12,9 @@ extension Scheduler {
         var endedAt: Date
     }
 
-    /// Keeps a started job's process record for the next reaped write, so the processes
-    /// started and the jobs ended in one turn of the control queue share one transaction.
+    /// Keeps a started job's process record, with its `started` event, for the next reaped
+    /// write, so the processes started and the jobs ended in one turn of the control queue
+    /// share one transaction.
     /// Until it is written, recovery finds the process by its cgroup or by the identity in its
     /// environment, as for a daemon that died between the claim and the spawn.
     func noteStarted(_ record: JobStore.ProcessRecord) {
@@ -64,11 +65,10 @@ extension Scheduler {
                 others.append(end)
             }
         }
-        let ending = Set(ends.map(\.id))
         let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
         do {
             let claimed = try backgroundWrite { () throws in
-                try store.recordReaped(processes: processes.filter { !ending.contains($0.id) }, ends: finals.map(\.end)) {
+                try store.recordReaped(processes: processes, ends: finals.map(\.end)) {
                     // A claim that fails rolls the ends back with it: they are then written one
                     // by one below, and the queues fed on their own.
                     try feeding.map { ($0, try claimForStart($0)) }
@@ -97,12 +97,12 @@ extension Scheduler {
             // Classified now, so that a lock another process holds makes the writes below
             // wait only briefly (``backgroundWrite(_:)``).
             _ = storageError(error)
-            // The process records on their own, as before the ends were added to them.
-            let started = processes.filter { !ending.contains($0.id) }
+            // The process records on their own, as before the ends were added to them: every
+            // attempt's `started` event comes before its end's.
             do {
-                if !started.isEmpty { try backgroundWrite { () throws in try store.recordReaped(processes: started, ends: []) } }
+                if !processes.isEmpty { try backgroundWrite { () throws in try store.recordReaped(processes: processes, ends: []) } }
             } catch {
-                DaemonLog.error("cannot record the start of \(started.count) job(s): \(error)")
+                DaemonLog.error("cannot record the start of \(processes.count) job(s): \(error)")
             }
             // One by one: each is written, or kept until the store takes writes again.
             others = ends

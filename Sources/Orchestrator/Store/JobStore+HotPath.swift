@@ -71,15 +71,44 @@ extension JobStore {
     ///   (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``.
     public func recordProcessOnly(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws {
         try database.write { db in
-            let statement = try db.cachedStatement(
-                "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
-            defer { statement.reset() }
-            try statement.bind([.integer(id.rawValue), .integer(Int64(pid)), .integer(Int64(bitPattern: processStartTicks)), .text(bootID)])
-            try statement.step()
-            guard db.changes == 0 else { return }
+            let record = ProcessRecord(id: id, pid: pid, processStartTicks: processStartTicks, bootID: bootID, startedAt: Date())
+            guard try !recordProcess(record, in: db) else { return }
             guard let job = try self.job(id) else { throw JobStoreError.noSuchJob(id) }
             throw JobStoreError.invalidTransition(id, from: job.state.name, to: "running")
         }
+    }
+
+    /// Records a running job's process and its `started` event.
+    /// - Returns: whether the job was running (else nothing was written).
+    private func recordProcess(_ process: ProcessRecord, in db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(
+            "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
+        defer { statement.reset() }
+        try statement.bind([
+            .integer(process.id.rawValue), .integer(Int64(process.pid)),
+            .integer(Int64(bitPattern: process.processStartTicks)), .text(process.bootID),
+        ])
+        try statement.step()
+        guard db.changes == 1 else { return false }
+        try recordStarted(process.id, at: process.startedAt, in: db)
+        return true
+    }
+
+    /// Writes the `started` event of a running job's attempt, dated `at` or its claim if
+    /// later (never before its `submitted` event), as the state trigger dates the others.
+    /// Nothing when the job is not running.
+    static let startedEventSQL = """
+        INSERT INTO events (at, kind, job_id, queue, state, previous_state, attempt)         SELECT max(?2, submitted_at, coalesce(started_at, 0)), 'started', id, queue, 'running', 'queued', attempt         FROM jobs WHERE id = ?1 AND state = 'running'
+        """
+
+    /// Records that a running job's attempt has started (``startedEventSQL``). An attempt
+    /// starts when its process is spawned or Slurm took it, not at its claim: a claim given
+    /// back before that started nothing (see `Migrations.v15StartedEventSQL`).
+    func recordStarted(_ id: JobID, at: Date, in db: Database) throws {
+        let statement = try db.cachedStatement(Self.startedEventSQL)
+        defer { statement.reset() }
+        try statement.bind([.integer(id.rawValue), .integer(Timestamp.microseconds(at))])
+        try statement.step()
     }
 }
 
@@ -90,13 +119,16 @@ extension JobStore {
         public var pid: Int32
         public var processStartTicks: UInt64
         public var bootID: String
+        /// When the process was spawned: the time of the attempt's `started` event.
+        public var startedAt: Date
 
         /// Creates a value with every field given.
-        public init(id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) {
+        public init(id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, startedAt: Date) {
             self.id = id
             self.pid = pid
             self.processStartTicks = processStartTicks
             self.bootID = bootID
+            self.startedAt = startedAt
         }
     }
 
@@ -126,7 +158,8 @@ extension JobStore {
     /// then whatever `alsoWrite` writes, such as the claims of the slots the ends freed: one
     /// commit, not one per kind of change.
     /// - Parameters:
-    ///   - processes: started processes; one whose job is no longer running is skipped.
+    ///   - processes: started processes, each recorded with its `started` event; one whose
+    ///     job is no longer running is skipped.
     ///   - ends: final ends; every job must be running.
     ///   - alsoWrite: more writes of the same transaction, run after the ends.
     /// - Returns: what `alsoWrite` returned.
@@ -150,16 +183,15 @@ extension JobStore {
 
     private func recordReaped(processes: [ProcessRecord], ends: [RunningEnd], in db: Database) throws {
         if !processes.isEmpty {
-            let statement = try db.cachedStatement(
-                "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'")
-            defer { statement.reset() }
+            // A process whose job ends in this transaction needs no pid (the end clears it),
+            // only its `started` event, before the end's.
+            let ending = ends.isEmpty ? [] : Set(ends.map(\.id))
             for process in processes {
-                statement.reset()
-                try statement.bind([
-                    .integer(process.id.rawValue), .integer(Int64(process.pid)),
-                    .integer(Int64(bitPattern: process.processStartTicks)), .text(process.bootID),
-                ])
-                try statement.step()
+                if ending.contains(process.id) {
+                    try recordStarted(process.id, at: process.startedAt, in: db)
+                } else {
+                    _ = try recordProcess(process, in: db)
+                }
             }
         }
         guard !ends.isEmpty else { return }

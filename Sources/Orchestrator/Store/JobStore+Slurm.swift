@@ -1,3 +1,4 @@
+import Foundation
 import OrchestratorAPI
 
 // MARK: - Attempts running on Slurm
@@ -12,13 +13,26 @@ extension JobStore {
     }
 
     /// Records the Slurm job ID a running attempt was submitted as (`sbatch --parsable`'s answer).
+    /// The first ID recorded for the attempt also records its `started` event: Slurm has
+    /// taken the job. An ID recorded again (orchd re-attached after a restart) records nothing more.
+    /// - Parameters:
+    ///   - id: the job; it must be running.
+    ///   - slurmJobID: the Slurm job ID.
+    ///   - at: when `sbatch` answered, the `started` event's time.
     /// - Throws: ``JobStoreError`` when the job is not running, or ``DatabaseError``.
-    public func recordSlurmJob(_ id: JobID, slurmJobID: String) throws {
-        try setSlurmJobID(id, slurmJobID)
+    public func recordSlurmJob(_ id: JobID, slurmJobID: String, at: Date = Date()) throws {
+        try setSlurmJobID(id, slurmJobID, startedAt: at)
     }
 
-    private func setSlurmJobID(_ id: JobID, _ value: String) throws {
+    private func setSlurmJobID(_ id: JobID, _ value: String, startedAt: Date? = nil) throws {
         try database.write { db in
+            if let startedAt {
+                let first = try db.cachedStatement(
+                    "SELECT 1 FROM jobs WHERE id = ?1 AND state = 'running' AND coalesce(slurm_job_id, '') = ''")
+                defer { first.reset() }
+                try first.bind([.integer(id.rawValue)])
+                if try first.step() { try recordStarted(id, at: startedAt, in: db) }
+            }
             let statement = try db.cachedStatement("UPDATE jobs SET slurm_job_id = ?2 WHERE id = ?1 AND state = 'running'")
             defer { statement.reset() }
             try statement.bind([.integer(id.rawValue), .text(value)])

@@ -59,6 +59,9 @@ public enum Migrations {
         migrator.registerMigration("v14-endings") { db in
             try db.execute("ALTER TABLE jobs ADD COLUMN ending TEXT")
         }
+        migrator.registerMigration("v15-started-when-the-process-starts") { db in
+            try db.execute(v15StartedEventSQL)
+        }
         return migrator
     }()
 
@@ -171,6 +174,33 @@ public enum Migrations {
             SELECT max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), NEW.submitted_at, coalesce(NEW.started_at, 0)),
                 CASE
                     WHEN NEW.state = 'running' THEN 'started'
+                    WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.state = 'finished' THEN 'finished'
+                    WHEN OLD.state = 'finished' THEN 'requeued'
+                    WHEN NEW.state = 'waiting' AND OLD.state = 'running' THEN 'retrying'
+                    WHEN OLD.state = 'waiting' THEN 'queued'
+                    ELSE 'requeued'
+                END,
+                NEW.id, NEW.queue, NEW.state, OLD.state,
+                coalesce(NEW.result, a.result), coalesce(NEW.exit_code, a.exit_code), coalesce(NEW.signal, a.signal), NEW.attempt
+            FROM (SELECT 1) LEFT JOIN job_attempts a
+                ON NEW.state = 'waiting' AND OLD.state = 'running' AND a.job_id = NEW.id AND a.attempt = NEW.attempt;
+        END;
+        """
+
+    /// v15: `started` is recorded when the attempt has started (its process spawned, or
+    /// Slurm took the job: ``JobStore/startedEventSQL``), no longer by this trigger at the
+    /// claim. A claim is only the reservation of a slot; a launch sent back for want of
+    /// descriptors, or a claim given back at a stop, never started anything, and its
+    /// `started` event ran the queue's `started` hook for nothing. A claim given back
+    /// (running → queued) therefore records no event either.
+    static let v15StartedEventSQL = """
+        DROP TRIGGER jobs_state_event;
+        CREATE TRIGGER jobs_state_event AFTER UPDATE OF state ON jobs
+            WHEN NEW.state <> OLD.state AND NEW.state <> 'running' AND NOT (OLD.state = 'running' AND NEW.state = 'queued') BEGIN
+            INSERT INTO events (at, kind, job_id, queue, state, previous_state, result, exit_code, signal, attempt)
+            SELECT max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER), NEW.submitted_at, coalesce(NEW.started_at, 0)),
+                CASE
                     WHEN NEW.state = 'finished' AND NEW.result = 'cancelled' THEN 'cancelled'
                     WHEN NEW.state = 'finished' THEN 'finished'
                     WHEN OLD.state = 'finished' THEN 'requeued'

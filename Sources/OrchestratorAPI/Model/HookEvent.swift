@@ -55,7 +55,7 @@ public enum HookEvent: String, CaseIterable, Sendable {
     public static var helpLines: [String] {
         allCases.map { event in
             let when = switch event {
-            case .started: "an attempt started"
+            case .started: "an attempt started (its process was spawned, or Slurm took the job)"
             case .retrying: "an attempt ended unsuccessfully and another will run"
             case .queueDrained: "the queue has no waiting, queued or running job left"
             case .finished: "any final result, cancelled included"

@@ -142,7 +142,7 @@ struct EnvironmentStorageTests {
                 """#)
         }
         let store = try JobStore(database: Database(path: path, verify: DatabaseIdentity.verify))
-        #expect(try Migrations.migrator.appliedMigrations(store.database).last == "v14-endings")
+        #expect(try Migrations.migrator.appliedMigrations(store.database).last == "v15-started-when-the-process-starts")
         let environments: [Int64: [String: String]] = [
             1: ["HOME": "/root", "PATH": "/bin"], 2: ["HOME": "/root", "PATH": "/bin"], 3: [:], 7: ["X": "ü"],
             9: ["HOME": "/root", "PATH": "/bin"],

@@ -27,7 +27,8 @@ struct EventTimeMigrationTests {
             INSERT INTO jobs (queue, argv, cwd, environment_id, state, submitter_uid, submitted_at)
                 VALUES ('default', '["true"]', '/', 1, 'queued', 0, \(submitted));
             """)
-        try Migrations.migrator.migrate(database)
+        // Up to v13's trigger, which still wrote `started` at the claim (v15 writes it at the spawn).
+        try Migrator.orchd(before: "v15-started-when-the-process-starts").migrate(database)
         try database.execute("UPDATE jobs SET state = 'running', attempt = 1, started_at = \(started) WHERE id = 1")
         try database.execute("UPDATE jobs SET state = 'finished', result = 'succeeded', exit_code = 0, finished_at = \(started + 1) WHERE id = 1")
         let times = try Self.eventTimes(database, job: 1)

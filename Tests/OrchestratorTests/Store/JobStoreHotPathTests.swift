@@ -98,8 +98,8 @@ struct JobStoreHotPathTests {
         let end = now.addingTimeInterval(1.234_567_8)
         try store.recordReaped(
             processes: [
-                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot"),
-                JobStore.ProcessRecord(id: jobs[3].id, pid: 1, processStartTicks: 1, bootID: "boot"),
+                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: Date()),
+                JobStore.ProcessRecord(id: jobs[3].id, pid: 1, processStartTicks: 1, bootID: "boot", startedAt: Date()),
             ],
             ends: [
                 JobStore.RunningEnd(id: jobs[1].id, result: .failed(exitCode: 3), at: end),
@@ -123,7 +123,7 @@ struct JobStoreHotPathTests {
         _ = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
         #expect(throws: JobStoreError.invalidTransition(jobs[1].id, from: "queued", to: "finished")) {
             try store.recordReaped(
-                processes: [JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot")],
+                processes: [JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: Date())],
                 ends: [
                     JobStore.RunningEnd(id: jobs[0].id, result: .succeeded, at: now),
                     JobStore.RunningEnd(id: jobs[1].id, result: .succeeded, at: now),
@@ -132,5 +132,51 @@ struct JobStoreHotPathTests {
         #expect(try store.job(jobs[0].id)?.state == .running)
         #expect(try store.job(jobs[0].id)?.pid == nil)
         #expect(try store.attempts(of: jobs[0].id).isEmpty)
+    }
+
+    /// The kinds of job `id`'s events, in order.
+    private func eventKinds(_ id: JobID) throws -> [String] {
+        let statement = try store.database.makeStatement("SELECT kind FROM events WHERE job_id = \(id.rawValue) ORDER BY seq")
+        var kinds: [String] = []
+        while try statement.step() { kinds.append(statement.string(at: 0) ?? "") }
+        return kinds
+    }
+
+    @Test("an attempt's started event is written with its process, not at its claim, and a claim given back records no event")
+    func startedWhenTheProcessStarts() throws {
+        let jobs = try store.insert([spec(), spec(), spec()], submitterUid: 0, at: now)
+        _ = try store.claimNext(in: .default, excluding: [], limit: 3, at: now) { _ in true }
+        #expect(try eventKinds(jobs[0].id) == ["submitted"])
+        _ = try store.releaseClaim(jobs[2].id)
+        #expect(try eventKinds(jobs[2].id) == ["submitted"], "a launch sent back started nothing")
+        let spawned = now.addingTimeInterval(0.5)
+        try store.recordReaped(
+            processes: [
+                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: spawned),
+                JobStore.ProcessRecord(id: jobs[1].id, pid: 4243, processStartTicks: 8, bootID: "boot", startedAt: spawned),
+                // Given back meanwhile: no event.
+                JobStore.ProcessRecord(id: jobs[2].id, pid: 4244, processStartTicks: 9, bootID: "boot", startedAt: spawned),
+            ],
+            ends: [JobStore.RunningEnd(id: jobs[1].id, result: .succeeded, at: spawned.addingTimeInterval(0.1))])
+        #expect(try eventKinds(jobs[0].id) == ["submitted", "started"])
+        #expect(try eventKinds(jobs[1].id) == ["submitted", "started", "finished"], "the start of a job ending in the same write comes first")
+        #expect(try eventKinds(jobs[2].id) == ["submitted"])
+        let statement = try store.database.makeStatement(
+            "SELECT at, state, previous_state, attempt FROM events WHERE job_id = \(jobs[0].id.rawValue) AND kind = 'started'")
+        #expect(try statement.step())
+        #expect(statement.int64(at: 0) == Timestamp.microseconds(spawned))
+        #expect(statement.string(at: 1) == "running" && statement.string(at: 2) == "queued" && statement.int64(at: 3) == 1)
+        statement.reset()
+    }
+
+    @Test("a Slurm attempt has started once its first Slurm job ID is recorded; the same ID recorded again at a re-attach adds nothing")
+    func startedWhenSlurmTakesTheJob() throws {
+        let jobs = try store.insert([spec()], submitterUid: 0, at: now)
+        _ = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
+        try store.recordSlurmSubmitting(jobs[0].id)
+        #expect(try eventKinds(jobs[0].id) == ["submitted"])
+        try store.recordSlurmJob(jobs[0].id, slurmJobID: "41")
+        try store.recordSlurmJob(jobs[0].id, slurmJobID: "41")
+        #expect(try eventKinds(jobs[0].id) == ["submitted", "started"])
     }
 }

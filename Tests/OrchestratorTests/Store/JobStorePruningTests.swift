@@ -110,7 +110,7 @@ struct JobStorePruningTests {
         let migrated = try JobStore(database: database)
         #expect(try migrated.job(JobID(rawValue: 2))?.after == [JobID(rawValue: 1)])
         #expect(try Migrations.migrator.appliedMigrations(database) == ["v1-jobs", "v2-retry-events-kept-dependencies", "v3-application-id", "v4-environments", "v5-job-counts", "v6-multi-user", "v7-declared-queues-held-suspended", "v8-executors", "v9-unique-key-per-owner", "v10-indexes-end-with-rowid", "v11-barrier-without-write",
-            "v12-state-check-without-list", "v13-event-times-after-the-job", "v14-endings",
+            "v12-state-check-without-list", "v13-event-times-after-the-job", "v14-endings", "v15-started-when-the-process-starts",
         ])
     }
 }
