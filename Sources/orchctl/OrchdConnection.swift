@@ -1,10 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import OrchestratorAPI
 
 /// One connection to orchd, turning client errors into ``CommandFailure``s with the right exit
 /// code. It remembers whether the daemon has answered yet, because a connection lost before the
 /// first reply means "daemon unreachable" (69) and one lost after it does not.
+///
+/// A call orchd refuses with `TooManyConnections` (it is short of file descriptors, or the
+/// caller has too many connections open) did nothing: orchd answers it so before reading any
+/// call, or for a log it could not open. Such a call is made again on a new connection, after
+/// 50 ms doubling to 1 s, for up to ``refusalRetryLimit``; only then is the refusal the
+/// command's error (exit 69). A burst of launches near orchd's descriptor limit thus delays a
+/// command instead of failing it.
 final class OrchdConnection {
-    private let client: VarlinkClient
+    /// How long a call refused with `TooManyConnections` is made again.
+    static let refusalRetryLimit = Duration.seconds(10)
+
+    private var client: VarlinkClient
     private let socket: String
     private let uid: UInt32
     /// Whether any reply has arrived on this connection.
@@ -25,13 +38,48 @@ final class OrchdConnection {
     /// Calls `method` and returns its reply; see ``VarlinkClient/call(_:_:)``.
     /// - Throws: ``CommandFailure``.
     func call<P, R>(_ method: VarlinkMethod<P, R>, _ parameters: P) throws(CommandFailure) -> R {
+        var refusals = RefusalRetry()
+        while true {
+            do {
+                let reply = try client.call(method, parameters)
+                hasReplied = true
+                return reply
+            } catch {
+                if case .remote(let remote) = error, try refusals.reconnectAfter(remote, self) { continue }
+                if case .remote = error { hasReplied = true }
+                throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+            }
+        }
+    }
+
+    /// The retries of one call refused with `TooManyConnections`.
+    private struct RefusalRetry {
+        private var deadline: ContinuousClock.Instant?
+        private var delay = Duration.milliseconds(50)
+
+        /// Whether the call refused with `error` is to be made again: if so, after the
+        /// back-off, `connection` has been connected anew.
+        /// - Throws: ``CommandFailure`` when the new connection cannot be made.
+        mutating func reconnectAfter(_ error: VarlinkError, _ connection: OrchdConnection) throws(CommandFailure) -> Bool {
+            guard error.name == ManagerInterface.Errors.tooManyConnections else { return false }
+            let now = ContinuousClock.now
+            let deadline = self.deadline ?? now + OrchdConnection.refusalRetryLimit
+            self.deadline = deadline
+            guard now + delay < deadline else { return false }
+            let (seconds, attoseconds) = delay.components
+            usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            delay = min(delay * 2, .seconds(1))
+            try connection.reconnect()
+            return true
+        }
+    }
+
+    /// Replaces the client with a new connection to the same socket.
+    private func reconnect() throws(CommandFailure) {
         do {
-            let reply = try client.call(method, parameters)
-            hasReplied = true
-            return reply
+            client = try VarlinkClient(socketPath: socket)
         } catch {
-            if case .remote = error { hasReplied = true }
-            throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+            throw CommandFailure(error, socket: socket, afterReply: false, uid: uid)
         }
     }
 
@@ -116,18 +164,26 @@ final class OrchdConnection {
     func streamWhile<P, R>(
         _ method: VarlinkMethod<P, R>, _ parameters: P, _ body: (R) throws(CommandFailure) -> Bool
     ) throws(CommandFailure) {
-        do {
-            try client.stream(method, parameters) { reply in
-                hasReplied = true
-                return try body(reply)
+        var refusals = RefusalRetry()
+        while true {
+            var streamed = false
+            do {
+                try client.stream(method, parameters) { reply in
+                    hasReplied = true
+                    streamed = true
+                    return try body(reply)
+                }
+                return
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch let error as VarlinkClientError {
+                // Refused before its first reply: nothing of it was done.
+                if !streamed, case .remote(let remote) = error, try refusals.reconnectAfter(remote, self) { continue }
+                if case .remote = error { hasReplied = true }
+                throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
+            } catch {
+                throw CommandFailure("\(error)")
             }
-        } catch let failure as CommandFailure {
-            throw failure
-        } catch let error as VarlinkClientError {
-            if case .remote = error { hasReplied = true }
-            throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
-        } catch {
-            throw CommandFailure("\(error)")
         }
     }
 }
