@@ -67,7 +67,7 @@ struct ManPage: Sendable {
             The command line is wrong.
             .TP
             .B 69
-            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR), it was stopping and no orchd took the job within \\fB\\-\\-reconnect\\-timeout\\fR, or it refused the connection (too many of the user's, or short of file descriptors), doing nothing.
+            orchd cannot be reached (or did not come back within \\fB\\-\\-reconnect\\-timeout\\fR), it was stopping and no orchd took the job within \\fB\\-\\-reconnect\\-timeout\\fR, or it refused the connection for 10 s (too many of the user's, or short of file descriptors), doing nothing.
             .TP
             .B 77
             Permission denied.
