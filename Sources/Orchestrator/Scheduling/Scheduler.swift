@@ -640,8 +640,7 @@ public actor Scheduler {
         case .process(let process):
             // Written with the other starts and ends of this turn.
             noteStarted(JobStore.ProcessRecord(
-                id: id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID,
-                startedAt: Date()))
+                id: id, pid: process.pid, processStartTicks: process.processStartTicks, bootID: process.bootID))
             runningJobs[id]?.pid = process.pid
         case .slurmJob(let slurmJobID):
             // Written at once: a restart finds the attempt in Slurm by this ID.

@@ -71,7 +71,7 @@ extension JobStore {
     ///   (``JobStoreError/noSuchJob(_:)`` when it is gone), or a ``DatabaseError``.
     public func recordProcessOnly(_ id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) throws {
         try database.write { db in
-            let record = ProcessRecord(id: id, pid: pid, processStartTicks: processStartTicks, bootID: bootID, startedAt: Date())
+            let record = ProcessRecord(id: id, pid: pid, processStartTicks: processStartTicks, bootID: bootID)
             guard try !recordProcess(record, in: db) else { return }
             guard let job = try self.job(id) else { throw JobStoreError.noSuchJob(id) }
             throw JobStoreError.invalidTransition(id, from: job.state.name, to: "running")
@@ -90,24 +90,27 @@ extension JobStore {
         ])
         try statement.step()
         guard db.changes == 1 else { return false }
-        try recordStarted(process.id, at: process.startedAt, in: db)
+        try recordStarted(process.id, in: db)
         return true
     }
 
-    /// Writes the `started` event of a running job's attempt, dated `at` or its claim if
-    /// later (never before its `submitted` event), as the state trigger dates the others.
-    /// Nothing when the job is not running.
+    /// Writes the `started` event of a running job's attempt. It is dated at the claim, the
+    /// job's `started_at` (what `show` says), which the state trigger's dates of its later
+    /// events never precede; never before its `submitted` event. Nothing when the job is not
+    /// running.
     static let startedEventSQL = """
-        INSERT INTO events (at, kind, job_id, queue, state, previous_state, attempt)         SELECT max(?2, submitted_at, coalesce(started_at, 0)), 'started', id, queue, 'running', 'queued', attempt         FROM jobs WHERE id = ?1 AND state = 'running'
+        INSERT INTO events (at, kind, job_id, queue, state, previous_state, attempt) \
+        SELECT max(submitted_at, coalesce(started_at, 0)), 'started', id, queue, 'running', 'queued', attempt \
+        FROM jobs WHERE id = ?1 AND state = 'running'
         """
 
-    /// Records that a running job's attempt has started (``startedEventSQL``). An attempt
-    /// starts when its process is spawned or Slurm took it, not at its claim: a claim given
-    /// back before that started nothing (see `Migrations.v15StartedEventSQL`).
-    func recordStarted(_ id: JobID, at: Date, in db: Database) throws {
+    /// Records that a running job's attempt has started (``startedEventSQL``). An attempt has
+    /// started once its process was spawned or Slurm took it; a claim given back before that
+    /// started nothing (see `Migrations.v15StartedEventSQL`).
+    func recordStarted(_ id: JobID, in db: Database) throws {
         let statement = try db.cachedStatement(Self.startedEventSQL)
         defer { statement.reset() }
-        try statement.bind([.integer(id.rawValue), .integer(Timestamp.microseconds(at))])
+        try statement.bind([.integer(id.rawValue)])
         try statement.step()
     }
 }
@@ -119,16 +122,13 @@ extension JobStore {
         public var pid: Int32
         public var processStartTicks: UInt64
         public var bootID: String
-        /// When the process was spawned: the time of the attempt's `started` event.
-        public var startedAt: Date
 
         /// Creates a value with every field given.
-        public init(id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String, startedAt: Date) {
+        public init(id: JobID, pid: Int32, processStartTicks: UInt64, bootID: String) {
             self.id = id
             self.pid = pid
             self.processStartTicks = processStartTicks
             self.bootID = bootID
-            self.startedAt = startedAt
         }
     }
 
@@ -188,7 +188,7 @@ extension JobStore {
             let ending = ends.isEmpty ? [] : Set(ends.map(\.id))
             for process in processes {
                 if ending.contains(process.id) {
-                    try recordStarted(process.id, at: process.startedAt, in: db)
+                    try recordStarted(process.id, in: db)
                 } else {
                     _ = try recordProcess(process, in: db)
                 }

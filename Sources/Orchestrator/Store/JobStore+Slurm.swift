@@ -1,4 +1,3 @@
-import Foundation
 import OrchestratorAPI
 
 // MARK: - Attempts running on Slurm
@@ -18,20 +17,19 @@ extension JobStore {
     /// - Parameters:
     ///   - id: the job; it must be running.
     ///   - slurmJobID: the Slurm job ID.
-    ///   - at: when `sbatch` answered, the `started` event's time.
     /// - Throws: ``JobStoreError`` when the job is not running, or ``DatabaseError``.
-    public func recordSlurmJob(_ id: JobID, slurmJobID: String, at: Date = Date()) throws {
-        try setSlurmJobID(id, slurmJobID, startedAt: at)
+    public func recordSlurmJob(_ id: JobID, slurmJobID: String) throws {
+        try setSlurmJobID(id, slurmJobID, started: true)
     }
 
-    private func setSlurmJobID(_ id: JobID, _ value: String, startedAt: Date? = nil) throws {
+    private func setSlurmJobID(_ id: JobID, _ value: String, started: Bool = false) throws {
         try database.write { db in
-            if let startedAt {
+            if started {
                 let first = try db.cachedStatement(
                     "SELECT 1 FROM jobs WHERE id = ?1 AND state = 'running' AND coalesce(slurm_job_id, '') = ''")
                 defer { first.reset() }
                 try first.bind([.integer(id.rawValue)])
-                if try first.step() { try recordStarted(id, at: startedAt, in: db) }
+                if try first.step() { try recordStarted(id, in: db) }
             }
             let statement = try db.cachedStatement("UPDATE jobs SET slurm_job_id = ?2 WHERE id = ?1 AND state = 'running'")
             defer { statement.reset() }

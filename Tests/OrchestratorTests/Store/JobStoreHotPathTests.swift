@@ -98,8 +98,8 @@ struct JobStoreHotPathTests {
         let end = now.addingTimeInterval(1.234_567_8)
         try store.recordReaped(
             processes: [
-                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: Date()),
-                JobStore.ProcessRecord(id: jobs[3].id, pid: 1, processStartTicks: 1, bootID: "boot", startedAt: Date()),
+                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot"),
+                JobStore.ProcessRecord(id: jobs[3].id, pid: 1, processStartTicks: 1, bootID: "boot"),
             ],
             ends: [
                 JobStore.RunningEnd(id: jobs[1].id, result: .failed(exitCode: 3), at: end),
@@ -123,7 +123,7 @@ struct JobStoreHotPathTests {
         _ = try store.claimNext(in: .default, excluding: [], limit: 1, at: now) { _ in true }
         #expect(throws: JobStoreError.invalidTransition(jobs[1].id, from: "queued", to: "finished")) {
             try store.recordReaped(
-                processes: [JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: Date())],
+                processes: [JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot")],
                 ends: [
                     JobStore.RunningEnd(id: jobs[0].id, result: .succeeded, at: now),
                     JobStore.RunningEnd(id: jobs[1].id, result: .succeeded, at: now),
@@ -152,10 +152,10 @@ struct JobStoreHotPathTests {
         let spawned = now.addingTimeInterval(0.5)
         try store.recordReaped(
             processes: [
-                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot", startedAt: spawned),
-                JobStore.ProcessRecord(id: jobs[1].id, pid: 4243, processStartTicks: 8, bootID: "boot", startedAt: spawned),
+                JobStore.ProcessRecord(id: jobs[0].id, pid: 4242, processStartTicks: 7, bootID: "boot"),
+                JobStore.ProcessRecord(id: jobs[1].id, pid: 4243, processStartTicks: 8, bootID: "boot"),
                 // Given back meanwhile: no event.
-                JobStore.ProcessRecord(id: jobs[2].id, pid: 4244, processStartTicks: 9, bootID: "boot", startedAt: spawned),
+                JobStore.ProcessRecord(id: jobs[2].id, pid: 4244, processStartTicks: 9, bootID: "boot"),
             ],
             ends: [JobStore.RunningEnd(id: jobs[1].id, result: .succeeded, at: spawned.addingTimeInterval(0.1))])
         #expect(try eventKinds(jobs[0].id) == ["submitted", "started"])
@@ -164,7 +164,7 @@ struct JobStoreHotPathTests {
         let statement = try store.database.makeStatement(
             "SELECT at, state, previous_state, attempt FROM events WHERE job_id = \(jobs[0].id.rawValue) AND kind = 'started'")
         #expect(try statement.step())
-        #expect(statement.int64(at: 0) == Timestamp.microseconds(spawned))
+        #expect(statement.int64(at: 0) == Timestamp.microseconds(now), "dated at the claim, as show's startedAt")
         #expect(statement.string(at: 1) == "running" && statement.string(at: 2) == "queued" && statement.int64(at: 3) == 1)
         statement.reset()
     }
