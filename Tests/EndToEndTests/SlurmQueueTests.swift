@@ -251,11 +251,16 @@ struct SlurmQueueTests {
         daemon.crash()
         open(gate: gate)
         #expect(try waitUntilGoneFromSqueue(cluster, Set(slurmIDs.values)), "the jobs finished in Slurm while orchd was down")
+        let endedBy = Date()
 
         try daemon.start()
         for (id, code) in zip(ids, [0, 3, 5]) {
             let waited = try daemon.orchctl(["wait", id])
             #expect(waited.status == Int32(code), "job \(id): \(waited)\n\(daemon.daemonLog)")
+            // Recorded as ended when it ended in Slurm, not when orchd came back.
+            let finishedAt = try #require(try job(daemon, id)["finishedAt"] as? String)
+            let finished = try Date(finishedAt, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true))
+            #expect(finished <= endedBy, "job \(id) finished at \(finishedAt), before orchd's restart at \(endedBy)")
             #expect(try daemon.orchctl(["logs", id]).standardOutput == "done \(code)\n")
             let attempts = try attempts(daemon, id)
             #expect(attempts.count == 1, "one attempt, not submitted again: \(attempts)")

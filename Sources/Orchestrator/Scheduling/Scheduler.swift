@@ -666,9 +666,12 @@ public actor Scheduler {
             runners[queue]?.noteRunning(owner, -1)
         }
         let result: JobResult
+        var endedAt = Date()
         switch end {
-        case .finished(let ended):
+        case .finished(let ended, let at):
             result = ended
+            // Never before the claim (a clock stepped back) nor after now.
+            if let at, let claimed = runningJobs[id]?.startedAt { endedAt = min(endedAt, max(at, claimed)) }
         case .detached:
             // Goes on in Slurm; recorded running for the next start to re-attach.
             startedJobs.remove(id)
@@ -695,7 +698,7 @@ public actor Scheduler {
         startedJobs.remove(id)
         guard releases else {
             // Written with the other ends of this turn; the queue is fed then.
-            noteEnded(ReapedEnd(id: id, queue: queue, result: result, endedAt: Date()))
+            noteEnded(ReapedEnd(id: id, queue: queue, result: result, endedAt: endedAt))
             return
         }
         runningJobs[id] = nil

@@ -41,7 +41,9 @@ struct SlurmCommand: Sendable {
     private let reaper: ChildReaper
     /// Where the output files go (created when missing).
     private let scratchDirectory: String
-    /// The commands' environment: orchd's own, so that `SLURM_CONF` and `PATH` reach them.
+    /// The commands' environment: orchd's own, so that `SLURM_CONF` and `PATH` reach them,
+    /// with `SLURM_TIME_FORMAT=%s`: the times sacct prints, in seconds since the epoch rather
+    /// than in the local time zone (sacct(1), ENVIRONMENT VARIABLES).
     private let environment: [String: String]
     private static let counter = Atomic<Int64>(0)
 
@@ -52,7 +54,7 @@ struct SlurmCommand: Sendable {
     init(reaper: ChildReaper, scratchDirectory: String) {
         self.reaper = reaper
         self.scratchDirectory = scratchDirectory
-        self.environment = ProcessInfo.processInfo.environment
+        self.environment = ProcessInfo.processInfo.environment.merging(["SLURM_TIME_FORMAT": "%s"]) { _, new in new }
     }
 
     /// Starts `arguments` and calls `completion` on `queue` once it has exited.

@@ -409,7 +409,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 case .inSlurm(let id):
                     if let entry = jobs.first(where: { $0.id == id }) {
                         let state = SlurmJobState(entry.state)
-                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode) }
+                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode, endedAt: entry.endTime) }
                     } else {
                         settleFromAccounting(attempt, id: id)
                     }
@@ -423,7 +423,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                         // Cancelled or timed out while it was being looked for.
                         if attempt.stopReason != nil { cancelInSlurm(attempt) }
                         let state = SlurmJobState(entry.state)
-                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode) }
+                        if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode, endedAt: entry.endTime) }
                     } else {
                         // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
                         DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when the previous daemon stopped, and Slurm has no such job")
@@ -457,26 +457,27 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
     private func settleFromAccounting(_ attempt: SlurmAttempt, id: String) {
         if let status = readExitStatus(attempt) {
-            let state = SlurmJobState({ if case .exited(0) = status { "COMPLETED" } else { "FAILED" } }())
-            settle(attempt, state: state, waitStatus: nil, status: status)
+            let state = SlurmJobState({ if case .exited(0) = status.status { "COMPLETED" } else { "FAILED" } }())
+            settle(attempt, state: state, waitStatus: nil, endedAt: nil, status: status)
             return
         }
         guard !attempt.askingAccounting else { return }
         attempt.askingAccounting = true
-        // Every user's (`-a`): jobs of other users are submitted with --uid.
-        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode"]
+        // Every user's (`-a`): jobs of other users are submitted with --uid. `End` in seconds
+        // since the epoch: SlurmCommand sets `SLURM_TIME_FORMAT=%s`.
+        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode,End"]
         // The accounting database when there is one, else the job completion log (`-c`).
         command.run(["sacct"] + fields, on: queue) { [self] outcome in
             let answer = Self.parseSacct(outcome.output)
             if outcome.succeeded, let answer {
                 attempt.askingAccounting = false
-                settle(attempt, state: answer.state, waitStatus: answer.waitStatus)
+                settle(attempt, state: answer.state, waitStatus: answer.waitStatus, endedAt: answer.end)
                 return
             }
             command.run(["sacct", "-c"] + fields, on: queue) { [self] completion in
                 attempt.askingAccounting = false
                 if completion.succeeded, let answer = Self.parseSacct(completion.output), answer.state.isFinal {
-                    settle(attempt, state: answer.state, waitStatus: answer.waitStatus)
+                    settle(attempt, state: answer.state, waitStatus: answer.waitStatus, endedAt: answer.end)
                 } else {
                     DaemonLog.error("queue \(name): Slurm job \(id) of job \(attempt.jobID) is gone from squeue with no exit status and no accounting record; recording it interrupted")
                     report(attempt, .finished(.interrupted))
@@ -485,29 +486,37 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
     }
 
-    /// Reports a final state's result: the stop reason's when orchd stopped it.
-    private func settle(_ attempt: SlurmAttempt, state: SlurmJobState, waitStatus: Int32?, status: SlurmBatchScript.Status? = nil) {
+    /// Reports a final state's result (the stop reason's when orchd stopped it) and when the
+    /// job ended: when its batch script wrote the exit-status file, else when Slurm says
+    /// (`endedAt`), so that an end that came while orchd was down keeps its own time.
+    private func settle(
+        _ attempt: SlurmAttempt, state: SlurmJobState, waitStatus: Int32?, endedAt: Date?,
+        status: (status: SlurmBatchScript.Status, written: Date)? = nil
+    ) {
         guard !attempt.reported else { return }
-        let exitStatus = status ?? readExitStatus(attempt)
-        let observed = state.result(exitStatus: exitStatus, waitStatus: waitStatus) ?? .interrupted
+        let exit = status ?? readExitStatus(attempt)
+        let observed = state.result(exitStatus: exit?.status, waitStatus: waitStatus) ?? .interrupted
         if state.name == "OUT_OF_MEMORY" {
             DaemonLog.warning("job \(attempt.jobID): Slurm ended it for using more memory than it was given (OUT_OF_MEMORY)")
         }
         unlink(attempt.exitStatusPath)
-        report(attempt, .finished(attempt.stopReason?.jobResult ?? observed))
+        report(attempt, .finished(attempt.stopReason?.jobResult ?? observed, at: exit?.written ?? endedAt))
     }
 
-    /// The attempt's exit-status file, read only when it is a plain file: the directory is
-    /// the job owner's, so a link planted there must not make orchd read another file.
-    private func readExitStatus(_ attempt: SlurmAttempt) -> SlurmBatchScript.Status? {
+    /// The attempt's exit-status file and when it was written (its modification time), read
+    /// only when it is a plain file: the directory is the job owner's, so a link planted there
+    /// must not make orchd read another file.
+    private func readExitStatus(_ attempt: SlurmAttempt) -> (status: SlurmBatchScript.Status, written: Date)? {
         let fd = open(attempt.exitStatusPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-              let data = try? handle.read(upToCount: 4096), let text = String(data: data, encoding: .utf8)
+              let data = try? handle.read(upToCount: 4096), let text = String(data: data, encoding: .utf8),
+              let status = SlurmBatchScript.parseStatus(text)
         else { return nil }
-        return SlurmBatchScript.parseStatus(text)
+        let written = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        return (status, written)
     }
 
     /// Reports an attempt's end once (on `queue`).
@@ -536,6 +545,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         var comment: String
         /// `user_id`: whom the job runs as; `nil` when squeue did not say.
         var userID: UInt32? = nil
+        /// `end_time`, for a job that ended; `nil` when squeue gives none (0).
+        var endTime: Date? = nil
     }
 
     /// The jobs of `squeue --json` output (Slurm 22.05's `jobs` array), or `nil` when it is
@@ -550,22 +561,27 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             let state = (job["job_state"] as? String) ?? (job["job_state"] as? [String])?.first ?? ""
             let exit = (job["exit_code"] as? NSNumber)?.int32Value
                 ?? (((job["exit_code"] as? [String: Any])?["return_code"] as? NSNumber)?.int32Value).map { $0 << 8 }
+            let end = (job["end_time"] as? NSNumber)?.int64Value ?? ((job["end_time"] as? [String: Any])?["number"] as? NSNumber)?.int64Value
             return QueueEntry(
                 number: number, name: job["name"] as? String ?? "", state: state, exitCode: exit,
-                comment: job["comment"] as? String ?? "", userID: (job["user_id"] as? NSNumber)?.uint32Value)
+                comment: job["comment"] as? String ?? "", userID: (job["user_id"] as? NSNumber)?.uint32Value,
+                endTime: end.flatMap { $0 > 0 ? Date(timeIntervalSince1970: Double($0)) : nil })
         }
     }
 
-    /// `sacct -n -P -o State,ExitCode` output: the first line's state and its exit code
-    /// (`3:0` is status 3, signal 0) as a wait status; `nil` when there is no line.
-    static func parseSacct(_ text: String) -> (state: SlurmJobState, waitStatus: Int32?)? {
+    /// `sacct -n -P -o State,ExitCode,End` output (`End` in seconds since the epoch): the
+    /// first line's state, its exit code (`3:0` is status 3, signal 0) as a wait status, and
+    /// its end (`nil` when sacct gives none: `Unknown`, or a job still running); `nil` when
+    /// there is no line.
+    static func parseSacct(_ text: String) -> (state: SlurmJobState, waitStatus: Int32?, end: Date?)? {
         guard let line = text.split(whereSeparator: \.isNewline).first else { return nil }
         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
         guard fields.count >= 2 else { return nil }
         let parts = fields[1].split(separator: ":")
         var wait: Int32?
         if parts.count == 2, let code = Int32(parts[0]), let signal = Int32(parts[1]) { wait = (code << 8) | (signal & 0x7f) }
-        return (SlurmJobState(String(fields[0])), wait)
+        let end = fields.count >= 3 ? Int64(fields[2]).flatMap { $0 > 0 ? Date(timeIntervalSince1970: Double($0)) : nil } : nil
+        return (SlurmJobState(String(fields[0])), wait, end)
     }
 }
 

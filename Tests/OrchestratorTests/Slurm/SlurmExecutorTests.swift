@@ -119,15 +119,21 @@ struct SlurmExecutorTests {
         }
     }
 
-    @Test("squeue --json and sacct answers are parsed; anything else is not taken for one")
+    @Test("squeue --json and sacct answers are parsed, end times included; anything else is not taken for one")
     func parsing() {
-        let squeue = #"{"meta": {}, "errors": [], "jobs": [{"job_id": 12, "name": "orchd-3", "job_state": "FAILED", "exit_code": 768, "comment": "orchd job=3"}, {"name": "no id"}]}"#
+        let squeue = #"{"meta": {}, "errors": [], "jobs": [{"job_id": 12, "name": "orchd-3", "job_state": "FAILED", "exit_code": 768, "comment": "orchd job=3", "end_time": 1796000000}, {"job_id": 13, "name": "orchd-4", "job_state": "RUNNING", "comment": "", "end_time": 0}, {"job_id": 14, "name": "orchd-5", "job_state": ["COMPLETED"], "comment": "", "end_time": {"set": true, "number": 1796000001}}, {"name": "no id"}]}"#
         #expect(SlurmExecutor.parseSqueue(squeue) == [
-            .init(number: 12, name: "orchd-3", state: "FAILED", exitCode: 768, comment: "orchd job=3"),
+            .init(number: 12, name: "orchd-3", state: "FAILED", exitCode: 768, comment: "orchd job=3", endTime: Date(timeIntervalSince1970: 1_796_000_000)),
+            .init(number: 13, name: "orchd-4", state: "RUNNING", exitCode: nil, comment: ""),
+            .init(number: 14, name: "orchd-5", state: "COMPLETED", exitCode: nil, comment: "", endTime: Date(timeIntervalSince1970: 1_796_000_001)),
         ])
         #expect(SlurmExecutor.parseSqueue("squeue: error: Unable to contact slurm controller") == nil)
-        let answer = SlurmExecutor.parseSacct("FAILED|3:0\n")
+        let answer = SlurmExecutor.parseSacct("FAILED|3:0|1796000000\n")
         #expect(answer?.state == SlurmJobState("FAILED") && answer?.waitStatus == 3 << 8)
+        #expect(answer?.end == Date(timeIntervalSince1970: 1_796_000_000))
+        // No end known (a job still running), or sacct without the field: no time.
+        #expect(SlurmExecutor.parseSacct("RUNNING|0:0|Unknown\n")?.end == nil)
+        #expect(SlurmExecutor.parseSacct("FAILED|3:0\n")?.end == nil)
         #expect(SlurmExecutor.parseSacct("") == nil)
         #expect(SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"))
         #expect(!SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Invalid partition name specified"))

@@ -84,8 +84,10 @@ enum ExecutorStart: Sendable {
 
 /// How an attempt ended, as the executor reports it.
 enum ExecutorEnd: Hashable, Sendable {
-    /// It ended with this result (a stop reason's, when it was stopped).
-    case finished(JobResult)
+    /// It ended with this result (a stop reason's, when it was stopped), at `at` when the
+    /// executor knows the time better than the moment it reports (a Slurm job that ended while
+    /// orchd was down); `nil`: now.
+    case finished(JobResult, at: Date? = nil)
     /// orchd stopped and the attempt goes on without it (``ExecutorAttempt/outlivesDaemon``):
     /// nothing is recorded; the next start re-attaches.
     case detached
