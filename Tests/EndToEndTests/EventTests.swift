@@ -37,6 +37,23 @@ struct EventTests {
         #expect(replayed.last?.result == "failed" && replayed.last?.exitCode == 4)
     }
 
+    @Test("a job's started event is followed and hooked as soon as it starts, with nothing else happening after it")
+    func startedDeliveredAtOnce() throws {
+        let daemon = try TestDaemon()
+        let hooked = try ReadyMarker(path: daemon.directory + "/hooked")
+        #expect(try daemon.orchctl(["queue", "set", "default", "--on", "started=echo $ORCHD_JOB_ID > '\(hooked.path)'"]).status == 0)
+        let stream = try OrchctlStream(daemon, ["events", "--follow"])
+        defer { stream.stop() }
+        let id = try daemon.orchctl(["submit", "--", "sleep", "300"]).line
+        var started: Event?
+        while started == nil, let event = try stream.nextEvent() {
+            if event.jobId?.description == id, event.kind.rawValue == "started" { started = event }
+        }
+        #expect(started?.attempt == 1, "the follower saw the start")
+        #expect(hooked.read()?.trimmingCharacters(in: .whitespacesAndNewlines) == id, "the started hook ran: \(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+    }
+
     @Test("events --follow --since a sequence number ahead of the log prints only the events after it")
     func followSinceAhead() throws {
         let daemon = try TestDaemon()

@@ -74,6 +74,9 @@ extension Scheduler {
                     try feeding.map { ($0, try claimForStart($0)) }
                 }
             }
+            // The starts' `started` events are delivered once a barrier covers them: the ends'
+            // and claims' bookkeeping asks for one too, but a turn may have only starts.
+            if !processes.isEmpty { groupCommit.changed() }
             // Launched before the ends' bookkeeping, which may feed a queue again (a succeeded
             // job's dependents queued): by then the claimed jobs must hold their slots and
             // count for their owners, or that feed would claim past the queue's limits.
@@ -100,7 +103,10 @@ extension Scheduler {
             // The process records on their own, as before the ends were added to them: every
             // attempt's `started` event comes before its end's.
             do {
-                if !processes.isEmpty { try backgroundWrite { () throws in try store.recordReaped(processes: processes, ends: []) } }
+                if !processes.isEmpty {
+                    try backgroundWrite { () throws in try store.recordReaped(processes: processes, ends: []) }
+                    groupCommit.changed()
+                }
             } catch {
                 DaemonLog.error("cannot record the start of \(processes.count) job(s): \(error)")
             }

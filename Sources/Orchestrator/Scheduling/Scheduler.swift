@@ -646,6 +646,8 @@ public actor Scheduler {
             // Written at once: a restart finds the attempt in Slurm by this ID.
             do {
                 try store.recordSlurmJob(id, slurmJobID: slurmJobID)
+                // Its `started` event, delivered once a barrier covers it.
+                groupCommit.changed()
             } catch {
                 DaemonLog.error("cannot record the Slurm job of job \(id): \(error)")
             }
