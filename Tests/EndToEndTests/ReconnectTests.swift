@@ -226,13 +226,18 @@ struct ReconnectTests {
         // One that has printed nothing yet: its gap starts at its --since.
         let lastLine = try #require(try daemon.orchctl(["events"]).standardOutput.split(separator: "\n").last)
         let last = try JSONDecoder().decode(Event.self, from: Data(lastLine.utf8)).seq
+        let orchd = try #require(daemon.process?.processIdentifier)
+        let connected = Self.sockets(of: orchd)
         let quiet = try OrchctlStream(daemon, ["events", "--follow", "--since", String(last)], captureErrors: true)
         defer { quiet.stop() }
-        #expect(try daemon.orchctl(["ping"]).status == 0)
+        // It prints nothing, so orchd's accepting its connection is what shows it reached orchd
+        // before the crash (on a loaded machine it may start late).
+        #expect(Self.waitForSockets(of: orchd, moreThan: connected), "orchd accepted the quiet follower")
         daemon.crash()
         let message = try #require(events.nextErrorLine())
         #expect(message.contains(Self.reconnecting), "\(message)")
-        #expect(quiet.nextErrorLine()?.contains(Self.reconnecting) == true)
+        let quietMessage = quiet.nextErrorLine()
+        #expect(quietMessage?.contains(Self.reconnecting) == true, "\(quietMessage ?? "nothing")")
         // Meanwhile another orchd on the same state directory, on a socket the follower does not
         // try, records 1,500 events: retention drops the first of them.
         let alternate = daemon.directory + "/alternate.sock"
@@ -247,6 +252,22 @@ struct ReconnectTests {
         let quietEnded = try #require(quiet.nextErrorLine())
         #expect(quietEnded.contains("resume with --since \(last)"), "\(quietEnded)")
         #expect(quiet.exitStatus() == 1)
+    }
+
+    /// How many sockets process `pid` has open.
+    private static func sockets(of pid: Int32) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))?.hasPrefix("socket:") == true }.count
+    }
+
+    /// Waits until process `pid` has more than `count` sockets open, for up to 20 s.
+    private static func waitForSockets(of pid: Int32, moreThan count: Int) -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if sockets(of: pid) > count { return true }
+            usleep(10_000)
+        }
+        return false
     }
 
     @Test("--reconnect-timeout 0 gives up at once, as before")
