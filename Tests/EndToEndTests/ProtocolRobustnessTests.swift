@@ -435,6 +435,33 @@ struct ProtocolRobustnessTests {
         withExtendedLifetime(waits) {}
     }
 
+    @Test("clients waiting on their own jobs cannot take the descriptors those jobs need to start: 120 submit --wait at once under a limit of 64 all end, each stored job run once")
+    func waitingClientsLeaveRoomForTheirJobs() throws {
+        let daemon = try TestDaemon(arguments: ["--concurrency", "40"], launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])
+        let marks = daemon.directory + "/marks"
+        #expect(mkdir(marks, 0o755) == 0)
+        // Each client is made again for 10 s when refused, then exits 69; one that got in
+        // waits for its job, which must get the descriptors to start.
+        let script = """
+            for i in $(seq 120); do
+                ( timeout 90 "$0" --socket "$1" submit --wait -- sh -c "echo x >> '\(marks)'/\\$ORCHD_JOB_ID; sleep 1" >/dev/null 2>&1
+                  echo $? > "$2/rc.$i" ) &
+            done
+            wait
+            """
+        let clients = try TestDaemon.run("/bin/bash", ["-c", script, Binaries.orchctl, daemon.socketPath, daemon.directory])
+        #expect(clients.status == 0, "\(clients)")
+        let codes = try (1...120).map { try String(contentsOfFile: daemon.directory + "/rc.\($0)", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(codes.allSatisfy { $0 == "0" || $0 == "69" }, "each client got in and saw its job end, or was refused: \(Dictionary(grouping: codes, by: { $0 }).mapValues(\.count)) \(daemon.daemonLog)")
+        // Every job stored ran to its end, once.
+        let status = try daemon.orchctl(["status", "--all", "--json"])
+        let jobs = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [[String: Any]], "\(status)")
+        #expect(jobs.allSatisfy { $0["result"] as? String == "succeeded" }, "\(jobs.filter { $0["result"] as? String != "succeeded" }.count) not succeeded")
+        let runs = try FileManager.default.contentsOfDirectory(atPath: marks).map { try String(contentsOfFile: marks + "/" + $0, encoding: .utf8) }
+        #expect(runs.count == jobs.count && runs.allSatisfy { $0 == "x\n" }, "\(runs.count) jobs ran, \(jobs.count) stored")
+        #expect(codes.filter { $0 == "0" }.count == jobs.count)
+    }
+
     @Test("followed logs cannot take the descriptors orchd keeps for jobs: past them a follow is refused as orchd short of descriptors (exit 69), not as a storage failure")
     func logFollowsLeaveTheReserve() throws {
         let daemon = try TestDaemon(launcher: ["/usr/bin/prlimit", "--nofile=64", "--"])

@@ -128,10 +128,10 @@ public final class VarlinkServer: Sendable {
                     // A refused connection never held a place: its close makes no room.
                     if removed { resumeAccepting() }
                 })
-            // In the reserve's lower half, the connection idle longest (for a second at least:
-            // one just accepted gets that long to send its call) makes room for the new one.
-            // Without one, the new connection is served and accepting pauses until a connection
-            // closes or a second has passed; at the very end of the reserve it is refused.
+            // Deep in the reserve, the connection idle longest (for a second at least: one just
+            // accepted gets that long to send its call) makes room for the new one. Without
+            // one, the new connection is served and accepting pauses until a connection closes
+            // or a second has passed; in the last ``refusingDescriptors`` it is refused.
             let madeRoom = reserve >= .deep && closeIdleConnections(limit: 1, logging: false).closing > 0
             let exempt = uid == 0 || uid == geteuid()
             let outcome = state.withLock { state -> Admission in
@@ -158,10 +158,10 @@ public final class VarlinkServer: Sendable {
             case .shortOfDescriptors:
                 if refusalLogging.allows() {
                     DaemonLog.warning(
-                        "out of file descriptors: refusing connections, the last \(Self.reservedDescriptors / 4) are kept for running jobs (\(state.withLock { $0.connections.count }) open)")
+                        "out of file descriptors: refusing connections, the last \(Self.refusingDescriptors) are kept for running jobs (\(state.withLock { $0.connections.count }) open)")
                 }
                 connection.refuse(VarlinkError(ManagerInterface.Errors.tooManyConnections, [
-                    "message": .string("orchd is short of file descriptors (the last \(Self.reservedDescriptors / 4) are kept for running jobs); try again in a moment")
+                    "message": .string("orchd is short of file descriptors (the last \(Self.refusingDescriptors) are kept for running jobs); try again in a moment")
                 ]))
             }
         }
@@ -174,19 +174,25 @@ public final class VarlinkServer: Sendable {
     /// database, logs, and libdispatch, whose thread pool monitor ends the process when it
     /// cannot open a thread's `/proc` file.
     static let reservedDescriptors = 32
+    /// The last of them, which no connection ever gets: a new client past them is refused. Two
+    /// launches' worth (``LocalExecutor/descriptorsPerLaunch``), since launches keep one worth
+    /// back and go on only with a second free, and a few for what orchd opens for a moment (the
+    /// listing that counts them, a hook, the WAL): clients waiting on jobs (`submit --wait`)
+    /// that left fewer kept those jobs from starting, and themselves waiting for ever.
+    static let refusingDescriptors = 2 * LocalExecutor.descriptorsPerLaunch + 4
 
     /// How far an accepted connection's descriptor reaches into ``reservedDescriptors``.
     enum ReserveUse: Int, Comparable {
         /// Below the reserve.
         case outside
-        /// In the reserve's upper half: connections idle for ``minimumIdleToCloseNanoseconds``
-        /// are closed.
+        /// In the reserve's first part (32 to 26 left): connections idle for
+        /// ``minimumIdleToCloseNanoseconds`` are closed.
         case entered
-        /// In its third quarter: the connection idle longest, if for a second or more, closes
-        /// for the new one; without one, accepting pauses.
+        /// Halfway to ``refusingDescriptors`` (26 to 20 left): the connection idle longest, if
+        /// for a second or more, closes for the new one; without one, accepting pauses.
         case deep
-        /// In its last quarter: as deep, but without an idle connection to close the new one is
-        /// refused with an error.
+        /// In ``refusingDescriptors`` (the last 20): as deep, but without an idle connection to
+        /// close the new one is refused with an error.
         case critical
 
         static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -199,8 +205,8 @@ public final class VarlinkServer: Sendable {
         guard let limit = DescriptorRelief.softLimit() else { return .outside }
         let left = limit - Int(fd) - 1
         switch left {
-        case ..<(reservedDescriptors / 4): return .critical
-        case ..<(reservedDescriptors / 2): return .deep
+        case ..<refusingDescriptors: return .critical
+        case ..<((refusingDescriptors + reservedDescriptors) / 2): return .deep
         case ..<reservedDescriptors: return .entered
         default: return .outside
         }

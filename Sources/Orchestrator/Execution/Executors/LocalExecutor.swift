@@ -141,14 +141,15 @@ final class LocalExecutor: JobExecutor {
         }
 
         /// How many descriptors are free now: the soft `RLIMIT_NOFILE` less those open below it
-        /// (`/proc/self/fd`, whose listing counts its own). Counted without opening any more:
-        /// opening until `EMFILE` would leave orchd none for a moment. 0 when it cannot tell.
+        /// (`/proc/self/fd`). Counted without opening any more but the listing's own, which
+        /// is not counted as used: opening until `EMFILE` would leave orchd none for a moment.
+        /// 0 when it cannot tell.
         private static func freeDescriptors() -> Int {
             guard let cap = DescriptorRelief.softLimit(), let names = ProcStat.listedEntryNames(of: "/proc/self/fd") else {
                 return 0
             }
             let open = names.reduce(0) { count, name in (Int(name).map { $0 < cap } ?? false) ? count + 1 : count }
-            return max(0, cap - open)
+            return max(0, cap - max(0, open - 1))
         }
     }
 
