@@ -1,7 +1,9 @@
+import CommandLineParsing
 #if canImport(Glibc)
 import Glibc
 #endif
 import OrchestratorAPI
+import Synchronization
 
 /// One connection to orchd, turning client errors into ``CommandFailure``s with the right exit
 /// code. It remembers whether the daemon has answered yet, because a connection lost before the
@@ -10,12 +12,21 @@ import OrchestratorAPI
 /// A call orchd refuses with `TooManyConnections` (it is short of file descriptors, or the
 /// caller has too many connections open) did nothing: orchd answers it so before reading any
 /// call, or for a log it could not open. Such a call is made again on a new connection, after
-/// 50 ms doubling to 1 s, for up to ``refusalRetryLimit``; only then is the refusal the
-/// command's error (exit 69). A burst of launches near orchd's descriptor limit thus delays a
-/// command instead of failing it.
+/// 50 ms doubling to 1 s, until ``refusalRetryLimit`` after the command's first refusal (one
+/// budget for all its calls); only then is the refusal the command's error (exit 69). A burst
+/// of launches near orchd's descriptor limit thus delays a command instead of failing it.
+/// Refused for over a second, the command says so once on standard error.
 final class OrchdConnection {
-    /// How long a call refused with `TooManyConnections` is made again.
+    /// How long after its first refusal a command makes refused calls again.
     static let refusalRetryLimit = Duration.seconds(10)
+    /// When this process was first refused, and whether it said so; one budget for every call
+    /// of the command, so that one making several (or reconnecting) does not wait several times.
+    private static let refusals = Mutex<(first: ContinuousClock.Instant?, said: Bool)>((nil, false))
+
+    /// Whether a refused call is being made again now: notes about a call in progress (a
+    /// cancel's teardown) would be untrue while orchd has not taken it.
+    static var isRetryingRefusedCall: Bool { retrying.load(ordering: .relaxed) }
+    private static let retrying = Atomic<Bool>(false)
 
     private var client: VarlinkClient
     private let socket: String
@@ -43,6 +54,7 @@ final class OrchdConnection {
             do {
                 let reply = try client.call(method, parameters)
                 hasReplied = true
+                Self.retrying.store(false, ordering: .relaxed)
                 return reply
             } catch {
                 if case .remote(let remote) = error, try refusals.reconnectAfter(remote, self) { continue }
@@ -54,18 +66,34 @@ final class OrchdConnection {
 
     /// The retries of one call refused with `TooManyConnections`.
     private struct RefusalRetry {
-        private var deadline: ContinuousClock.Instant?
         private var delay = Duration.milliseconds(50)
 
         /// Whether the call refused with `error` is to be made again: if so, after the
         /// back-off, `connection` has been connected anew.
         /// - Throws: ``CommandFailure`` when the new connection cannot be made.
         mutating func reconnectAfter(_ error: VarlinkError, _ connection: OrchdConnection) throws(CommandFailure) -> Bool {
-            guard error.name == ManagerInterface.Errors.tooManyConnections else { return false }
+            guard error.name == ManagerInterface.Errors.tooManyConnections else {
+                OrchdConnection.retrying.store(false, ordering: .relaxed)
+                return false
+            }
             let now = ContinuousClock.now
-            let deadline = self.deadline ?? now + OrchdConnection.refusalRetryLimit
-            self.deadline = deadline
-            guard now + delay < deadline else { return false }
+            let (first, say) = OrchdConnection.refusals.withLock { refusals in
+                let first = refusals.first ?? now
+                refusals.first = first
+                let say = !refusals.said && now - first >= .seconds(1)
+                if say { refusals.said = true }
+                return (first, say)
+            }
+            guard now + delay < first + OrchdConnection.refusalRetryLimit else {
+                OrchdConnection.retrying.store(false, ordering: .relaxed)
+                return false
+            }
+            if say {
+                let reason = error.parameters["message"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? error.name
+                Console.standard.printError(
+                    "orchctl: refused by orchd: \(reason); trying again for up to \(TimeSpan.format(OrchdConnection.refusalRetryLimit))...")
+            }
+            OrchdConnection.retrying.store(true, ordering: .relaxed)
             let (seconds, attoseconds) = delay.components
             usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
             delay = min(delay * 2, .seconds(1))
@@ -171,6 +199,7 @@ final class OrchdConnection {
                 try client.stream(method, parameters) { reply in
                     hasReplied = true
                     streamed = true
+                    Self.retrying.store(false, ordering: .relaxed)
                     return try body(reply)
                 }
                 return

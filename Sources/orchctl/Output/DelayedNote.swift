@@ -24,7 +24,9 @@ final class DelayedNote: Sendable {
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
             self.finished.withLock { done in
-                if !done { console.printError(text) }
+                // Not while orchd has refused the call and it is being made again: it is not
+                // in progress, and the retry says so itself.
+                if !done && !OrchdConnection.isRetryingRefusedCall { console.printError(text) }
             }
         }
     }
