@@ -197,7 +197,8 @@ extension Daemon {
         if let limit = DescriptorRelief.softLimit(), limit < 256 {
             DaemonLog.warning(
                 "the file descriptor limit is \(limit): orchd keeps the last \(VarlinkServer.reservedDescriptors) "
-                    + "from clients for jobs, so few clients can connect; raise it (LimitNOFILE=, ulimit -n)")
+                    + "for jobs (closing idle clients there, refusing new ones in the last \(VarlinkServer.refusingDescriptors)), "
+                    + "so few clients can connect; raise it (LimitNOFILE=, ulimit -n)")
         }
     }
 }

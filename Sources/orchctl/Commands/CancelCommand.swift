@@ -53,7 +53,7 @@ enum CancelCommand: OrchctlCommand {
             // Waiting and queued jobs have no processes: a long cancel of many of them is
             // orchd's work on them, not a process ignoring SIGTERM.
             let processesMayRun = options.state == nil || options.state == JobState.running.name
-            let jobs = processesMayRun ? try noting(context.console, call) : try call()
+            let jobs = processesMayRun ? try noting(context.console, connection, call) : try call()
             if invocation.global.json {
                 context.console.write(try JSONOutput.text(jobs))
             } else {
@@ -83,7 +83,7 @@ enum CancelCommand: OrchctlCommand {
         var wholeCallRefused = false
         while !remaining.isEmpty {
             do {
-                cancelled = try noting(context.console) { () throws(CommandFailure) in
+                cancelled = try noting(context.console, connection) { () throws(CommandFailure) in
                     try Self.jobs(of: connection, JobsInterface.cancel, JobsInterface.CancelParameters(ids: remaining, signal: options.signal))
                 }
                 if !invocation.global.json {
@@ -182,9 +182,14 @@ enum CancelCommand: OrchctlCommand {
 
     /// Runs the cancel call `body`, saying on standard error once it has taken
     /// ``teardownNoteDelay`` that a process has not ended on the first signal, and how to end
-    /// it now.
-    private static func noting<Value>(_ console: Console, _ body: () throws(CommandFailure) -> Value) throws(CommandFailure) -> Value {
-        try DelayedNote.during(
+    /// it now. On a connection orchd has not answered yet, a `Ping` comes first: a connection
+    /// orchd has not accepted (it pauses accepting when short of descriptors), or one it then
+    /// refuses, is no teardown under way.
+    private static func noting<Value>(
+        _ console: Console, _ connection: OrchdConnection, _ body: () throws(CommandFailure) -> Value
+    ) throws(CommandFailure) -> Value {
+        if !connection.hasReplied { _ = try connection.call(ManagerInterface.ping, VarlinkNoParameters()) }
+        return try DelayedNote.during(
             "orchctl: waiting for the processes to end: one that ignores the first signal gets SIGKILL when the grace period ends (orchd's, or Slurm's KillWait for a Slurm queue's job); 'orchctl cancel --signal KILL' ends it now, from another shell too",
             on: console, after: teardownNoteDelay, body)
     }
