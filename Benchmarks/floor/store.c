@@ -11,7 +11,8 @@
  *     rest's binary digits, RETURNING the IDs (JobStore.insertSQL), sharing one environment row;
  *   - run: per job one transaction with the previous job's end (its attempt row, then
  *     state finished) and this job's claim (UPDATE ... RETURNING the row, as the scheduler
- *     decodes it), then one transaction recording its process (pid, start time, boot ID).
+ *     decodes it), then one transaction recording its process (pid, start time, boot ID)
+ *     and its started event.
  * Prints "SUBMIT_US RUN_US": microseconds of the process's CPU (user + system) per job for
  * each phase. Run under callgrind, the same work counts instructions.
  */
@@ -96,6 +97,11 @@ int main(int argc, char **argv) {
         "pid = ?3, process_start_ticks = ?4, boot_id = ?5 WHERE id = ?1 AND state = 'queued' RETURNING " COLUMNS);
     sqlite3_stmt *process = prepare(
         "UPDATE jobs SET pid = ?2, process_start_ticks = ?3, boot_id = ?4 WHERE id = ?1 AND state = 'running'");
+    /* JobStore.startedEventSQL: the attempt's started event, written with its process (schema v15). */
+    sqlite3_stmt *started_event = prepare(
+        "INSERT INTO events (at, kind, job_id, queue, state, previous_state, attempt) "
+        "SELECT max(submitted_at, coalesce(started_at, 0)), 'started', id, queue, 'running', 'queued', attempt "
+        "FROM jobs WHERE id = ?1 AND state = 'running'");
     sqlite3_stmt *attempt = prepare(
         "INSERT OR REPLACE INTO job_attempts (job_id, attempt, started_at, finished_at, result, exit_code, signal, reason, "
         "slurm_job_id) SELECT id, attempt, started_at, ?2, ?3, ?4, ?5, ?6, nullif(slurm_job_id, '') FROM jobs "
@@ -170,6 +176,8 @@ int main(int argc, char **argv) {
         sqlite3_bind_int64(process, 3, 5000000 + i);
         sqlite3_bind_text(process, 4, "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", -1, SQLITE_STATIC);
         run(process);
+        sqlite3_bind_int64(started_event, 1, id);
+        run(started_event);
         run(commit);
     }
     double ran = cpu_us();
