@@ -5,7 +5,7 @@
 #
 # Kept unless --purge is given, for a later install: the jobs and their logs (the state
 # directory, /var/lib/orchd), the settings (/etc/orchd) and the log of an orchd started
-# without systemd (/var/log/orchd.log). A directory is removed only when it is empty, and the
+# without systemd (/var/log/orchd.log). --purge after a plain uninstall removes what it kept. A directory is removed only when it is empty, and the
 # group orchd only when the install made it and it has no members (an admin added since is
 # kept, with a note).
 #
@@ -38,8 +38,29 @@ if [ "$(id -u)" -ne 0 ] && [ "${ORCHD_ALLOW_NON_ROOT:-0}" != 1 ]; then
     exit 1
 fi
 manifest=$DESTDIR$PREFIX/share/orchd/installed
+state=${ORCHD_STATE_DIR:-$DESTDIR/var/lib/orchd}
+log=${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}
+# Removes what a plain uninstall keeps: the jobs, the settings and the log.
+purge_kept() {
+    [ "$(realpath -m "$state")" != / ] || { echo "Error: will not remove the state directory '$state'" >&2; exit 1; }
+    rm -rf "$DESTDIR/etc/orchd" "$state"
+    rm -f "$log"
+}
 if [ ! -f "$manifest" ]; then
-    echo "Error: $manifest does not exist, so scripts/install.sh did not install orchd here (set DESTDIR or PREFIX as for the install)" >&2
+    kept=()
+    for path in "$state" "$DESTDIR/etc/orchd" "$log"; do [ ! -e "$path" ] || kept+=("$path"); done
+    if [ $purge = 1 ] && [ ! -e "$DESTDIR$PREFIX/bin/orchd" ] && [ ${#kept[@]} -gt 0 ]; then
+        # A plain uninstall ran before and kept these; the list of installed files went with it.
+        # An orchd still using the state directory (started by hand) holds its lock.
+        if [ -e "$state/orchd.lock" ] && ! flock -n "$state/orchd.lock" true; then
+            echo "Error: an orchd is running on $state (it holds $state/orchd.lock); stop it, then run $0 --purge again" >&2
+            exit 1
+        fi
+        purge_kept
+        echo "removed what the earlier uninstall kept: ${kept[*]}"
+        exit 0
+    fi
+    echo "Error: $manifest does not exist, so scripts/install.sh did not install orchd here, or it was uninstalled already (set DESTDIR or PREFIX as for the install)" >&2
     exit 1
 fi
 
@@ -105,10 +126,7 @@ while IFS=' ' read -r kind path; do
 done <"$manifest"
 rm -f "$manifest"
 if [ $purge = 1 ]; then
-    state=${ORCHD_STATE_DIR:-$DESTDIR/var/lib/orchd}
-    [ "$(realpath -m "$state")" != / ] || { echo "Error: will not remove the state directory '$state'" >&2; exit 1; }
-    rm -rf "$DESTDIR/etc/orchd" "$state"
-    rm -f "${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}"
+    purge_kept
 fi
 # Deepest first, so a parent made for them is empty by its turn.
 if [ ${#directories[@]} -gt 0 ]; then
@@ -131,5 +149,5 @@ fi
 if [ $purge = 1 ]; then
     echo "orchd is uninstalled, with its jobs, settings and log"
 else
-    echo "orchd is uninstalled; kept for a later install: the jobs (${ORCHD_STATE_DIR:-$DESTDIR/var/lib/orchd}), the settings ($DESTDIR/etc/orchd) and the log (${ORCHD_LOG:-$DESTDIR/var/log/orchd.log}); $0 --purge removes them"
+    echo "orchd is uninstalled; kept for a later install: the jobs ($state), the settings ($DESTDIR/etc/orchd) and the log ($log); $0 --purge removes them"
 fi

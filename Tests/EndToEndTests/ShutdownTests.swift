@@ -301,7 +301,7 @@ struct ShutdownTests {
         #expect(written.contains("stopped"), "orchd's output goes to its log")
     }
 
-    @Test("scripts/uninstall.sh stops orchd and removes what install.sh made, nothing that was there before; the jobs, settings and log only with --purge")
+    @Test("scripts/uninstall.sh stops orchd and removes what install.sh made, nothing that was there before; the jobs, settings and log only with --purge, also after a plain uninstall")
     func uninstallScript() throws {
         let install = try StagedInstall()
         let (destination, log, state) = (install.destination, install.log, install.state)
@@ -353,6 +353,17 @@ struct ShutdownTests {
         #expect(relocated.status == 0, "\(relocated)")
         #expect(access(moved + "/usr/local/bin/orchctl", F_OK) != 0, "removed from the tree named")
         #expect(access(destination + "/usr/local/bin/orchctl", F_OK) == 0, "the tree it was installed in is untouched")
+
+        // --purge after a plain uninstall, as that one's last line says: what it kept goes.
+        #expect(try install.run("scripts/uninstall.sh").status == 0)
+        #expect(access(state + "/orchd.db", F_OK) == 0, "the jobs are kept")
+        let purgeAfter = try install.run("scripts/uninstall.sh --purge")
+        #expect(purgeAfter.status == 0 && purgeAfter.standardOutput.contains("removed what the earlier uninstall kept"), "\(purgeAfter)")
+        for removed in [state, log, destination + "/etc/orchd"] {
+            #expect(access(removed, F_OK) != 0, "\(removed) removed")
+        }
+        #expect(try install.run("scripts/uninstall.sh --purge").status == 1, "nothing left to purge")
+        #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "other")
     }
 
     @Test("a staged install (DESTDIR, relative too) without a socket, state directory or log of its own runs orchd on paths under DESTDIR, never the system's; uninstall stops that one, leaves another orchd on an exported ORCHD_SOCKET alone, and --purge leaves nothing")
