@@ -104,10 +104,14 @@ public struct ProcessLauncher: Sendable {
             throw error
         }
         // The child cannot be reaped before we do, so /proc/PID/stat exists even if it
-        // already exited (as a zombie).
+        // already exited (as a zombie). It is unreadable when orchd is out of descriptors: the
+        // error keeps that errno, so the launch is taken for a shortage and tried again (a job
+        // goes back to its queue, a hook waits), not for a failure of the command.
+        errno = 0
         guard let startTicks = ProcStat.startTicks(pid: pid) else {
+            let code = errno == 0 ? EIO : errno
             abandon(pid, pidfd: pidfd, cgroup: request.cgroup)
-            throw LaunchError(code: EIO, message: "cannot read /proc/\(pid)/stat")
+            throw LaunchError(code: code, context: "cannot read /proc/\(pid)/stat")
         }
         return LaunchedProcess(
             pid: pid, processStartTicks: startTicks, bootID: ProcStat.bootID, pidfd: pidfd, cgroup: request.cgroup)
