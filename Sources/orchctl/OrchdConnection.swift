@@ -94,6 +94,9 @@ final class OrchdConnection {
                     "orchctl: refused by orchd: \(reason); trying again for up to \(TimeSpan.format(OrchdConnection.refusalRetryLimit))...")
             }
             OrchdConnection.retrying.store(true, ordering: .relaxed)
+            // A timed back-off, not a wait on an event: nothing tells a client that orchd has
+            // descriptors again (its socket exists throughout), and a blocking CLI has no other
+            // work meanwhile. Bounded by the budget above.
             let (seconds, attoseconds) = delay.components
             usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
             delay = min(delay * 2, .seconds(1))
