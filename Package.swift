@@ -49,6 +49,8 @@ let package = Package(
         ),
         // The POSIX calls Glibc's Swift overlay hides behind _GNU_SOURCE.
         .target(name: "CPosix"),
+        // SQLite's unix VFS, writing each transaction's WAL frames at once.
+        .target(name: "CSQLiteVFS", dependencies: ["CSQLite"]),
 
         // Model and wire protocol shared by daemon and CLI; FoundationEssentials only.
         .target(name: "OrchestratorAPI", swiftSettings: metadataByAccessor + functionSections),
@@ -60,7 +62,7 @@ let package = Package(
         // The engine: everything the daemon does, testable as a library.
         .target(
             name: "Orchestrator",
-            dependencies: ["OrchestratorAPI", "CommandLineParsing", "CSQLite", "CSystemd", "CPosix"],
+            dependencies: ["OrchestratorAPI", "CommandLineParsing", "CSQLite", "CSQLiteVFS", "CSystemd", "CPosix"],
             // Served by org.varlink.service.GetInterfaceDescription; embedded so the static
             // binary needs no resource bundle beside it.
             resources: [

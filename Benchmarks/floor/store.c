@@ -6,7 +6,8 @@
  * DATABASE is a fresh orchd database (made and migrated by orchd itself, so the schema,
  * triggers and indexes are orchd's). The program writes N jobs as orchd's scheduler does,
  * with the same statements on one connection at synchronous=NORMAL (the group commit's
- * fdatasync is left out: its CPU is the kernel's):
+ * fdatasync is left out: its CPU is the kernel's), opened with orchd's VFS as orchd opens it
+ * (Sources/CSQLiteVFS: a transaction's WAL frames written at once):
  *   - submit: transactions of 1,000 jobs (SubmitBatch) in statements of 32 rows and the
  *     rest's binary digits, RETURNING the IDs (JobStore.insertSQL), sharing one environment row;
  *   - run: per job one transaction with the previous job's end (its attempt row, then
@@ -16,6 +17,7 @@
  * Prints "SUBMIT_US RUN_US": microseconds of the process's CPU (user + system) per job for
  * each phase. Run under callgrind, the same work counts instructions.
  */
+#include "CSQLiteVFS.h"
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +73,11 @@ int main(int argc, char **argv) {
     /* The library settings orchd makes before its first connection (Database.libraryConfigured). */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 120 << 10);
-    if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (orchd_sqlite_vfs_register() != SQLITE_OK) {
+        fprintf(stderr, "store: cannot register orchd's VFS\n");
+        return 1;
+    }
+    if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, ORCHD_SQLITE_VFS_NAME) != SQLITE_OK) {
         fprintf(stderr, "store: cannot open %s\n", argv[1]);
         return 1;
     }

@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteVFS
 import Dispatch
 
 /// One connection to orchd's SQLite database, configured for durability: WAL journal,
@@ -48,7 +49,7 @@ public final class Database {
         _ = Self.libraryConfigured
         var connection: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        let code = sqlite3_open_v2(path, &connection, flags, Self.vfsName)
         guard code == SQLITE_OK, let connection else {
             let error = DatabaseError(code: code, connection: connection, sql: nil)
             sqlite3_close_v2(connection) // a handle is returned even on failure and must be closed
@@ -91,6 +92,11 @@ public final class Database {
         orchd_sqlite3_config_memory_status(0) == SQLITE_OK
             && orchd_sqlite3_config_statement_journal_spill(statementJournalSpillBytes) == SQLITE_OK
     }()
+
+    /// The VFS connections open with: orchd's (`CSQLiteVFS`), which writes a transaction's WAL
+    /// frames with one write(2) rather than two per frame (docs/ARCHITECTURE.md, "WAL writes");
+    /// `nil`, SQLite's default, when it could not be registered (slower, never wrong).
+    static let vfsName: String? = orchd_sqlite_vfs_register() == SQLITE_OK ? ORCHD_SQLITE_VFS_NAME : nil
 
     /// The statement journal's spill threshold: 120 KiB, under 128 KiB. The in-memory journal
     /// keeps its pages in chunks of the threshold's size and writes them to the temporary file
