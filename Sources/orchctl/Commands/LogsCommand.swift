@@ -86,8 +86,10 @@ enum LogsCommand: OrchctlCommand {
                 for stream in [JobsInterface.LogStream.stdout, .stderr] {
                     var streamParameters = parameters
                     streamParameters.stream = stream
-                    output.begin(stream)
-                    written += try Self.stream(streamParameters, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                    // The header once orchd has answered: an error (no such job) comes alone.
+                    written += try Self.stream(
+                        streamParameters, reconnection: reconnection, console: console,
+                        answered: { output.begin(stream) }, write: { output.write($0, from: stream) })
                 }
             }
             if written == 0 {
@@ -101,20 +103,25 @@ enum LogsCommand: OrchctlCommand {
     /// output any more (`EPIPE`, a normal end). When orchd restarts meanwhile, `reconnection`
     /// connects again and the stream resumes at the byte offset written so far, in the attempt
     /// it was written from, so nothing is written twice or skipped.
-    /// - Parameter write: writes a chunk; returns 0 or the errno of the failed write.
+    /// - Parameters:
+    ///   - answered: runs once, at orchd's first reply (before any chunk is written).
+    ///   - write: writes a chunk; returns 0 or the errno of the failed write.
     /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
     ///   not base64, or the output cannot be written for another reason (a full disk).
     @discardableResult
     static func stream(
         _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console,
-        write: (([UInt8]) -> Int32)? = nil
+        answered: (() -> Void)? = nil, write: (([UInt8]) -> Int32)? = nil
     ) throws(CommandFailure) -> Int {
         var parameters = parameters
         var written = 0
+        var answered = answered
         try reconnection.run { (connection) throws(CommandFailure) in
             try connection.streamWhile(JobsInterface.logs, parameters) {
                 (reply) throws(CommandFailure) -> Bool in
+                answered?()
+                answered = nil
                 guard let data = Data(base64Encoded: reply.data) else {
                     throw CommandFailure("orchd sent log data that is not base64")
                 }
@@ -156,7 +163,7 @@ enum LogsCommand: OrchctlCommand {
             group.enter()
             BlockingThread.start {
                 do throws(CommandFailure) {
-                    let count = try Self.stream(fixed, reconnection: reconnection, console: console) { output.write($0, from: stream) }
+                    let count = try Self.stream(fixed, reconnection: reconnection, console: console, write: { output.write($0, from: stream) })
                     written.withLock { $0 += count }
                 } catch {
                     failures.withLock { $0.append(error) }

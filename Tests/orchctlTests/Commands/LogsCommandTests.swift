@@ -110,6 +110,17 @@ struct LogsCommandTests {
         #expect(piped.standardOutput == "ab\n")
     }
 
+    @Test("--both on a terminal prints no header for a job orchd does not have: the error comes alone")
+    func bothForAMissingJob() throws {
+        let orchd = try FakeOrchd(replies: [#"{"error":"io.orchd.Jobs.NoSuchJob","parameters":{"id":9999,"message":"no job with ID 9999"}}"#])
+        let capture = CapturedConsole()
+        var context = testContext(capture)
+        context.console.outputIsTerminal = true
+        #expect(Orchctl.run(["--socket", orchd.socketPath, "logs", "--both", "9999"], context: context) == .failure)
+        #expect(capture.standardOutput == "")
+        #expect(capture.standardError == "Error: no job with ID 9999\n")
+    }
+
     @Test("--attempt becomes Logs' attempt; 0 or less is a usage error")
     func attemptOption() throws {
         #expect(LogsCommand.parameters(try invocation(["logs", "7", "--attempt", "2"])).attempt == 2)
