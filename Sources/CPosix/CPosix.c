@@ -92,15 +92,30 @@ int cposix_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count);
 #endif
 
 struct cposix_spawn_report {
+    /// The step that failed (a CPOSIX_SPAWN_STEP_*), 0 while none has.
     int step;
     int error;
 };
 
-/// In the child: tell the parent which step failed, then exit. write(2) and _exit(2) only.
-static void cposix_spawn_child_fail(int report_fd, int step) {
+/// Where the child tells the parent which step failed: with CLONE_VM, straight into the
+/// parent's memory (the parent is suspended until the child execs or exits, so it reads the
+/// report only after, as glibc's posix_spawn reads its child's error); otherwise a pipe whose
+/// write end closes at exec.
+struct cposix_spawn_reporter {
+    struct cposix_spawn_report *shared;
+    int fd;
+};
+
+/// In the child: tell the parent which step failed, then exit. A store to the shared report,
+/// or write(2), then _exit(2).
+static void cposix_spawn_child_fail(const struct cposix_spawn_reporter *reporter, int step) {
     struct cposix_spawn_report report = {step, errno};
-    ssize_t ignored = write(report_fd, &report, sizeof(report));
-    (void)ignored;
+    if (reporter->shared != NULL) {
+        *reporter->shared = report;
+    } else {
+        ssize_t ignored = write(reporter->fd, &report, sizeof(report));
+        (void)ignored;
+    }
     _exit(127);
 }
 
@@ -144,7 +159,7 @@ fail:;
     return -1;
 }
 
-static void cposix_spawn_child(const struct cposix_spawn_request *request, int report_fd) {
+static void cposix_spawn_child(const struct cposix_spawn_request *request, const struct cposix_spawn_reporter *reporter) {
     // Every disposition back to the default while all signals are still blocked (inherited
     // from the parent), so no handler of the daemon's can run here. The raw system call:
     // glibc's sigaction(2) refuses 32 and 33. An all-zero kernel sigaction is SIG_DFL with no
@@ -153,30 +168,30 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
     for (int sig = 1; sig < _NSIG; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         if (syscall(SYS_rt_sigaction, sig, zero_action, NULL, _NSIG / 8) != 0 && errno != EINVAL) {
-            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
+            cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_SIGNALS);
         }
     }
     uint64_t empty_mask = 0;
     if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, NULL, sizeof(empty_mask)) != 0) {
-        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SIGNALS);
+        cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_SIGNALS);
     }
-    if (setsid() < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SESSION);
+    if (setsid() < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_SESSION);
     if (request->change_identity) {
         // Groups first, while still root; then the gid; the uid last, after which neither can
         // change. setresuid to a non-zero uid clears the permitted, effective and ambient
         // capabilities (capabilities(7)).
         if (syscall(SYS_setgroups, (size_t)request->group_count, request->groups) != 0) {
-            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GROUPS);
+            cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_GROUPS);
         }
         if (syscall(SYS_setresgid, request->gid, request->gid, request->gid) != 0) {
-            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_GID);
+            cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_GID);
         }
         if (syscall(SYS_setresuid, request->uid, request->uid, request->uid) != 0) {
-            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_UID);
+            cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_UID);
         }
         if (request->uid != 0 && syscall(SYS_setuid, 0) == 0) {
             errno = EPERM;
-            cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_REGAIN);
+            cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_REGAIN);
         }
     }
     // After the drop: the job's user creates its log files, so nothing planted in its log
@@ -184,28 +199,28 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
     // Before chdir(2): a relative fallback path means what it meant to the daemon.
     const uid_t *owner = request->change_identity ? &request->uid : NULL;
     int out_file = cposix_open_log(&request->stdout_log, owner);
-    if (out_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDOUT);
+    if (out_file < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_OPEN_STDOUT);
     int err_file = out_file;
     if (request->stderr_log.name != NULL) {
         err_file = cposix_open_log(&request->stderr_log, owner);
-        if (err_file < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_OPEN_STDERR);
+        if (err_file < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_OPEN_STDERR);
     }
     if (chdir(request->working_directory) != 0) {
-        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
+        cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_WORKING_DIRECTORY);
     }
     // The log fds are moved out of 0-2 first, so placing one cannot overwrite another.
     int in = fcntl(request->stdin_fd, F_DUPFD_CLOEXEC, 3);
-    if (in < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
+    if (in < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDIN);
     int out = fcntl(out_file, F_DUPFD_CLOEXEC, 3);
-    if (out < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
+    if (out < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDOUT);
     int err = fcntl(err_file, F_DUPFD_CLOEXEC, 3);
-    if (err < 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
-    if (cposix_move_fd(in, 0) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDIN);
-    if (cposix_move_fd(out, 1) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDOUT);
-    if (cposix_move_fd(err, 2) != 0) cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_STDERR);
-    // Close-on-exec, not closed: the report pipe must stay open until execve succeeds.
+    if (err < 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDERR);
+    if (cposix_move_fd(in, 0) != 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDIN);
+    if (cposix_move_fd(out, 1) != 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDOUT);
+    if (cposix_move_fd(err, 2) != 0) cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_STDERR);
+    // Close-on-exec, not closed: a report pipe must stay open until execve succeeds.
     if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_FDS);
+        cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_FDS);
     }
     if (request->search_path_count > 0) {
         int denied = 0;
@@ -216,28 +231,27 @@ static void cposix_spawn_child(const struct cposix_spawn_request *request, int r
             if (errno == EACCES) {
                 denied = 1;
             } else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV && errno != ETIMEDOUT) {
-                cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
+                cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_EXEC);
             }
         }
         errno = denied ? EACCES : ENOENT;
-        cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_SEARCH);
+        cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_SEARCH);
     }
     execve(request->path, request->argv, request->envp);
-    cposix_spawn_child_fail(report_fd, CPOSIX_SPAWN_STEP_EXEC);
+    cposix_spawn_child_fail(reporter, CPOSIX_SPAWN_STEP_EXEC);
 }
 
 #if defined(__x86_64__)
-/// What the child of a shared-memory spawn gets: its request and the report pipe's ends.
+/// What the child of a shared-memory spawn gets: its request and where to report a failure.
 struct cposix_spawn_context {
     const struct cposix_spawn_request *request;
-    int report[2];
+    const struct cposix_spawn_reporter *reporter;
 };
 
 /// The child of a shared-memory spawn (``cposix_clone3_shared``), on its own stack.
 static int cposix_spawn_shared_child(void *argument) {
     struct cposix_spawn_context *context = argument;
-    close(context->report[0]);
-    cposix_spawn_child(context->request, context->report[1]);
+    cposix_spawn_child(context->request, context->reporter);
     _exit(127);
 }
 
@@ -278,12 +292,20 @@ static long cposix_clone3_shared(struct clone_args *args, int (*body)(void *), v
 #endif
 
 int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pidfd, int *failed_step, int *failed_errno) {
+    struct cposix_spawn_report failure = {0, 0};
+#if defined(__x86_64__)
+    // The child shares this memory until its exec: it writes a failure here, no pipe needed
+    // (a pipe cost four system calls and two descriptors a spawn).
+    struct cposix_spawn_reporter reporter = {&failure, -1};
+#else
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
         *failed_step = CPOSIX_SPAWN_STEP_SETUP;
         *failed_errno = errno;
         return -1;
     }
+    struct cposix_spawn_reporter reporter = {NULL, report[1]};
+#endif
     // All signals blocked across the clone: the child must not run a daemon handler before it
     // has reset them (glibc's posix_spawn does the same).
     sigset_t all, previous;
@@ -307,7 +329,7 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
     args.flags |= CLONE_VM;
     args.stack = (uint64_t)(uintptr_t)stack;
     args.stack_size = stack_size;
-    struct cposix_spawn_context context = {request, {report[0], report[1]}};
+    struct cposix_spawn_context context = {request, &reporter};
     long child = cposix_clone3_shared(&args, cposix_spawn_shared_child, &context);
     if (child < 0 && errno == ENOSYS && request->cgroup_fd < 0) {
         // No clone3 (a kernel before 5.3, or a sandbox that refuses it, as valgrind does):
@@ -315,15 +337,24 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
         child = clone(cposix_spawn_shared_child, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
                       &context, &child_pidfd);
     }
+    int clone_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (child < 0) {
+        *failed_step = CPOSIX_SPAWN_STEP_CLONE;
+        *failed_errno = clone_errno;
+        return -1;
+    }
+    // The child has exec'd or exited (CLONE_VFORK), and the clone's "memory" clobber makes
+    // the compiler read what it stored.
+    int reported = failure.step != 0;
 #else
     // Fork semantics (no CLONE_VM): the child has its own copy of memory and returns here.
     long child = syscall(SYS_clone3, &args, sizeof(args));
     if (child == 0) {
         close(report[0]);
-        cposix_spawn_child(request, report[1]);
+        cposix_spawn_child(request, &reporter);
         _exit(127);
     }
-#endif
     int clone_errno = errno;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     close(report[1]);
@@ -333,29 +364,29 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
         *failed_errno = clone_errno;
         return -1;
     }
-    struct cposix_spawn_report failure;
     ssize_t got;
     do {
         got = read(report[0], &failure, sizeof(failure));
     } while (got < 0 && errno == EINTR);
     int read_errno = errno;
     close(report[0]);
-    if (got == 0) {
+    if (got != 0 && got != (ssize_t)sizeof(failure)) {
+        failure.step = CPOSIX_SPAWN_STEP_SETUP;
+        failure.error = got < 0 ? read_errno : EIO;
+    }
+    int reported = got != 0;
+#endif
+    if (!reported) {
         *pid = (pid_t)child;
         *pidfd = child_pidfd;
         return 0;
     }
-    // The child failed before exec (or the pipe did): reap it, it exits at once.
+    // The child failed before exec (or the report did): reap it, it exits at once.
     int status;
     while (waitpid((pid_t)child, &status, 0) < 0 && errno == EINTR) {}
     close(child_pidfd);
-    if (got == (ssize_t)sizeof(failure)) {
-        *failed_step = failure.step;
-        *failed_errno = failure.error;
-    } else {
-        *failed_step = CPOSIX_SPAWN_STEP_SETUP;
-        *failed_errno = got < 0 ? read_errno : EIO;
-    }
+    *failed_step = failure.step;
+    *failed_errno = failure.error;
     return -1;
 }
 

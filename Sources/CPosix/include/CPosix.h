@@ -90,7 +90,7 @@ enum cposix_spawn_step {
     CPOSIX_SPAWN_STEP_FDS = 8,
     /// execve(2) in the child.
     CPOSIX_SPAWN_STEP_EXEC = 9,
-    /// The parent's setup: the error pipe, or reading it.
+    /// The parent's setup: the error report (a pipe where the child does not share memory).
     CPOSIX_SPAWN_STEP_SETUP = 10,
     /// setgroups(2) to the job user's supplementary groups in the child.
     CPOSIX_SPAWN_STEP_GROUPS = 11,
@@ -171,8 +171,10 @@ struct cposix_spawn_request {
 /// the daemon's threads), creates its log files as that identity (``cposix_spawn_log``),
 /// chdir(2)s, takes standard input and the two log files as 0-2, marks every other fd
 /// close-on-exec (close_range(2)) and execve(2)s. Only
-/// async-signal-safe system calls run in the child; a failure there is sent to the parent
-/// through a close-on-exec pipe as {step, errno} and the child exits 127 (and is reaped here).
+/// async-signal-safe system calls run in the child; a failure there is reported to the parent
+/// as {step, errno} (on x86-64, where the child shares the parent's memory until its exec,
+/// stored straight into the suspended parent's frame; elsewhere through a close-on-exec pipe)
+/// and the child exits 127 (and is reaped here).
 ///
 /// Returns 0 with `*pid` and `*pidfd` set, or -1 with `*failed_step` (an
 /// ``cposix_spawn_step``) and `*failed_errno` set.
