@@ -202,7 +202,8 @@ public struct ArgumentParser: Sendable {
                     throw CommandLineError(
                         .unknownCommand,
                         "unknown subcommand '\(word)' of '\(current.name)'"
-                            + (hint.isEmpty ? " (its subcommands: \(words.joined(separator: ", ")))" : hint),
+                            + (hint.isEmpty ? " (its subcommands: \(words.joined(separator: ", ")))" : hint)
+                            + Suggestion.listingHint(for: word, group: current.name, commands: commands().map(\.name)),
                         command: current.name)
                 }
                 command = subcommand

@@ -35,20 +35,32 @@ enum Suggestion {
         return Array(best.prefix(2))
     }
 
-    /// What users of pueue, task-spooler and the shell type for orchctl's commands: a word
-    /// that is not close to the right name by spelling is still answered by meaning.
+    /// What users of pueue, task-spooler, systemctl and the shell type for orchctl's commands:
+    /// a word that is not close to the right name by spelling is still answered by meaning.
     static let synonyms: [String: String] = [
         "add": "submit", "enqueue": "release", "stash": "hold", "kill": "cancel", "remove": "cancel",
-        "clean": "prune", "restart": "retry", "start": "resume", "follow": "logs", "ls": "status",
-        "list": "status", "ps": "status", "group": "queue", "groups": "queues",
+        "rm": "cancel", "stop": "cancel", "clean": "prune", "restart": "retry", "start": "resume",
+        "follow": "logs", "ls": "status", "list": "status", "ps": "status", "group": "queue",
+        "groups": "queues", "version": "--version",
     ]
 
-    /// The sentence to append to an "unknown command" message: the close names, or else the
-    /// command a pueue or shell word means (``synonyms``) when it is one of `names`.
+    /// The sentence to append to an "unknown command" message: the command a pueue, systemctl
+    /// or shell word means (``synonyms``) first, when it is one of `names` or an option, then
+    /// the names close by spelling (`stop`: 'cancel' or 'top'); at most two.
     static func commandHint(for word: String, among names: [String]) -> String {
-        let close = hint(for: word, among: names)
-        guard close.isEmpty, let meant = synonyms[word.lowercased()], names.contains(meant) else { return close }
-        return "; did you mean '\(meant)'?"
+        var close = Self.names(closeTo: word, among: names)
+        if let meant = synonyms[word.lowercased()], meant.hasPrefix("--") || names.contains(meant) {
+            close = [meant] + close.filter { $0 != meant }
+        }
+        guard !close.isEmpty else { return "" }
+        return "; did you mean " + close.prefix(2).map { "'\($0)'" }.joined(separator: " or ") + "?"
+    }
+
+    /// The sentence to append to an "unknown subcommand" message of group `group` when `word`
+    /// asks for a listing (`queue list`) and `commands` has the plural that lists (`queues`).
+    static func listingHint(for word: String, group: String, commands: [String]) -> String {
+        guard ["list", "ls", "show", "status"].contains(word.lowercased()), commands.contains(group + "s") else { return "" }
+        return "; 'orchctl \(group)s' lists them"
     }
 
     /// The sentence to append to an "unknown ..." message: `; did you mean 'status'?`, or

@@ -115,7 +115,13 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
             return "Start one that serves it in another terminal: orchd --socket \(ArgumentParser.shellQuoted(socket))"
                 + " (with --state-dir DIR of its own when another orchd uses the default state directory)"
         }
-        guard systemdBooted else { return "Start it by running 'orchd' in another terminal." }
+        guard systemdBooted else {
+            // Root's plain orchd is the system one, which scripts/install.sh starts this way
+            // where systemd is not the init system: in a session of its own, logging to a file.
+            guard uid == 0 else { return "Start it by running 'orchd' in another terminal." }
+            return "Start it by running 'orchd' in another terminal, or in the background:"
+                + " setsid -f orchd </dev/null >>/var/log/orchd.log 2>&1"
+        }
         let service = uid == 0 ? "systemctl start orchd" : "systemctl --user start orchd"
         return "Start it with '\(service)' or run 'orchd' in another terminal."
     }

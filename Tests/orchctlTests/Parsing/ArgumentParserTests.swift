@@ -182,6 +182,12 @@ struct ArgumentParserTests {
         #expect(parseError(["ls"])?.message == "unknown command 'ls'; did you mean 'status'?")
         #expect(parseError(["clean"])?.message == "unknown command 'clean'; did you mean 'prune'?")
         #expect(parseError(["restart", "3"])?.message == "unknown command 'restart'; did you mean 'retry'?")
+        #expect(parseError(["rm", "3"])?.message == "unknown command 'rm'; did you mean 'cancel'?")
+        // Meaning first, then spelling: systemctl's stop is a cancel, not top.
+        #expect(parseError(["stop", "3"])?.message == "unknown command 'stop'; did you mean 'cancel' or 'top'?")
+        #expect(parseError(["version"])?.message == "unknown command 'version'; did you mean '--version'?")
+        #expect(parseError(["queue", "list"])?.message
+            == "unknown subcommand 'list' of 'queue' (its subcommands: add, set, remove); 'orchctl queues' lists them")
         // Nothing close: no guess.
         #expect(parseError(["xyz"])?.message == "unknown command 'xyz'")
         #expect(parseError(["status", "--q"])?.message == "unknown option '--q'")
