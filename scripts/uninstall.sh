@@ -98,6 +98,8 @@ else
             echo "left alone: the orchd on ${socket:-the default socket} runs ${running:-an unknown binary}, not $installed"
             continue
         fi
+        # Said first: a running job holds the stop for up to orchd's drain timeout.
+        echo "stopping orchd (pid $pid): jobs still running get its --drain-timeout (10s unless set) to end"
         if timeout 60 "${orchctl[@]}" shutdown --wait >/dev/null; then
             echo "stopped orchd"
         else
