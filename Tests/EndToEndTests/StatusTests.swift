@@ -34,6 +34,25 @@ struct StatusTests {
         close(opener)
     }
 
+    @Test("a named job ID orchd does not have is an error, as for show: after the jobs it has, exit 1")
+    func missingID() throws {
+        let daemon = try TestDaemon()
+        let job = try daemon.orchctl(["submit", "--wait", "--", "true"]).line
+        let both = try daemon.orchctl(["status", job, "9999"])
+        #expect(both.status == 1, "\(both)")
+        #expect(both.standardOutput.contains("\n\(job) ") && both.standardOutput.contains("succeeded"), "\(both)")
+        #expect(both.standardError == "Error: no job with ID 9999\n")
+        let none = try daemon.orchctl(["status", "9999", "9998"])
+        #expect(none.status == 1 && none.standardOutput.isEmpty, "\(none)")
+        #expect(none.standardError == "Error: no job with ID 9999\nError: no job with ID 9998\n")
+        let json = try daemon.orchctl(["status", "--json", "9999"])
+        #expect(json.status == 1 && json.standardOutput == "[]\n", "\(json)")
+        // A filter may leave a named job out: then nothing is missing.
+        let filtered = try daemon.orchctl(["status", "--state", "queued", job])
+        #expect(filtered.status == 0 && filtered.standardError.isEmpty, "\(filtered)")
+        #expect(try daemon.orchctl(["status", job]).status == 0)
+    }
+
     @Test("--result and --label filter on the server; a bad result is a usage error")
     func filters() throws {
         let daemon = try TestDaemon()

@@ -13,7 +13,7 @@ enum StatusCommand: OrchctlCommand {
         name: name,
         abstract: "List jobs with their state, queue and times.",
         discussion: """
-            Without IDs, lists the running jobs first, then the newest 100 other matching jobs (see --limit and --all) in ID order, then the job counts of orchd (or of the queue given with --queue). With IDs, lists those jobs and counts them alone. 'orchctl' with no command runs 'orchctl status'. On a shared orchd you see your own jobs (root and the admin group see every job); --all-users lists everyone's, as ps does. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX). A job that has not started yet, or waits for its next attempt, shows under STARTED when it may start, if that is ahead ('in 4m'), else '-'. A NAME column appears when any listed job has a name.
+            Without IDs, lists the running jobs first, then the newest 100 other matching jobs (see --limit and --all) in ID order, then the job counts of orchd (or of the queue given with --queue). With IDs, lists those jobs and counts them alone; an ID orchd has no job for (or that is another user's) is an error on standard error, as for show, and status exits 1 (77 for another user's) after listing the others. 'orchctl' with no command runs 'orchctl status'. On a shared orchd you see your own jobs (root and the admin group see every job); --all-users lists everyone's, as ps does. Finished jobs show their result: succeeded, failed(CODE), signaled(SIGNAL), cancelled, timed_out, spawn_failed, dependency_failed(ID) or interrupted; a job waiting for its next attempt shows retrying(ATTEMPT/MAX). A job that has not started yet, or waits for its next attempt, shows under STARTED when it may start, if that is ahead ('in 4m'), else '-'. A NAME column appears when any listed job has a name.
 
             On a terminal, times are shown as distances ('4m ago'), states are coloured (see --color) and every line fits the terminal's width ($COLUMNS, else the terminal's own): the command is cut with '…', and on a narrow terminal PRI, SUBMITTED, DURATION, QUEUE and STARTED go, in that order. Widths count terminal columns, so CJK and emoji names line up. Piped, times are clock times and nothing is coloured or fitted to a width; a name past 24 columns and a command past 500 are still cut with '…' (--json has them whole).
 
@@ -84,6 +84,21 @@ enum StatusCommand: OrchctlCommand {
             running = try list(runningParameters, connection: connection).filter { !shown.contains($0.id) }
         }
 
+        // A named ID listed nowhere, with no filter that could leave it out: said as show,
+        // cancel and wait say it (no such job, or not the caller's), after the list.
+        var missing: [CommandFailure] = []
+        if !ids.isEmpty, queue == nil, state == nil, options.result == nil, labels == nil {
+            let listed = Set(jobs.map(\.id))
+            for id in ids where !listed.contains(id) {
+                do {
+                    _ = try connection.call(JobsInterface.get, JobsInterface.GetParameters(id: id))
+                } catch {
+                    guard error.remoteErrorName != nil, error.exitCode != .unavailable else { throw error }
+                    missing.append(error)
+                }
+            }
+        }
+
         // Nothing listed for a queue: say so when no such queue exists (a typo), as pause does.
         if let queue, jobs.isEmpty, running.isEmpty, ids.isEmpty {
             let known = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters()).queues.map(\.name)
@@ -107,7 +122,7 @@ enum StatusCommand: OrchctlCommand {
         if invocation.global.json {
             context.console.write(try JSONOutput.text((running + jobs).sorted { $0.id < $1.id }))
             if let note { context.console.printError("Note: " + note) }
-            return .success
+            return report(missing, context: context)
         }
         // An admin's status lists every user's jobs even without --all-users: then whose each is shows too.
         let showsOwner = options.allUsers || (running + jobs).contains { $0.submitterUid != context.uid }
@@ -115,8 +130,18 @@ enum StatusCommand: OrchctlCommand {
             time: context.time, maximumWidth: context.tableWidth, showsOwner: showsOwner,
             userNames: showsOwner ? try connection.userNames(Set((running + jobs).map(\.submitterUid))) : [:],
             relativeTimes: context.console.outputIsTerminal, colors: context.colors(ColorMode(rawValue: options.color) ?? .auto))
-        context.console.write(render(runningFirst(running + jobs), counts: counts, queue: queue, note: note, table: table, now: Date()))
-        return .success
+        if !(jobs.isEmpty && !missing.isEmpty) {
+            context.console.write(render(runningFirst(running + jobs), counts: counts, queue: queue, note: note, table: table, now: Date()))
+        }
+        return report(missing, context: context)
+    }
+
+    /// Prints the errors of named jobs that were not listed, one line each.
+    /// - Returns: success when there are none; else 77 when one was another user's, else 1.
+    private static func report(_ missing: [CommandFailure], context: CommandContext) -> ExitCode {
+        for error in missing { context.console.printError("Error: \(error.message)") }
+        guard let first = missing.first else { return .success }
+        return missing.contains { $0.exitCode == .permissionDenied } ? .permissionDenied : first.exitCode
     }
 
     /// Every job `parameters` lists; with `more`, the jobs come in pages, so no reply
