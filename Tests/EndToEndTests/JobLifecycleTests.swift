@@ -37,6 +37,19 @@ struct JobLifecycleTests {
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "a b||*|$HOME|")
     }
 
+    @Test("a job's standard input is a /dev/null of its own: it reads end of file, and a lock the job takes on it ends with the job")
+    func standardInputOfItsOwn() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--shell", "head -c 1; flock -x 0 && echo locked"]).line
+        #expect(try daemon.orchctl(["wait", id]).status == 0)
+        #expect(try daemon.orchctl(["logs", id]).standardOutput == "locked\n")
+        // flock(2) locks an open file: one orchd kept open for every job's stdin kept the lock
+        // after the job, for every process on the machine that locks /dev/null.
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(null) }
+        #expect(flock(null, LOCK_EX | LOCK_NB) == 0, "errno \(errno): the job's lock outlived it")
+    }
+
     @Test("--shell runs the string with /bin/sh -c in the submitter's directory and environment")
     func shellCwdAndEnvironment() throws {
         let daemon = try TestDaemon()

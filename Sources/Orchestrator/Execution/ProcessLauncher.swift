@@ -73,9 +73,8 @@ public struct ProcessLauncher: Sendable {
             if !command.contains("/") { searchPaths = searchCandidates(command, request: request) }
         }
 
-        let input = try openStandardInput()
-        defer { if input.isOwned { close(input.fd) } }
-        let inputFD = input.fd
+        let inputFD = try openStandardInput()
+        defer { close(inputFD) }
         // The directories now, as root: the files later, in the child, as the job's user.
         let outputLog = try logDirectories.directory(of: request.standardOutputPath, owner: account)
         // Both streams to one path: one file, shared offset, as `2>&1`.
@@ -158,27 +157,20 @@ public struct ProcessLauncher: Sendable {
         throw LaunchError(code: ENOENT, message: "command not found: \(command)")
     }
 
-    /// `/dev/null`, opened once for every launch's standard input (each child takes its own
-    /// copy as fd 0, and it reads as end of file at any offset): an `open` and a `close` less a
-    /// launch. -1 when it could not be opened then; launches open their own.
-    private static let sharedNull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
-
-    /// Standard input: `/dev/null`, opened by the daemon so that a job of another user gets it
-    /// even where `/dev/null` is not readable by everyone; where the daemon itself may not open
-    /// it (a per-user orchd on such a machine), the read end of an empty pipe whose write end
-    /// is closed, which reads as end of file just the same.
-    /// - Returns: the descriptor, and whether the caller closes it (not the shared one).
-    private func openStandardInput() throws(LaunchError) -> (fd: Int32, isOwned: Bool) {
-        if Self.sharedNull >= 0 { return (Self.sharedNull, false) }
+    /// Standard input: `/dev/null`, opened here so that a job of another user gets it even
+    /// where `/dev/null` is not readable by everyone; where the daemon itself may not open it
+    /// (a per-user orchd on such a machine), the read end of an empty pipe whose write end is
+    /// closed, which reads as end of file just the same.
+    private func openStandardInput() throws(LaunchError) -> Int32 {
         let fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        if fd >= 0 { return (fd, true) }
+        if fd >= 0 { return fd }
         let code = errno
         var ends: [Int32] = [-1, -1]
         guard code == EACCES || code == EPERM, cposix_pipe_cloexec(&ends) == 0 else {
             throw LaunchError(code: code, context: "cannot open /dev/null as standard input")
         }
         close(ends[1])
-        return (ends[0], true)
+        return ends[0]
     }
 
     /// Creates or truncates a log file for a process orchd does not spawn itself (a Slurm
