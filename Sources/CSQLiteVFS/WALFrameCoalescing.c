@@ -1,5 +1,5 @@
 // A VFS over SQLite's default (unix) VFS that gathers the frames of a write transaction in
-// the WAL file into one write.
+// the WAL file into two writes: the first frame's header alone, then the rest.
 //
 // SQLite appends each WAL frame with two xWrite calls, its 24-byte header and then its page
 // (wal.c, walWriteOneFrame), so a commit that changes 12 pages makes 24 pwrite(2)s; the kernel's
@@ -7,7 +7,9 @@
 // pwrites against 4 µs for one write of the same 12 frames). Here the frames of a transaction
 // are kept in memory while they are contiguous and written at once when the commit frame's
 // page arrives: the commit frame is the one whose header carries the database's size after the
-// commit (bytes 4-7 not zero; https://www.sqlite.org/fileformat2.html#walformat). The write
+// commit (bytes 4-7 not zero; https://www.sqlite.org/fileformat2.html#walformat). A frame
+// header never starts what is kept, so one that no page follows is never left kept (see
+// coalescingWrite). The write
 // happens inside SQLite's own xWrite of that page, before SQLite publishes the commit in the
 // WAL index, so no reader in this process or another can look for a frame that is not in the
 // file, and a crash loses at most frames of a transaction that never committed, as before.
@@ -32,8 +34,9 @@ typedef struct CoalescingFile {
     unsigned char *buffer;
     int used;
     sqlite3_int64 bufferOffset;
-    /// The last write kept was a commit frame's header: its page completes the transaction.
-    int commitHeaderKept;
+    /// Where the commit frame's header just written ends (kept or not), -1 when the last write
+    /// was something else: a write there is that frame's page, which completes the transaction.
+    sqlite3_int64 commitHeaderEnd;
 } CoalescingFile;
 
 /// The unix VFS's sqlite3_file follows ours at this offset (keeps its 8-byte alignment).
@@ -49,7 +52,6 @@ static int flushKept(CoalescingFile *file) {
     // Whatever the outcome, these bytes are no longer kept: a failed write fails the
     // transaction, and SQLite writes its frames again when it retries.
     file->used = 0;
-    file->commitHeaderKept = 0;
     return file->real->pMethods->xWrite(file->real, file->buffer, used, file->bufferOffset);
 }
 
@@ -69,10 +71,13 @@ static int coalescingRead(sqlite3_file *base, void *data, int amount, sqlite3_in
     return file->real->pMethods->xRead(file->real, data, amount, offset);
 }
 
-/// A WAL frame header is 24 bytes; bytes 4-7 (big-endian) are the database's size in pages
-/// after the commit in a commit frame, zero in any other frame.
+/// A WAL frame header's size in bytes (https://www.sqlite.org/fileformat2.html#walformat).
+#define WAL_FRAME_HEADER_BYTES 24
+
+/// Bytes 4-7 (big-endian) of a WAL frame header are the database's size in pages after the
+/// commit in a commit frame, zero in any other frame.
 static int isCommitFrameHeader(const void *data, int amount) {
-    if (amount != 24) return 0;
+    if (amount != WAL_FRAME_HEADER_BYTES) return 0;
     const unsigned char *bytes = data;
     return (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
 }
@@ -80,19 +85,27 @@ static int isCommitFrameHeader(const void *data, int amount) {
 static int coalescingWrite(sqlite3_file *base, const void *data, int amount, sqlite3_int64 offset) {
     CoalescingFile *file = (CoalescingFile *)base;
     if (file->buffer == NULL) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    int completesCommit = offset == file->commitHeaderEnd;
+    file->commitHeaderEnd = isCommitFrameHeader(data, amount) ? offset + amount : -1;
     int contiguous = file->used > 0 && offset == file->bufferOffset + file->used;
-    // The page right after a commit frame's header completes the transaction.
-    int completesCommit = contiguous && file->commitHeaderKept;
     int rc;
     if (file->used > 0 && (!contiguous || amount > ORCHD_SQLITE_VFS_BUFFER_BYTES - file->used)) {
         // Not contiguous, or no room: what is kept goes first, in its order.
         if ((rc = flushKept(file)) != SQLITE_OK) return rc;
     }
-    if (amount > ORCHD_SQLITE_VFS_BUFFER_BYTES) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    // A frame header alone never starts what is kept: a header that no page follows is one
+    // SQLite rewrites in place (wal.c, walRewriteChecksums, after a transaction changed a page
+    // it had already spilled to the WAL; the commit frame's header comes last, and SQLite then
+    // publishes the commit without another write). Kept, it would reach the file only with a
+    // later write, so a crash in between lost a committed transaction. A transaction's first
+    // frame header is written alone so; its page starts the run that the commit completes.
+    if (amount > ORCHD_SQLITE_VFS_BUFFER_BYTES || (file->used == 0 && amount == WAL_FRAME_HEADER_BYTES)) {
+        return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    }
     if (file->used == 0) file->bufferOffset = offset;
     memcpy(file->buffer + file->used, data, (size_t)amount);
     file->used += amount;
-    file->commitHeaderKept = isCommitFrameHeader(data, amount);
+    // The commit frame's page: the transaction is complete, so it goes to the file now.
     if (completesCommit) return flushKept(file);
     return SQLITE_OK;
 }
@@ -216,6 +229,7 @@ static int coalescingOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *base
     (void)vfs;
     CoalescingFile *file = (CoalescingFile *)base;
     memset(file, 0, sizeof *file);
+    file->commitHeaderEnd = -1;
     file->real = (sqlite3_file *)((unsigned char *)file + REAL_FILE_OFFSET);
     if (flags & SQLITE_OPEN_WAL) {
         file->buffer = malloc(ORCHD_SQLITE_VFS_BUFFER_BYTES);

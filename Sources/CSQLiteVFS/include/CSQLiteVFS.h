@@ -2,7 +2,7 @@
 #define ORCHD_CSQLITEVFS_H
 
 // orchd's SQLite VFS: the default unix VFS, with each write transaction's WAL frames written
-// to the file in one write(2) instead of two per frame. See WALFrameCoalescing.c.
+// to the file in two write(2)s instead of two per frame. See WALFrameCoalescing.c.
 
 /// The VFS's name, for sqlite3_open_v2(3)'s last argument.
 #define ORCHD_SQLITE_VFS_NAME "orchd-unix"

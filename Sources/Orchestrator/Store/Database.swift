@@ -94,7 +94,7 @@ public final class Database {
     }()
 
     /// The VFS connections open with: orchd's (`CSQLiteVFS`), which writes a transaction's WAL
-    /// frames with one write(2) rather than two per frame (docs/ARCHITECTURE.md, "WAL writes");
+    /// frames with two write(2)s rather than two per frame (docs/ARCHITECTURE.md, "WAL writes");
     /// `nil`, SQLite's default, when it could not be registered (slower, never wrong).
     static let vfsName: String? = orchd_sqlite_vfs_register() == SQLITE_OK ? ORCHD_SQLITE_VFS_NAME : nil
 
