@@ -103,21 +103,48 @@ public struct ProcessLauncher: Sendable {
             request.cgroup?.remove()
             throw error
         }
-        // The child cannot be reaped before we do, so /proc/PID/stat exists even if it
-        // already exited (as a zombie). It is unreadable when orchd is out of descriptors: the
-        // error keeps that errno, so the launch is taken for a shortage and tried again (a job
-        // goes back to its queue, a hook waits), not for a failure of the command.
-        errno = 0
-        guard let startTicks = ProcStat.startTicks(pid: pid) else {
+        guard let startTicks = Self.startTicks(of: pid) else {
             let code = errno == 0 ? EIO : errno
             abandon(pid, pidfd: pidfd, cgroup: request.cgroup)
-            throw LaunchError(code: code, context: "cannot read /proc/\(pid)/stat")
+            // Not the errno, should it be a shortage: the process ran, so the launch must not
+            // be tried again (a job would run twice).
+            throw LaunchError(code: EIO, message: "cannot read /proc/\(pid)/stat (\(String(cString: strerror(code)))): the process was started and is stopped")
         }
         return LaunchedProcess(
             pid: pid, processStartTicks: startTicks, bootID: ProcStat.bootID, pidfd: pidfd, cgroup: request.cgroup)
     }
 
     // MARK: - Steps
+
+    /// How long a started process's start time is tried for while orchd is short of
+    /// descriptors or memory.
+    static let startTimeReadLimit: Duration = .seconds(10)
+
+    /// The start time of the process just spawned (`/proc/PID/stat`), which exists until orchd
+    /// reaps it, even as a zombie. The process has exec'd already, so a read that fails for
+    /// want of descriptors or memory is tried again, asking for descriptors each time (1 ms,
+    /// doubling to 100 ms, for ``startTimeReadLimit``): taken for a shortage instead, the
+    /// launch was made again and a job ran twice (120 `submit --wait` under a limit of 64).
+    /// - Returns: the start time in clock ticks, or `nil` with `errno` set.
+    static func startTicks(of pid: pid_t) -> UInt64? {
+        var delay = Duration.milliseconds(1)
+        let clock = ContinuousClock()
+        let deadline = clock.now + startTimeReadLimit
+        while true {
+            errno = 0
+            if let ticks = ProcStat.startTicks(pid: pid) { return ticks }
+            let code = errno
+            guard [EMFILE, ENFILE, ENOMEM].contains(code), clock.now < deadline else {
+                errno = code
+                return nil
+            }
+            DescriptorRelief.process.ask()
+            // On the launching thread, which has nothing else to do until the process is known.
+            usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000))
+            delay = min(delay * 2, .milliseconds(100))
+        }
+    }
+
 
     /// Fails early with a clear message; the child's chdir would only say ENOENT.
     private func checkWorkingDirectory(_ path: String) throws(LaunchError) {

@@ -49,8 +49,9 @@ final class LocalExecutor: JobExecutor {
     /// each such failure in a row, up to ``shortagePauseCap``.
     static let shortagePause: Duration = .seconds(1)
     static let shortagePauseCap: Duration = .seconds(4)
-    /// The descriptors one launch needs at most (its pipes, pidfd, cgroup, log files and
-    /// `/dev/null`, in orchd and in the child's copy of its table).
+    /// The descriptors one launch needs at most (its report pipe where the child does not
+    /// share orchd's memory, pidfd, cgroup, log files and `/dev/null`, in orchd and in the
+    /// child's copy of its table).
     static let descriptorsPerLaunch = 8
     /// While descriptors are short, with this many free (beyond one launch's, kept back) they
     /// are short no more, and ``launchAllowance`` is unlimited again.
