@@ -130,9 +130,16 @@ public struct ProcessLauncher: Sendable {
         var delay = Duration.milliseconds(1)
         let clock = ContinuousClock()
         let deadline = clock.now + startTimeReadLimit
+        var tries = 0
         while true {
             errno = 0
-            if let ticks = ProcStat.startTicks(pid: pid) { return ticks }
+            tries += 1
+            if let ticks = ProcStat.startTicks(pid: pid) {
+                if tries > 1 {
+                    DaemonLog.warning("read the start time of process \(pid) only at try \(tries): orchd is short of file descriptors")
+                }
+                return ticks
+            }
             let code = errno
             guard [EMFILE, ENFILE, ENOMEM].contains(code), clock.now < deadline else {
                 errno = code
