@@ -20,11 +20,9 @@ public final class StateDirectoryLock: Sendable {
         path = stateDirectory + "/orchd.lock"
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(call: "open", path: path, errno: errno) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(fd) else {
             let code = errno
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            let pid = Self.recordedPid(fd)
             close(fd)
             if code == EWOULDBLOCK { throw .heldByAnotherDaemon(path: path, pid: pid) }
             throw .system(call: "flock", path: path, errno: code)
@@ -37,6 +35,40 @@ public final class StateDirectoryLock: Sendable {
 
     deinit {
         close(fd)
+    }
+
+    /// How long a lock whose daemon is gone is waited for.
+    static let departedHolderWait: Duration = .seconds(2)
+
+    /// Takes the lock on `fd` without waiting; but when the daemon whose pid the file records
+    /// is gone, waits up to ``departedHolderWait`` for it. What holds it then is a child of that
+    /// daemon's that was between its spawn and its exec when the daemon died: the child holds a
+    /// copy of the descriptor until its exec closes it, and a restart at once (systemd's, or a
+    /// test's after a crash) was refused as "another orchd is already running".
+    /// - Returns: whether the lock is held; when not, `errno` says why.
+    private static func lock(_ fd: Int32) -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        guard errno == EWOULDBLOCK, let pid = recordedPid(fd), pid > 0, kill(pid, 0) != 0, errno == ESRCH else {
+            errno = EWOULDBLOCK
+            return false
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + departedHolderWait
+        while clock.now < deadline {
+            usleep(10_000)
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+            guard errno == EWOULDBLOCK else { return false }
+        }
+        errno = EWOULDBLOCK
+        return false
+    }
+
+    /// The pid the daemon holding the lock recorded in the file, if any.
+    private static func recordedPid(_ fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     private static func createDirectory(_ path: String) throws(StateDirectoryLockError) {

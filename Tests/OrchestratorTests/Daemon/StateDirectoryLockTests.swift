@@ -1,0 +1,54 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Orchestrator
+
+@Suite("State directory lock")
+struct StateDirectoryLockTests {
+    @Test("a lock held after its daemon is gone (a child of it between spawn and exec) is waited for briefly; one of a live daemon is refused at once")
+    func departedHolder() throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        // Made, taken and released: the directory and the file exist.
+        let path = try StateDirectoryLock(stateDirectory: state).path
+
+        // The file records a pid that has exited, and something else holds the lock for a
+        // moment, as the dead daemon's spawning child holds its copy until exec.
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let holder = try hold(path, seconds: "0.5", recording: gone.processIdentifier)
+        let start = ContinuousClock.now
+        var second: StateDirectoryLock? = try StateDirectoryLock(stateDirectory: state)
+        #expect(ContinuousClock.now - start < StateDirectoryLock.departedHolderWait)
+        holder.waitUntilExit()
+        #expect(second != nil)
+        second = nil
+
+        // Recorded by a live process (this one): refused without waiting.
+        let another = try hold(path, seconds: "3", recording: getpid())
+        defer { another.terminate(); another.waitUntilExit() }
+        let refusedAt = ContinuousClock.now
+        #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
+        #expect(ContinuousClock.now - refusedAt < .seconds(1))
+    }
+
+    /// Writes `pid` into the lock file, and has flock(1) hold the lock for `seconds`; returns
+    /// once it holds it.
+    private func hold(_ path: String, seconds: String, recording pid: Int32) throws -> Process {
+        try "\(pid)\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["--exclusive", path, "sleep", seconds]
+        try holder.run()
+        let probe = open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(probe) }
+        while flock(probe, LOCK_EX | LOCK_NB) == 0 {
+            flock(probe, LOCK_UN)
+            usleep(1_000)
+        }
+        return holder
+    }
+}
