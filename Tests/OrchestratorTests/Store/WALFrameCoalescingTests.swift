@@ -19,7 +19,7 @@ struct WALFrameCoalescingTests {
     }
 
     @Test("a commit that changes many pages writes its frames with two write(2)s: the first frame's header, then the rest")
-    func oneWritePerCommit() throws {
+    func framesInTwoWrites() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("orchd.sqlite3")
         let db = try Database(path: path)
