@@ -55,6 +55,8 @@ public final class StateDirectoryLock: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + departedHolderWait
         while clock.now < deadline {
+            // Polled, at start-up only: a blocking flock(2) has no timeout, and a thread left
+            // blocked in one would take the lock after this daemon had given up.
             usleep(10_000)
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
             guard errno == EWOULDBLOCK else { return false }

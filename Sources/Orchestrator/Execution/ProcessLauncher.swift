@@ -146,7 +146,9 @@ public struct ProcessLauncher: Sendable {
                 return nil
             }
             DescriptorRelief.process.ask()
-            // On the launching thread, which has nothing else to do until the process is known.
+            // A sleep, not an event: nothing signals that a descriptor was freed. It is bounded,
+            // happens only while orchd is short of them, and on the launching thread, which has
+            // nothing else to do until the process is known.
             usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000))
             delay = min(delay * 2, .milliseconds(100))
         }

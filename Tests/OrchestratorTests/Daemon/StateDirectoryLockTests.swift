@@ -6,7 +6,7 @@ import Testing
 
 @Suite("State directory lock")
 struct StateDirectoryLockTests {
-    @Test("a lock held after its daemon is gone (a child of it between spawn and exec) is waited for briefly; one of a live daemon is refused at once")
+    @Test("a lock held after its daemon is gone (a child of it between spawn and exec) is waited for; one of a live daemon is refused without waiting")
     func departedHolder() throws {
         let directory = try TemporaryDirectory()
         let state = directory.file("state")
@@ -20,19 +20,16 @@ struct StateDirectoryLockTests {
         try gone.run()
         gone.waitUntilExit()
         let holder = try hold(path, seconds: "0.5", recording: gone.processIdentifier)
-        let start = ContinuousClock.now
         var second: StateDirectoryLock? = try StateDirectoryLock(stateDirectory: state)
-        #expect(ContinuousClock.now - start < StateDirectoryLock.departedHolderWait)
         holder.waitUntilExit()
         #expect(second != nil)
         second = nil
 
-        // Recorded by a live process (this one): refused without waiting.
-        let another = try hold(path, seconds: "3", recording: getpid())
-        defer { another.terminate(); another.waitUntilExit() }
-        let refusedAt = ContinuousClock.now
+        // Recorded by a live process (this one): refused without waiting, although the holder
+        // lets go well within the wait a departed daemon's lock gets.
+        let another = try hold(path, seconds: "1", recording: getpid())
+        defer { another.waitUntilExit() }
         #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
-        #expect(ContinuousClock.now - refusedAt < .seconds(1))
     }
 
     /// Writes `pid` into the lock file, and has flock(1) hold the lock for `seconds`; returns

@@ -101,7 +101,7 @@ struct WALFrameCoalescingTests {
         #expect(sqlite3_open_v2(copy + "/orchd.sqlite3", &recovered, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
         defer { sqlite3_close_v2(recovered) }
         #expect(try query(recovered, "SELECT count(*), sum(v = 'rewritten') FROM t") == "5000|2000")
-        _ = db
+        withExtendedLifetime(db) {}
     }
 
     /// write(2)-family calls made by the calling thread so far (`syscw`, proc(5)).
