@@ -227,12 +227,12 @@ struct ReconnectTests {
         let lastLine = try #require(try daemon.orchctl(["events"]).standardOutput.split(separator: "\n").last)
         let last = try JSONDecoder().decode(Event.self, from: Data(lastLine.utf8)).seq
         let orchd = try #require(daemon.process?.processIdentifier)
-        let connected = Self.sockets(of: orchd)
+        let before = Self.sockets(of: orchd)
         let quiet = try OrchctlStream(daemon, ["events", "--follow", "--since", String(last)], captureErrors: true)
         defer { quiet.stop() }
         // It prints nothing, so orchd's accepting its connection is what shows it reached orchd
         // before the crash (on a loaded machine it may start late).
-        #expect(Self.waitForSockets(of: orchd, moreThan: connected), "orchd accepted the quiet follower")
+        #expect(Self.waitForNewSocket(of: orchd, besides: before), "orchd accepted the quiet follower")
         daemon.crash()
         let message = try #require(events.nextErrorLine())
         #expect(message.contains(Self.reconnecting), "\(message)")
@@ -254,17 +254,20 @@ struct ReconnectTests {
         #expect(quiet.exitStatus() == 1)
     }
 
-    /// How many sockets process `pid` has open.
-    private static func sockets(of pid: Int32) -> Int {
+    /// The sockets process `pid` has open, as `/proc/PID/fd` names them (`socket:[inode]`).
+    private static func sockets(of pid: Int32) -> Set<String> {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)"))?.hasPrefix("socket:") == true }.count
+        return Set(entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+            .filter { $0.hasPrefix("socket:") })
     }
 
-    /// Waits until process `pid` has more than `count` sockets open, for up to 20 s.
-    private static func waitForSockets(of pid: Int32, moreThan count: Int) -> Bool {
+    /// Waits until process `pid` has a socket open that is not in `earlier`, for up to 20 s.
+    /// A new socket, not a larger count: the connection of the `orchctl` call just before may
+    /// still be open when `earlier` is read and close meanwhile, which left the count equal.
+    private static func waitForNewSocket(of pid: Int32, besides earlier: Set<String>) -> Bool {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            if sockets(of: pid) > count { return true }
+            if !sockets(of: pid).subtracting(earlier).isEmpty { return true }
             usleep(10_000)
         }
         return false
