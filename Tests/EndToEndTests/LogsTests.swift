@@ -22,6 +22,18 @@ struct LogsTests {
         #expect(stream.exitStatus() == 0)
     }
 
+    @Test("logs --both --follow of a finished job prints its standard output first, as logs --both does")
+    func followBothOfAFinishedJob() throws {
+        let daemon = try TestDaemon()
+        let id = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "echo out1; echo err1 >&2; echo out2; echo err2 >&2"]).line
+        #expect(try daemon.orchctl(["logs", "--both", id]).standardOutput == "out1\nout2\nerr1\nerr2\n")
+        // Both streams are followed on connections of their own; the standard error's used to
+        // come first.
+        for _ in 1...3 {
+            #expect(try daemon.orchctl(["logs", "--both", "--follow", id]).standardOutput == "out1\nout2\nerr1\nerr2\n")
+        }
+    }
+
     @Test("following a job still queued waits for its log file to appear, then follows it to the end")
     func followQueued() throws {
         let daemon = try TestDaemon()

@@ -19,7 +19,7 @@ enum LogsCommand: OrchctlCommand {
 
             Each attempt keeps its own output: without --attempt, the latest attempt's is printed; --attempt N prints attempt N's ('orchctl show' lists the attempts). An attempt the job has not made is an error, exit status 1.
 
-            --both prints the standard output, then the standard error; on a terminal each under a header (==> stdout <==, ==> stderr <==), plain when piped. With --follow, both streams are followed at once, each piece printed as it arrives, under a header whenever the stream changes (on a terminal).
+            --both prints the standard output, then the standard error; on a terminal each under a header (==> stdout <==, ==> stderr <==), plain when piped. With --follow, both streams are followed at once: what they hold already comes as without --follow (the standard output first), then each piece as it arrives, under a header whenever the stream changes (on a terminal).
 
             With --follow, goes on with new output as the job writes it, each piece as soon as it arrives, and ends with exit status 0 once the job has finished and all its output is printed; a job still waiting or queued is followed from its start. Ctrl-C, or whatever reads the output going away, ends it early, also with exit status 0. When a failed attempt is retried (submit --retries), the next attempt's output follows from its start (with --attempt, only that attempt is followed). When orchd restarts meanwhile, orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on from the byte it had reached.
             """,
@@ -104,7 +104,8 @@ enum LogsCommand: OrchctlCommand {
     /// connects again and the stream resumes at the byte offset written so far, in the attempt
     /// it was written from, so nothing is written twice or skipped.
     /// - Parameters:
-    ///   - answered: runs once, at orchd's first reply (before any chunk is written).
+    ///   - answered: runs once, when orchd's first reply has been handled (its chunk written),
+    ///     also when that reply failed.
     ///   - write: writes a chunk; returns 0 or the errno of the failed write.
     /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
@@ -120,8 +121,12 @@ enum LogsCommand: OrchctlCommand {
         try reconnection.run { (connection) throws(CommandFailure) in
             try connection.streamWhile(JobsInterface.logs, parameters) {
                 (reply) throws(CommandFailure) -> Bool in
-                answered?()
-                answered = nil
+                // After the first reply's bytes are written, so a caller waiting for it knows
+                // they are out (a header written here after them is the same stream's: none).
+                defer {
+                    answered?()
+                    answered = nil
+                }
                 guard let data = Data(base64Encoded: reply.data) else {
                     throw CommandFailure("orchd sent log data that is not base64")
                 }
@@ -143,12 +148,16 @@ enum LogsCommand: OrchctlCommand {
         return written
     }
 
-    /// Follows both streams at once, each on a connection of its own, until both end.
+    /// Follows both streams at once, each on a connection of its own, until both end. The
+    /// standard error's output waits for the standard output's first reply (orchd sends it at
+    /// once, even empty), so what both files held already comes out as without `--follow`,
+    /// the standard output first; after that each piece is written as it arrives.
     /// - Returns: how many bytes were written, of both.
     private static func followBoth(
         _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console, headers: Bool
     ) throws(CommandFailure) -> Int {
         let output = InterleavedOutput(console: console, headers: headers)
+        let standardOutputBegun = OneTimeGate()
         let failures = Mutex<[CommandFailure]>([])
         let written = Mutex(0)
         // Both connections go when orchd restarts: that is said once.
@@ -163,11 +172,19 @@ enum LogsCommand: OrchctlCommand {
             group.enter()
             BlockingThread.start {
                 do throws(CommandFailure) {
-                    let count = try Self.stream(fixed, reconnection: reconnection, console: console, write: { output.write($0, from: stream) })
+                    let count = try Self.stream(
+                        fixed, reconnection: reconnection, console: console,
+                        answered: stream == .stdout ? { standardOutputBegun.open() } : nil,
+                        write: { bytes in
+                            if stream == .stderr { standardOutputBegun.wait() }
+                            return output.write(bytes, from: stream)
+                        })
                     written.withLock { $0 += count }
                 } catch {
                     failures.withLock { $0.append(error) }
                 }
+                // However the standard output's stream ended, the standard error's goes on.
+                if stream == .stdout { standardOutputBegun.open() }
                 group.leave()
             }
         }
@@ -216,6 +233,24 @@ enum LogsCommand: OrchctlCommand {
         let attempt = parameters.attempt.map { " --attempt \($0)" } ?? ""
         console.printError(
             "orchctl: job \(parameters.id) wrote nothing to standard output but \(size) bytes to standard error; see 'orchctl logs --stderr\(attempt) \(parameters.id)'")
+    }
+
+    /// A gate that opens once and stays open: `wait` returns at once after `open`.
+    final class OneTimeGate: Sendable {
+        private let isOpen = Mutex(false)
+        private let opened = DispatchGroup()
+
+        init() { opened.enter() }
+
+        func open() {
+            let first = isOpen.withLock { open in
+                defer { open = true }
+                return !open
+            }
+            if first { opened.leave() }
+        }
+
+        func wait() { opened.wait() }
     }
 
     /// Output written from two streams: on a terminal under a header each time the stream
