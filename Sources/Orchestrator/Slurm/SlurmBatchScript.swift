@@ -33,12 +33,16 @@ struct SlurmBatchScript: Hashable, Sendable {
         let path = environment["PATH"] ?? LaunchRequest.defaultSearchPath
         let command = arguments.first ?? ""
         // A command with a slash is a path (relative to the working directory); else it is
-        // looked up in the job's PATH, as execvp(3) would. The checks' own output goes to the
-        // exit-status file's temporary (overwritten by `report`), not /dev/null, which a
-        // job's user may not be allowed to open (some containers make it 0640).
+        // looked for in each directory of the job's PATH, as execvp(3) and a local launch
+        // look (an empty entry is the working directory). Not `command -v`: it also names the
+        // shell's builtins, keywords and functions (`cd`, `if`, the script's `report`), which
+        // env(1) then cannot run, and dash's prints a file found through an empty entry
+        // without its directory.
         let lookup = command.contains("/")
             ? "[ -f \(q(command)) ] && [ -x \(q(command)) ]"
-            : "PATH=\(q(path)) command -v -- \(q(command)) >\"$exit_file.tmp\" 2>&1"
+            : "{ dirs=\(q(path)); found=; while :; do dir=${dirs%%:*}; "
+                + "if [ -f \"${dir:-.}/\"\(q(command)) ] && [ -x \"${dir:-.}/\"\(q(command)) ]; then found=1; break; fi; "
+                + "case $dirs in *:*) dirs=${dirs#*:} ;; *) break ;; esac; done; [ -n \"$found\" ]; }"
         let assignments = environment.sorted { $0.key < $1.key }.map { q("\($0.key)=\($0.value)") }
         var lines = [
             "#!/bin/sh",

@@ -99,6 +99,36 @@ struct SlurmExecutorTests {
         #expect(try run(missingCommand, in: directory).status == 127)
         let missing = try String(contentsOfFile: directory.file("b.exit"), encoding: .utf8)
         #expect(SlurmBatchScript.parseStatus(missing) == .spawnFailed("command not found: no-such-command-orchd"))
+
+        // The shell's builtins, keywords and the script's own function are no commands a job
+        // can run, as a local launch finds none of them: each is not found, not exit 127.
+        for name in ["cd", "if", "report", "export"] {
+            let builtin = SlurmBatchScript(
+                arguments: [name, "x"], workingDirectory: directory.path, environment: ["PATH": "/usr/bin:/bin"],
+                exitStatusPath: directory.file("c.exit"), title: "t")
+            #expect(try run(builtin, in: directory).status == 127, "\(name)")
+            let status = try String(contentsOfFile: directory.file("c.exit"), encoding: .utf8)
+            #expect(SlurmBatchScript.parseStatus(status) == .spawnFailed("command not found: \(name)"), "\(name)")
+        }
+        // A program in a relative PATH entry, or in the working directory through an empty
+        // entry (leading, inner, trailing, or PATH empty), is found, as execvp(3) finds it.
+        try FileManager.default.createDirectory(atPath: directory.file("bin"), withIntermediateDirectories: true)
+        for program in [directory.file("bin/mine"), directory.file("mine")] {
+            try "#!/bin/sh\nexit 4\n".write(toFile: program, atomically: true, encoding: .utf8)
+            #expect(chmod(program, 0o755) == 0)
+        }
+        for path in ["bin:/usr/bin:/bin", ":/usr/bin", "/usr/bin::/bin", "/usr/bin:", ""] {
+            let found = SlurmBatchScript(
+                arguments: ["mine"], workingDirectory: directory.path, environment: ["PATH": path],
+                exitStatusPath: directory.file("d.exit"), title: "t")
+            #expect(try run(found, in: directory).status == 4, "PATH=\(path)")
+            #expect(try String(contentsOfFile: directory.file("d.exit"), encoding: .utf8) == "4\n", "PATH=\(path)")
+        }
+        // A directory or a file that is not executable of that name is passed over.
+        let passedOver = SlurmBatchScript(
+            arguments: ["bin"], workingDirectory: directory.path, environment: ["PATH": ":/usr/bin"],
+            exitStatusPath: directory.file("f.exit"), title: "t")
+        #expect(try run(passedOver, in: directory).status == 127)
     }
 
     @Test("Slurm's final states map to results; COMPLETING and RUNNING are not final")
