@@ -313,7 +313,9 @@ struct ContainmentTests {
         #expect(fixture.daemon.daemonLog.contains("job \(id) was ending as \(cancelled ? "cancelled" : "succeeded") when the previous daemon stopped"))
     }
 
-    private func crashRecoveryNeverRunsTwoCopies(mode: String) throws {
+    /// - Parameter respelled: whether the restart names the state directory another way (a
+    ///   symbolic link to its parent and a trailing slash), as an admin's script may.
+    private func crashRecoveryNeverRunsTwoCopies(mode: String, respelled: Bool = false) throws {
         let fixture = try Fixture(mode: mode)
         let directory = fixture.daemon.directory
         let first = try ReadyMarker(path: directory + "/first")
@@ -332,7 +334,14 @@ struct ContainmentTests {
         let firstEscaped = try #require(first.read().flatMap { Int32($0) })
         fixture.daemon.crash()
         #expect(!fixture.isGone(firstEscaped), "kill -9 of orchd leaves the job's processes running")
-        try fixture.daemon.start()
+        if respelled {
+            try #require(symlink(directory, directory + "/link") == 0)
+            try fixture.daemon.start(extraArguments: ["--state-dir", directory + "/link/state/"])
+            let info = try fixture.daemon.orchctl(["info"]).standardOutput
+            #expect(info.contains(fixture.daemon.stateDirectory + "\n"), "the state directory is shown resolved: \(info)")
+        } else {
+            try fixture.daemon.start()
+        }
         let secondEscaped = try #require(second.read().flatMap { Int32($0) }, "the job was retried")
         #expect(fixture.isGone(firstEscaped), "recovery killed the first attempt's escaped process")
         #expect(!FileManager.default.fileExists(atPath: directory + "/overlap"),
@@ -432,6 +441,10 @@ struct ContainmentTests {
     @Test("cgroup: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup") }
+
+    @Test("cgroup: after kill -9, a restart that names the state directory another way (a symbolic link, a trailing slash) still kills the escaped process before the retry",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", respelled: true) }
 
     @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
@@ -592,6 +605,9 @@ struct ContainmentTests {
 
     @Test("process-group: after kill -9 and a restart with --retries, the retry never runs beside the first attempt's escaped process")
     func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }
+
+    @Test("process-group: after kill -9, a restart that names the state directory another way (a symbolic link, a trailing slash) still kills the escaped process before the retry")
+    func fallbackCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group", respelled: true) }
 
     @Test("process-group: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down")
     func fallbackLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "process-group") }

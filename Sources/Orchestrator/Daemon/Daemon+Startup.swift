@@ -36,6 +36,23 @@ extension Daemon {
         }
     }
 
+    /// The state directory's one name: absolute, with no symbolic link, `.`, `..` or trailing
+    /// slash (realpath(3)), once it exists. Recovery finds a previous daemon's processes by this
+    /// name: the job cgroups' subtree is named after it and a process-group job carries it in
+    /// `ORCHD_STATE_DIR`. A restart that named the same directory another way (`state/`, a
+    /// symbolic link) looked elsewhere, so what a killed daemon's job left running went on
+    /// beside the job's retry.
+    /// - Returns: the resolved path.
+    /// - Throws: ``StartupFailure``: realpath(3) failed (a directory above it not searchable).
+    static func resolveStateDirectory(_ stateDirectory: String) throws(StartupFailure) -> String {
+        guard let resolved = realpath(stateDirectory, nil) else {
+            let code = errno
+            throw StartupFailure("cannot resolve the state directory \(stateDirectory): \(String(cString: strerror(code)))", errno: code)
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Creates the job log directory, `<state dir>/logs`. Under the system service each owner
     /// has a directory of their own in here, theirs and 0700: others may pass through (0711)
     /// to reach their own, but list nothing.
