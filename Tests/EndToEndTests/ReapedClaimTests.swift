@@ -1,4 +1,5 @@
 import Foundation
+import OrchestratorAPI
 import Testing
 
 /// The slots that reaped ends free are claimed in the ends' own transaction; a succeeded
@@ -42,5 +43,38 @@ struct ReapedClaimTests {
         ]).line
         #expect(try daemon.orchctl(["wait", queued, dependent, "--timeout", "60s"]).status == 0)
         #expect(try lines(records) == ["start", "end", "start", "end"], "one job of the user at a time")
+    }
+
+    @Test("a job that ended holds its slot until its end is written: in sequence and in time, no queue's events show more jobs running than its concurrency")
+    func endsComeBeforeTheNextStart() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        let socket = daemon.socketPath
+        let spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"])
+        // Eight clients submitting at once keep calls queued on orchd's control queue, each
+        // claiming the slot in its own transaction when it finds it free, while the jobs end
+        // one after another.
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            guard let client = try? VarlinkClient(socketPath: socket) else { return }
+            for _ in 0..<30 { _ = try? client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: spec)) }
+        }
+        #expect(try daemon.orchctl(["wait", "--queue", "default", "--drained"]).status == 0)
+        let events = try daemon.orchctl(["events"]).standardOutput.split(separator: "\n")
+            .map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
+        #expect(events.filter { $0.kind == .started }.count == 240)
+        var running: Set<JobID> = []
+        var lastEnd: Date?
+        for event in events.sorted(by: { $0.seq < $1.seq }) {
+            guard let id = event.jobId else { continue }
+            switch event.kind {
+            case .started:
+                running.insert(id)
+                #expect(running.count <= 1, "job \(id) started (seq \(event.seq)) while \(running.sorted { $0.rawValue < $1.rawValue }) ran")
+                if let lastEnd { #expect(event.at >= lastEnd, "job \(id) started at \(event.at), before the end at \(lastEnd) that freed its slot") }
+            case .finished:
+                running.remove(id)
+                lastEnd = event.at
+            default: break
+            }
+        }
     }
 }

@@ -53,6 +53,9 @@ extension Scheduler {
         reapedProcesses.removeAll()
         reapedEnds.removeAll()
         guard !processes.isEmpty || !ends.isEmpty else { return }
+        // Their slots, kept until now, go to the claims of this write (or, for an end that
+        // goes one by one below, to the feed after it).
+        for end in ends { freeSlot(of: end.id, in: end.queue) }
 
         var finals: [(previous: Job, end: JobStore.RunningEnd)] = []
         var others: [ReapedEnd] = []

@@ -664,9 +664,6 @@ public actor Scheduler {
     func operationFinished(_ id: JobID, in queue: QueueName, end: ExecutorEnd) {
         operations[id] = nil
         timeoutTimers.removeValue(forKey: id)?.cancel()
-        if runners[queue]?.inFlight.remove(id) != nil, let owner = runningJobs[id]?.submitterUid {
-            runners[queue]?.noteRunning(owner, -1)
-        }
         let result: JobResult
         var endedAt = Date()
         switch end {
@@ -676,6 +673,7 @@ public actor Scheduler {
             if let at, let claimed = runningJobs[id]?.startedAt { endedAt = min(endedAt, max(at, claimed)) }
         case .detached:
             // Goes on in Slurm; recorded running for the next start to re-attach.
+            freeSlot(of: id, in: queue)
             startedJobs.remove(id)
             runningJobs[id] = nil
             finishShutdownIfIdle()
@@ -683,6 +681,7 @@ public actor Scheduler {
         case .released(let reason):
             startedJobs.remove(id)
             if (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued) {
+                freeSlot(of: id, in: queue)
                 runningJobs[id] = nil
                 DaemonLog.warning("job \(id) goes back to its queue: \(reason)")
                 do {
@@ -699,10 +698,12 @@ public actor Scheduler {
         let releases = isStopping && (try? decide(.releaseClaim, for: existingJob(id))) == .enter(.queued)
         startedJobs.remove(id)
         guard releases else {
-            // Written with the other ends of this turn; the queue is fed then.
+            // Written with the other ends of this turn; the queue is fed then. The slot stays
+            // taken until then (``writeReaped()``).
             noteEnded(ReapedEnd(id: id, queue: queue, result: result, endedAt: endedAt))
             return
         }
+        freeSlot(of: id, in: queue)
         runningJobs[id] = nil
         do {
             let job = try store.releaseClaim(id)
@@ -932,6 +933,17 @@ public actor Scheduler {
     /// running it.
     static func isOver(_ job: Job, attempt: Int) -> Bool {
         job.state.isFinished || job.attempt > attempt || (job.attempt == attempt && job.state != .running)
+    }
+
+    /// Gives back the slot a job held in its queue (``QueueRunner/inFlight``). A job that
+    /// ended keeps it until its end is written: a claim in between (a submit's, a feed's)
+    /// started the next job while the store still showed this one running, and its `started`
+    /// event came before this one's `finished`, in sequence and in time, as if the queue had
+    /// run one more than its concurrency.
+    func freeSlot(of id: JobID, in queue: QueueName) {
+        if runners[queue]?.inFlight.remove(id) != nil, let owner = runningJobs[id]?.submitterUid {
+            runners[queue]?.noteRunning(owner, -1)
+        }
     }
 
     func finishShutdownIfIdle() {
