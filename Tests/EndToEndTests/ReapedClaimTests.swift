@@ -1,5 +1,6 @@
 import Foundation
 import OrchestratorAPI
+import Synchronization
 import Testing
 
 /// The slots that reaped ends free are claimed in the ends' own transaction; a succeeded
@@ -45,22 +46,34 @@ struct ReapedClaimTests {
         #expect(try lines(records) == ["start", "end", "start", "end"], "one job of the user at a time")
     }
 
-    @Test("a job that ended holds its slot until its end is written: in sequence and in time, no queue's events show more jobs running than its concurrency")
+    @Test("a job that ended holds its slot until its end, final or a retry's, is written: in sequence and in time, no queue's events show more jobs running than its concurrency")
     func endsComeBeforeTheNextStart() throws {
         let daemon = try TestDaemon(concurrency: 1)
+        #expect(try daemon.orchctl(["queue", "set", "default", "--retry-base", "1ms", "--retry-cap", "2ms"]).status == 0)
         let socket = daemon.socketPath
-        let spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"])
+        let succeeds = JobSpec(command: .argv(["true"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"])
+        // Fails twice: its first end is a retry's (`retrying`), which frees the slot too.
+        let retried = JobSpec(command: .argv(["false"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"], maxAttempts: 2)
         // Eight clients submitting at once keep calls queued on orchd's control queue, each
         // claiming the slot in its own transaction when it finds it free, while the jobs end
         // one after another.
+        let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            guard let client = try? VarlinkClient(socketPath: socket) else { return }
-            for _ in 0..<30 { _ = try? client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: spec)) }
+            do {
+                let client = try VarlinkClient(socketPath: socket)
+                for index in 0..<30 {
+                    _ = try client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: index.isMultiple(of: 2) ? succeeds : retried))
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
         }
-        #expect(try daemon.orchctl(["wait", "--queue", "default", "--drained"]).status == 0)
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let drained = try daemon.orchctl(["wait", "--queue", "default", "--drained"])
+        #expect(drained.status == 0, "\(drained)\n\(daemon.daemonLog)")
         let events = try daemon.orchctl(["events"]).standardOutput.split(separator: "\n")
             .map { try JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
-        #expect(events.filter { $0.kind == .started }.count == 240)
+        #expect(events.filter { $0.kind == .started }.count == 120 + 2 * 120)
         var running: Set<JobID> = []
         var lastEnd: Date?
         for event in events.sorted(by: { $0.seq < $1.seq }) {
@@ -70,7 +83,7 @@ struct ReapedClaimTests {
                 running.insert(id)
                 #expect(running.count <= 1, "job \(id) started (seq \(event.seq)) while \(running.sorted { $0.rawValue < $1.rawValue }) ran")
                 if let lastEnd { #expect(event.at >= lastEnd, "job \(id) started at \(event.at), before the end at \(lastEnd) that freed its slot") }
-            case .finished:
+            case .finished, .retrying:
                 running.remove(id)
                 lastEnd = event.at
             default: break

@@ -53,9 +53,6 @@ extension Scheduler {
         reapedProcesses.removeAll()
         reapedEnds.removeAll()
         guard !processes.isEmpty || !ends.isEmpty else { return }
-        // Their slots, kept until now, go to the claims of this write (or, for an end that
-        // goes one by one below, to the feed after it).
-        for end in ends { freeSlot(of: end.id, in: end.queue) }
 
         var finals: [(previous: Job, end: JobStore.RunningEnd)] = []
         var others: [ReapedEnd] = []
@@ -68,6 +65,12 @@ extension Scheduler {
                 others.append(end)
             }
         }
+        // The final ends' slots, kept until now, go to the claims of the transaction that
+        // writes those ends first. Each other end (a retry) keeps its slot until it is written
+        // below. (When the transaction fails, the final ends go one by one below too, their
+        // slots already free: no claim comes in between in this turn but a dependent's feed.)
+        let finalIDs = Set(finals.map(\.end.id))
+        for end in ends where finalIDs.contains(end.id) { freeSlot(of: end.id, in: end.queue) }
         let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
         do {
             let claimed = try backgroundWrite { () throws in
@@ -118,6 +121,7 @@ extension Scheduler {
         }
         for end in others {
             recordEnd(end.id, in: end.queue, result: end.result, at: end.endedAt)
+            freeSlot(of: end.id, in: end.queue)
         }
         for end in ends { runningJobs[end.id] = nil }
         // Nothing to do, without a query, where the claims took every free slot.
