@@ -37,14 +37,22 @@ extension Daemon {
     }
 
     /// The state directory's one name: absolute, with no symbolic link, `.`, `..` or trailing
-    /// slash (realpath(3)), once it exists. Recovery finds a previous daemon's processes by this
-    /// name: the job cgroups' subtree is named after it and a process-group job carries it in
-    /// `ORCHD_STATE_DIR`. A restart that named the same directory another way (`state/`, a
-    /// symbolic link) looked elsewhere, so what a killed daemon's job left running went on
-    /// beside the job's retry.
+    /// slash (realpath(3)), once it exists (it is made here when missing). Recovery finds a
+    /// previous daemon's processes by this name: the job cgroups' subtree is named after it and
+    /// a process-group job carries it in `ORCHD_STATE_DIR`. A restart that named the same
+    /// directory another way (`state/`, a symbolic link) looked elsewhere, so what a killed
+    /// daemon's job left running went on beside the job's retry. Resolved before the lock is
+    /// taken, and the lock taken by this name: a symbolic link changed in between would
+    /// otherwise have this daemon lock one directory and use another.
     /// - Returns: the resolved path.
-    /// - Throws: ``StartupFailure``: realpath(3) failed (a directory above it not searchable).
+    /// - Throws: ``StartupFailure``: the directory cannot be made, or realpath(3) failed (a
+    ///   directory above it not searchable).
     static func resolveStateDirectory(_ stateDirectory: String) throws(StartupFailure) -> String {
+        do {
+            try StateDirectoryLock.createDirectory(stateDirectory)
+        } catch {
+            throw StartupFailure("cannot use the state directory \(stateDirectory): \(error)", errno: error.errno)
+        }
         guard let resolved = realpath(stateDirectory, nil) else {
             let code = errno
             throw StartupFailure("cannot resolve the state directory \(stateDirectory): \(String(cString: strerror(code)))", errno: code)

@@ -46,8 +46,8 @@ public enum Daemon {
         var containmentInForce: Containment?
         do throws(StartupFailure) {
             var configuration = try readConfigurationFile(beneath: commandLine)
-            let lock = try lockStateDirectory(configuration.stateDirectory)
             configuration.stateDirectory = try resolveStateDirectory(configuration.stateDirectory)
+            let lock = try lockStateDirectory(configuration.stateDirectory)
             let logDirectory = try makeLogDirectory(in: configuration.stateDirectory)
             let databasePath = configuration.stateDirectory + "/orchd.db"
             let (store, checkedAll) = try DatabaseStartup.open(path: databasePath)

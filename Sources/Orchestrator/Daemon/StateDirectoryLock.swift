@@ -73,7 +73,10 @@ public final class StateDirectoryLock: Sendable {
         return Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    private static func createDirectory(_ path: String) throws(StateDirectoryLockError) {
+    /// Creates the state directory and any directory above it that is missing (0700; the
+    /// state directory itself 0711 for a root daemon).
+    /// - Throws: ``StateDirectoryLockError/system(call:path:errno:)`` when mkdir(2) fails.
+    static func createDirectory(_ path: String) throws(StateDirectoryLockError) {
         do {
             // Run by root (the system service), users may pass through to their own log directory.
             try DirectoryPath.create(path) { isLast in isLast && geteuid() == 0 ? 0o711 : 0o700 }
