@@ -32,6 +32,13 @@ struct LogsTests {
         for _ in 1...3 {
             #expect(try daemon.orchctl(["logs", "--both", "--follow", id]).standardOutput == "out1\nout2\nerr1\nerr2\n")
         }
+        // More standard output than one reply carries: all of it still comes first.
+        let large = try daemon.orchctl(["submit", "--wait", "--", "sh", "-c", "seq 1 100000; echo err >&2"]).line
+        let whole = try daemon.orchctl(["logs", "--both", large]).standardOutput
+        #expect(whole.hasSuffix("\n100000\nerr\n"))
+        for _ in 1...3 {
+            #expect(try daemon.orchctl(["logs", "--both", "--follow", large]).standardOutput == whole)
+        }
     }
 
     @Test("following a job still queued waits for its log file to appear, then follows it to the end")

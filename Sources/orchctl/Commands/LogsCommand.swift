@@ -106,6 +106,8 @@ enum LogsCommand: OrchctlCommand {
     /// - Parameters:
     ///   - answered: runs once, when orchd's first reply has been handled (its chunk written),
     ///     also when that reply failed.
+    ///   - reached: runs after each reply's chunk was written, with the byte offset the stream
+    ///     reached and the attempt it is of.
     ///   - write: writes a chunk; returns 0 or the errno of the failed write.
     /// - Returns: how many bytes were written.
     /// - Throws: ``CommandFailure`` when orchd cannot be reached or fails, sends data that is
@@ -113,7 +115,8 @@ enum LogsCommand: OrchctlCommand {
     @discardableResult
     static func stream(
         _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console,
-        answered: (() -> Void)? = nil, write: (([UInt8]) -> Int32)? = nil
+        answered: (() -> Void)? = nil, reached: ((_ offset: Int64, _ attempt: Int?) -> Void)? = nil,
+        write: (([UInt8]) -> Int32)? = nil
     ) throws(CommandFailure) -> Int {
         var parameters = parameters
         var written = 0
@@ -134,6 +137,7 @@ enum LogsCommand: OrchctlCommand {
                 switch (write ?? console.writeOutputChecked)(Array(data)) {
                 case 0:
                     written += data.count
+                    reached?(reply.offset, reply.attempt)
                     // Where a resumed stream starts: just past what was written, in the
                     // attempt it was written from (a retry meanwhile must not move it).
                     parameters.offset = reply.offset
@@ -149,15 +153,35 @@ enum LogsCommand: OrchctlCommand {
     }
 
     /// Follows both streams at once, each on a connection of its own, until both end. The
-    /// standard error's output waits for the standard output's first reply (orchd sends it at
-    /// once, even empty), so what both files held already comes out as without `--follow`,
-    /// the standard output first; after that each piece is written as it arrives.
+    /// standard error's output waits until the standard output's has reached the size its
+    /// file had when the follow began (asked for first), so what both files held already comes
+    /// out as without `--follow`, the standard output first; after that each piece is written
+    /// as it arrives.
     /// - Returns: how many bytes were written, of both.
     private static func followBoth(
         _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection, console: Console, headers: Bool
     ) throws(CommandFailure) -> Int {
         let output = InterleavedOutput(console: console, headers: headers)
-        let standardOutputBegun = OneTimeGate()
+        let standardOutputCaughtUp = OneTimeGate()
+        // Unknown (no such job, not started, orchd unreachable): nothing to wait for; the
+        // streams themselves say what is wrong.
+        let backlog: Int64
+        do throws(CommandFailure) {
+            backlog = try standardOutputSize(parameters, reconnection: reconnection)
+        } catch {
+            backlog = 0
+        }
+        if backlog == 0 { standardOutputCaughtUp.open() }
+        // The attempt of the standard output's first chunk, once one came.
+        let firstAttempt = Mutex<(seen: Bool, attempt: Int?)>((false, nil))
+        let caughtUp: @Sendable (Int64, Int?) -> Void = { offset, attempt in
+            let sameAttempt = firstAttempt.withLock { first -> Bool in
+                if !first.seen { first = (true, attempt) }
+                return first.attempt == attempt
+            }
+            // Another attempt's output (a retry meanwhile) starts over: what was held is out.
+            if offset >= backlog || !sameAttempt { standardOutputCaughtUp.open() }
+        }
         let failures = Mutex<[CommandFailure]>([])
         let written = Mutex(0)
         // Both connections go when orchd restarts: that is said once.
@@ -169,28 +193,43 @@ enum LogsCommand: OrchctlCommand {
             var streamParameters = parameters
             streamParameters.stream = stream
             let fixed = streamParameters
+            let reached: (@Sendable (Int64, Int?) -> Void)? = stream == .stdout ? caughtUp : nil
+            let write: @Sendable ([UInt8]) -> Int32 = { bytes in
+                if stream == .stderr { standardOutputCaughtUp.wait() }
+                return output.write(bytes, from: stream)
+            }
             group.enter()
             BlockingThread.start {
                 do throws(CommandFailure) {
                     let count = try Self.stream(
                         fixed, reconnection: reconnection, console: console,
-                        answered: stream == .stdout ? { standardOutputBegun.open() } : nil,
-                        write: { bytes in
-                            if stream == .stderr { standardOutputBegun.wait() }
-                            return output.write(bytes, from: stream)
-                        })
+                        reached: reached, write: write)
                     written.withLock { $0 += count }
                 } catch {
                     failures.withLock { $0.append(error) }
                 }
                 // However the standard output's stream ended, the standard error's goes on.
-                if stream == .stdout { standardOutputBegun.open() }
+                if stream == .stdout { standardOutputCaughtUp.open() }
                 group.leave()
             }
         }
         group.wait()
         if let failure = failures.withLock({ $0.first }) { throw failure }
         return written.withLock { $0 }
+    }
+
+    /// The size of the standard output `parameters` names now (the attempt asked for, else
+    /// the latest): one call that asks for no line of it.
+    private static func standardOutputSize(
+        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection
+    ) throws(CommandFailure) -> Int64 {
+        var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stdout, tailLines: 0, attempt: parameters.attempt)
+        probe.follow = nil
+        var size: Int64 = 0
+        // One try: the streams themselves wait for an orchd that is restarting.
+        let connection = try OrchdConnection(socket: reconnection.socket, uid: reconnection.uid)
+        try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) }
+        return size
     }
 
     /// After a `logs` that printed nothing, one line on standard error saying why, so that the
