@@ -28,9 +28,13 @@ struct SlurmBatchScript: Hashable, Sendable {
     ///   - environment: its complete environment.
     ///   - exitStatusPath: the file the status goes to.
     ///   - title: a comment naming the job and attempt.
-    init(arguments: [String], workingDirectory: String, environment: [String: String], exitStatusPath: String, title: String) {
+    ///   - searchPath: where a command is looked for when `environment` has no `PATH`.
+    init(
+        arguments: [String], workingDirectory: String, environment: [String: String], exitStatusPath: String, title: String,
+        searchPath: String = LaunchRequest.defaultSearchPath
+    ) {
         let q = Self.quote
-        let path = environment["PATH"] ?? LaunchRequest.defaultSearchPath
+        let path = environment["PATH"] ?? searchPath
         let command = arguments.first ?? ""
         // A command with a slash is a path (relative to the working directory); else it is
         // looked for in each directory of the job's PATH, as execvp(3) and a local launch
@@ -41,7 +45,7 @@ struct SlurmBatchScript: Hashable, Sendable {
         let lookup = command.contains("/")
             ? "[ -f \(q(command)) ] && [ -x \(q(command)) ]"
             : "{ dirs=\(q(path)); found=; while :; do dir=${dirs%%:*}; "
-                + "if [ -f \"${dir:-.}/\"\(q(command)) ] && [ -x \"${dir:-.}/\"\(q(command)) ]; then found=1; break; fi; "
+                + "if [ -f \"${dir:-.}/\"\(q(command)) ] && [ -x \"${dir:-.}/\"\(q(command)) ]; then found=\"${dir:-.}/\"\(q(command)); break; fi; "
                 + "case $dirs in *:*) dirs=${dirs#*:} ;; *) break ;; esac; done; [ -n \"$found\" ]; }"
         let assignments = environment.sorted { $0.key < $1.key }.map { q("\($0.key)=\($0.value)") }
         var lines = [
@@ -59,7 +63,11 @@ struct SlurmBatchScript: Hashable, Sendable {
         // the shell sets PWD itself, so it is put back as the job had it (or not at all).
         let keepPWD = environment["PWD"].map { "export PWD=\(q($0)); " } ?? "unset PWD; "
         let runner = command.contains("=") ? ["/bin/sh", "-c", q(keepPWD + "exec \"$@\""), "sh"] : []
-        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + arguments.map(q)).joined(separator: " "))
+        // Without a PATH of its own, env(1) would look in glibc's default (/bin:/usr/bin), not
+        // the one searched above: the file found runs, as a local launch runs it.
+        var words = arguments.map(q)
+        if environment["PATH"] == nil, !command.contains("/"), !words.isEmpty { words[0] = "\"$found\"" }
+        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words).joined(separator: " "))
         lines += ["status=$?", "report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }

@@ -124,6 +124,20 @@ struct SlurmExecutorTests {
             #expect(try run(found, in: directory).status == 4, "PATH=\(path)")
             #expect(try String(contentsOfFile: directory.file("d.exit"), encoding: .utf8) == "4\n", "PATH=\(path)")
         }
+        // A job without PATH: its command is looked for in orchd's default search path, and
+        // that file runs (env(1) alone would look in glibc's /bin:/usr/bin).
+        let local = directory.file("local")
+        try FileManager.default.createDirectory(atPath: local, withIntermediateDirectories: true)
+        try "#!/bin/sh\nprintf 'ran %s\\n' \"$1\"; env\n".write(toFile: local + "/only-here", atomically: true, encoding: .utf8)
+        #expect(chmod(local + "/only-here", 0o755) == 0)
+        let noPath = SlurmBatchScript(
+            arguments: ["only-here", "x"], workingDirectory: directory.path, environment: ["A": "1"],
+            exitStatusPath: directory.file("g.exit"), title: "t", searchPath: local)
+        let ran = try run(noPath, in: directory)
+        #expect(ran.status == 0, "\(ran.output)")
+        // (PWD is the script's own shell's.)
+        let lines = ran.output.split(separator: "\n").filter { !$0.hasPrefix("PWD=") }
+        #expect(lines.sorted() == ["A=1", "SLURM_JOB_ID=77", "ran x"], "its environment has no PATH either")
         // A directory or a file that is not executable of that name is passed over.
         let passedOver = SlurmBatchScript(
             arguments: ["bin"], workingDirectory: directory.path, environment: ["PATH": ":/usr/bin"],
