@@ -269,9 +269,10 @@ public actor Scheduler {
         for name in Set(recovered) { noteDrainIfEmpty(runner(for: name), hadLiveJobs: true) }
         reattachSlurmJobs()
         try settleWaitingDependents()
-        _ = try promoteDueJobs()
+        let now = Date()
+        _ = try promoteDueJobs(dueBy: now)
         for runner in runners.values { feed(runner) }
-        scheduleWakeUp()
+        scheduleWakeUp(after: now)
         trimToRetentionCount()
         scheduleAgeRetention()
         return recovered.count
@@ -966,23 +967,29 @@ public actor Scheduler {
 
     // MARK: - Timers
 
-    /// Queues every waiting job whose start time has come and whose dependencies succeeded.
-    func promoteDueJobs() throws -> [Job] {
-        let now = Date()
-        return try promoteEligible(store.waitingJobs(dueBy: now), now: now)
+    /// Queues every waiting job whose start time has come by `now` and whose dependencies
+    /// succeeded. A wake-up armed afterwards must look for starts after this same `now`
+    /// (``scheduleWakeUp(written:after:)``), not after a later clock reading: a start that
+    /// came in between (a retry's backoff of a millisecond, while this transaction ran) was
+    /// neither queued here nor looked for there, and its job waited for ever.
+    func promoteDueJobs(dueBy now: Date = Date()) throws -> [Job] {
+        try promoteEligible(store.waitingJobs(dueBy: now), now: now)
     }
 
     /// Arms the one wake-up timer for the earliest future start among waiting jobs.
-    /// - Parameter written: a start time the caller has just stored. It counts even when it
-    ///   has passed meanwhile (a retry's backoff of a few milliseconds, a busy control queue):
-    ///   the store is asked only for starts after now, since a waiting job whose start has
-    ///   come waits for its dependencies, and such a job would otherwise never be queued.
-    func scheduleWakeUp(written: Date? = nil) {
+    /// - Parameters:
+    ///   - written: a start time the caller has just stored. It counts even when it has
+    ///     passed meanwhile (a retry's backoff of a few milliseconds, a busy control queue):
+    ///     the store is asked only for starts after `now`, since a waiting job whose start has
+    ///     come waits for its dependencies, and such a job would otherwise never be queued.
+    ///   - now: starts after this time are looked for in the store: the time due jobs were
+    ///     last queued by, when the caller just did (``promoteDueJobs(dueBy:)``).
+    func scheduleWakeUp(written: Date? = nil, after now: Date = Date()) {
         // Only waiting jobs have a delayed start; an armed timer stays (see below).
         guard !isStopping, !countsLoaded || totalCounts.waiting > 0 else { return }
         var next: Date?
         do {
-            next = try store.nextWakeUp(after: Date())
+            next = try store.nextWakeUp(after: now)
         } catch {
             DaemonLog.error("cannot read the next delayed start: \(error)")
             return
@@ -997,14 +1004,15 @@ public actor Scheduler {
         let timer = makeTimer { scheduler in
             scheduler.wakeUpTimer = nil
             scheduler.wakeUpAt = nil
+            let now = Date()
             do {
-                _ = try scheduler.promoteDueJobs()
+                _ = try scheduler.promoteDueJobs(dueBy: now)
             } catch {
                 DaemonLog.error("cannot queue delayed jobs: \(error)")
                 scheduler.dueJobsUnqueued = true
                 scheduler.scheduleStorageRetry()
             }
-            scheduler.scheduleWakeUp()
+            scheduler.scheduleWakeUp(after: now)
         }
         // Wall-clock deadline: `--at 08:00` means 08:00 even across a suspend.
         timer.schedule(wallDeadline: .now() + max(0, next.timeIntervalSinceNow) + 0.001)
