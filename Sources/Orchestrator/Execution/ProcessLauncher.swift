@@ -154,7 +154,6 @@ public struct ProcessLauncher: Sendable {
         }
     }
 
-
     /// Fails early with a clear message; the child's chdir would only say ENOENT.
     private func checkWorkingDirectory(_ path: String) throws(LaunchError) {
         var info = stat()

@@ -104,8 +104,7 @@ enum LogsCommand: OrchctlCommand {
     /// connects again and the stream resumes at the byte offset written so far, in the attempt
     /// it was written from, so nothing is written twice or skipped.
     /// - Parameters:
-    ///   - answered: runs once, when orchd's first reply has been handled (its chunk written),
-    ///     also when that reply failed.
+    ///   - answered: runs once, at orchd's first reply (before any chunk is written).
     ///   - reached: runs after each reply's chunk was written, with the byte offset the stream
     ///     reached and the attempt it is of.
     ///   - write: writes a chunk; returns 0 or the errno of the failed write.
@@ -124,12 +123,8 @@ enum LogsCommand: OrchctlCommand {
         try reconnection.run { (connection) throws(CommandFailure) in
             try connection.streamWhile(JobsInterface.logs, parameters) {
                 (reply) throws(CommandFailure) -> Bool in
-                // After the first reply's bytes are written, so a caller waiting for it knows
-                // they are out (a header written here after them is the same stream's: none).
-                defer {
-                    answered?()
-                    answered = nil
-                }
+                answered?()
+                answered = nil
                 guard let data = Data(base64Encoded: reply.data) else {
                     throw CommandFailure("orchd sent log data that is not base64")
                 }
@@ -165,22 +160,14 @@ enum LogsCommand: OrchctlCommand {
         let standardOutputCaughtUp = OneTimeGate()
         // Unknown (no such job, not started, orchd unreachable): nothing to wait for; the
         // streams themselves say what is wrong.
-        let backlog: Int64
+        var held: (offset: Int64, attempt: Int?) = (0, nil)
         do throws(CommandFailure) {
-            backlog = try standardOutputSize(parameters, reconnection: reconnection)
-        } catch {
-            backlog = 0
-        }
-        if backlog == 0 { standardOutputCaughtUp.open() }
-        // The attempt of the standard output's first chunk, once one came.
-        let firstAttempt = Mutex<(seen: Bool, attempt: Int?)>((false, nil))
-        let caughtUp: @Sendable (Int64, Int?) -> Void = { offset, attempt in
-            let sameAttempt = firstAttempt.withLock { first -> Bool in
-                if !first.seen { first = (true, attempt) }
-                return first.attempt == attempt
-            }
+            held = try end(of: .stdout, parameters, on: OrchdConnection(socket: reconnection.socket, uid: reconnection.uid))
+        } catch {}
+        if held.offset == 0 { standardOutputCaughtUp.open() }
+        let caughtUp: @Sendable (Int64, Int?) -> Void = { [held] offset, attempt in
             // Another attempt's output (a retry meanwhile) starts over: what was held is out.
-            if offset >= backlog || !sameAttempt { standardOutputCaughtUp.open() }
+            if offset >= held.offset || attempt != held.attempt { standardOutputCaughtUp.open() }
         }
         let failures = Mutex<[CommandFailure]>([])
         let written = Mutex(0)
@@ -218,18 +205,20 @@ enum LogsCommand: OrchctlCommand {
         return written.withLock { $0 }
     }
 
-    /// The size of the standard output `parameters` names now (the attempt asked for, else
-    /// the latest): one call that asks for no line of it.
-    private static func standardOutputSize(
-        _ parameters: JobsInterface.LogsParameters, reconnection: Reconnection
-    ) throws(CommandFailure) -> Int64 {
-        var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stdout, tailLines: 0, attempt: parameters.attempt)
+    /// Where `stream` of the job (and attempt) `parameters` name ends now, and which attempt
+    /// that is: one call that asks for no line of it.
+    /// - Returns: the stream's size in bytes and its attempt.
+    /// - Throws: ``CommandFailure`` when orchd cannot be reached or refuses (no such job).
+    private static func end(
+        of stream: JobsInterface.LogStream, _ parameters: JobsInterface.LogsParameters, on connection: OrchdConnection
+    ) throws(CommandFailure) -> (offset: Int64, attempt: Int?) {
+        var probe = JobsInterface.LogsParameters(id: parameters.id, stream: stream, tailLines: 0, attempt: parameters.attempt)
         probe.follow = nil
-        var size: Int64 = 0
-        // One try: the streams themselves wait for an orchd that is restarting.
-        let connection = try OrchdConnection(socket: reconnection.socket, uid: reconnection.uid)
-        try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) }
-        return size
+        var end: (offset: Int64, attempt: Int?) = (0, nil)
+        try connection.stream(JobsInterface.logs, probe) { reply in
+            if reply.offset >= end.offset { end = (reply.offset, reply.attempt) }
+        }
+        return end
     }
 
     /// After a `logs` that printed nothing, one line on standard error saying why, so that the
@@ -243,13 +232,11 @@ enum LogsCommand: OrchctlCommand {
         _ parameters: JobsInterface.LogsParameters, lookAtStandardError: Bool, socket: String, uid: UInt32, console: Console
     ) {
         guard parameters.tailLines != 0 else { return }
-        var probe = JobsInterface.LogsParameters(id: parameters.id, stream: .stderr, tailLines: 0, attempt: parameters.attempt)
-        probe.follow = nil
         var size: Int64 = 0
         var job: Job?
         do throws(CommandFailure) {
             let connection = try OrchdConnection(socket: socket, uid: uid)
-            if lookAtStandardError { try connection.stream(JobsInterface.logs, probe) { size = max(size, $0.offset) } }
+            if lookAtStandardError { size = try end(of: .stderr, parameters, on: connection).offset }
             if size == 0 && parameters.attempt == nil {
                 job = try connection.call(JobsInterface.get, JobsInterface.GetParameters(id: parameters.id)).job
             }
