@@ -422,6 +422,10 @@ int cposix_inotify_read_wds(int fd, int *wds, int capacity) {
 
 #include <sys/xattr.h>
 
+int cposix_stat_no_automount(const char *path, struct stat *info) {
+    return fstatat(AT_FDCWD, path, info, AT_NO_AUTOMOUNT);
+}
+
 long cposix_getxattr(const char *path, const char *name, void *value, unsigned long size) {
     return (long)getxattr(path, name, value, size);
 }

@@ -313,13 +313,33 @@ struct ContainmentTests {
         #expect(fixture.daemon.daemonLog.contains("job \(id) was ending as \(cancelled ? "cancelled" : "succeeded") when the previous daemon stopped"))
     }
 
-    /// - Parameter respelled: whether the restart names the state directory another way (a
-    ///   symbolic link to its parent and a trailing slash), as an admin's script may.
-    private func crashRecoveryNeverRunsTwoCopies(mode: String, respelled: Bool = false) throws {
+    /// How ``crashRecoveryNeverRunsTwoCopies(mode:restart:)`` starts orchd again after its
+    /// `kill -9`.
+    enum Restart {
+        /// As the first time.
+        case asBefore
+        /// Naming the state directory another way (a symbolic link to its parent and a
+        /// trailing slash), as an admin's script may.
+        case respelled
+        /// Naming it by a bind mount of it (in a mount namespace of orchd's own), which no
+        /// resolving of the name unifies.
+        case throughABindMount
+        /// From another cgroup, as from another login session: outside systemd the job
+        /// cgroups' subtree sits under the cgroup orchd was started in.
+        case fromAnotherCgroup
+    }
+
+    /// A job whose attempt starts a process in a new session is retried after a `kill -9` of
+    /// orchd and a restart as `restart` says: the restarted orchd kills the first attempt's
+    /// process before the retry starts. Where the restart could not find it by its own name
+    /// (its cgroup, or its `ORCHD_STATE_DIR`), the process clears its environment under cgroup
+    /// containment, so that only the first daemon's job cgroup can be found.
+    private func crashRecoveryNeverRunsTwoCopies(mode: String, restart: Restart = .asBefore) throws {
         let fixture = try Fixture(mode: mode)
         let directory = fixture.daemon.directory
         let first = try ReadyMarker(path: directory + "/first")
         let second = try ReadyMarker(path: directory + "/second")
+        let escape = mode == "cgroup" && [.throughABindMount, .fromAnotherCgroup].contains(restart) ? "setsid env -i /bin/sh" : "setsid sh"
         // Each attempt first records any earlier escaped process still alive (not a zombie:
         // field 3 of /proc/PID/stat), then starts its own.
         let script = """
@@ -327,25 +347,59 @@ struct ContainmentTests {
             s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); \
             [ -n "$s" ] && [ "$s" != Z ] && echo "$p $s" >> '\(directory)/overlap'; done; \
             if [ -e '\(directory)/ran' ]; then m='\(second.path)'; else m='\(first.path)'; touch '\(directory)/ran'; fi; \
-            setsid sh -c "echo \\$\\$ >> '\(directory)/pids'; echo \\$\\$ > $m; exec sleep 900" & sleep 900
+            \(escape) -c "echo \\$\\$ >> '\(directory)/pids'; echo \\$\\$ > $m; exec sleep 900" & sleep 900
             """
         try #require(fixture.daemon.orchctl(["queue", "set", "default", "--retry-base", "10ms", "--retry-cap", "50ms"]).status == 0)
         let id = try fixture.daemon.orchctl(["submit", "--retries", "1", "--shell", script]).line
         let firstEscaped = try #require(first.read().flatMap { Int32($0) })
         fixture.daemon.crash()
         #expect(!fixture.isGone(firstEscaped), "kill -9 of orchd leaves the job's processes running")
-        if respelled {
+        var elsewhere: Cgroup?
+        defer {
+            // The daemon and what its jobs left go first, then the cgroup it was started in
+            // (Cgroup.remove takes the emptied subtree below it too).
+            if let elsewhere {
+                fixture.daemon.crash()
+                CgroupSupport.cleanUp(stateDirectory: fixture.daemon.stateDirectory, cgroup: fixture.cgroup)
+                let escaped = (try? String(contentsOfFile: directory + "/pids", encoding: .utf8)) ?? ""
+                for pid in escaped.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+                for group in elsewhere.children().map(elsewhere.child) {
+                    for job in group.children().map(group.child) { job.kill(); job.waitUntilEmpty(timeout: .seconds(10)) }
+                }
+                elsewhere.remove()
+            }
+        }
+        switch restart {
+        case .asBefore:
+            try fixture.daemon.start()
+        case .respelled:
             try #require(symlink(directory, directory + "/link") == 0)
             try fixture.daemon.start(extraArguments: ["--state-dir", directory + "/link/state/"])
             let info = try fixture.daemon.orchctl(["info"]).standardOutput
             #expect(info.contains(fixture.daemon.stateDirectory + "\n"), "the state directory is shown resolved: \(info)")
-        } else {
-            try fixture.daemon.start()
+        case .throughABindMount:
+            let alias = directory + "/alias"
+            try #require(mkdir(alias, 0o700) == 0)
+            try fixture.daemon.start(
+                extraArguments: ["--state-dir", alias],
+                launcher: ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                           "mount --bind '\(fixture.daemon.stateDirectory)' '\(alias)' && exec \"$0\" \"$@\""])
+            #expect(try fixture.daemon.orchctl(["info"]).standardOutput.contains(alias + "\n"), "the bind mount is a name of its own")
+        case .fromAnotherCgroup:
+            let subtree = Cgroup(path: try #require(fixture.cgroup))
+            let cgroup = Cgroup(path: String(subtree.path.dropLast(subtree.name.count + 1)) + "/e2e-session-\(UInt32.random(in: 0...UInt32.max))")
+            try #require(cgroup.create() == 0)
+            elsewhere = cgroup
+            try fixture.daemon.start(launcher: ["/bin/sh", "-c", "echo $$ > '\(cgroup.path)/cgroup.procs' && exec \"$0\" \"$@\""])
+            try fixture.readInfo()
+            #expect(fixture.cgroup?.hasPrefix(cgroup.path + "/") == true, "the restarted orchd has a subtree of its own: \(fixture.cgroup ?? "none")")
+            #expect(!subtree.exists, "the first daemon's subtree was removed")
         }
         let secondEscaped = try #require(second.read().flatMap { Int32($0) }, "the job was retried")
         #expect(fixture.isGone(firstEscaped), "recovery killed the first attempt's escaped process")
         #expect(!FileManager.default.fileExists(atPath: directory + "/overlap"),
             "two copies ran at once: \((try? String(contentsOfFile: directory + "/overlap", encoding: .utf8)) ?? "")")
+        try fixture.readInfo()
         #expect(fixture.mode != "cgroup" || fixture.jobCgroups == ["job-\(id)-2"], "\(fixture.jobCgroups)")
         #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
         _ = try fixture.daemon.orchctl(["wait", id])
@@ -444,7 +498,15 @@ struct ContainmentTests {
 
     @Test("cgroup: after kill -9, a restart that names the state directory another way (a symbolic link, a trailing slash) still kills the escaped process before the retry",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
-    func cgroupCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", respelled: true) }
+    func cgroupCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", restart: .respelled) }
+
+    @Test("cgroup: after kill -9, an orchd restarted through a bind mount of the state directory kills what the first one's job cgroup holds before the retry",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCrashRecoveryThroughABindMount() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", restart: .throughABindMount) }
+
+    @Test("cgroup: after kill -9, an orchd restarted from another cgroup kills what the first one's job cgroup holds before the retry, and removes that subtree",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func cgroupCrashRecoveryFromAnotherCgroup() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", restart: .fromAnotherCgroup) }
 
     @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
@@ -607,7 +669,10 @@ struct ContainmentTests {
     func fallbackCrashRecovery() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group") }
 
     @Test("process-group: after kill -9, a restart that names the state directory another way (a symbolic link, a trailing slash) still kills the escaped process before the retry")
-    func fallbackCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group", respelled: true) }
+    func fallbackCrashRecoveryRespelled() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group", restart: .respelled) }
+
+    @Test("process-group: after kill -9, an orchd restarted through a bind mount of the state directory finds the escaped process by what its ORCHD_STATE_DIR names")
+    func fallbackCrashRecoveryThroughABindMount() throws { try crashRecoveryNeverRunsTwoCopies(mode: "process-group", restart: .throughABindMount) }
 
     @Test("process-group: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down")
     func fallbackLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "process-group") }

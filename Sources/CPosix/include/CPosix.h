@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /// posix_spawn_file_actions_addclosefrom_np(3): close every fd >= `from` in the child.
@@ -30,6 +31,10 @@ int cposix_is_child_subreaper(void);
 
 /// getsockopt(SO_PEERCRED) (unix(7)): the connected peer's pid, uid and gid.
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// fstatat(2) with AT_NO_AUTOMOUNT: a path's identity without mounting anything on the way
+/// (an automount point stays unmounted). Returns 0 or -1 with errno set.
+int cposix_stat_no_automount(const char *path, struct stat *info);
 
 /// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK.
 int cposix_accept_cloexec_nonblock(int fd);

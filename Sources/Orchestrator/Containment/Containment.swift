@@ -49,7 +49,7 @@ public final class Containment: Sendable {
     public let stateDirectory: String
     /// Whether orchd moved itself into `<subtree>/daemon` (systemd delegation) and should
     /// leave the subtree in place at exit.
-    private let delegated: Bool
+    let delegated: Bool
 
     private init(subtree: Cgroup?, watcher: CgroupWatcher?, summary: String, stateDirectory: String, delegated: Bool) {
         self.subtree = subtree
@@ -144,27 +144,6 @@ public final class Containment: Sendable {
     public static func subtreePath(stateDirectory: String) -> String? {
         guard let mount = cgroup2Mount(), let own = ownCgroupPath() else { return nil }
         return (own == "/" ? mount : mount + own) + "/" + subtreeName(stateDirectory: stateDirectory)
-    }
-
-    /// Clears what a daemon of this state directory that ran with cgroup containment left of
-    /// its subtree (it was killed, then orchd was started with `--containment process-group`,
-    /// or where cgroups can no longer be used): the processes still in its job and hook groups
-    /// are killed, as recovery kills a killed daemon's jobs, and the emptied groups and the
-    /// subtree are removed, so that a changed containment leaves no cgroup behind. Call it at
-    /// start-up, holding the state directory's lock, and only without cgroup containment.
-    /// - Parameter stateDirectory: the daemon's state directory (names the subtree).
-    /// - Returns: the subtree's path when there was one and it is gone now; `nil` when there
-    ///   was none, or it could not be removed (a process that would not die, no permission).
-    public static func clearStaleSubtree(stateDirectory: String) -> String? {
-        guard let path = subtreePath(stateDirectory: stateDirectory) else { return nil }
-        let subtree = Cgroup(path: path)
-        guard subtree.exists else { return nil }
-        for name in subtree.children() where name.hasPrefix("job-") || name.hasPrefix("hook-") {
-            let group = subtree.child(name)
-            if group.kill() == 0 { group.waitUntilEmpty(timeout: .seconds(5)) }
-            group.remove()
-        }
-        return subtree.remove() == 0 ? path : nil
     }
 
     // MARK: - Job groups

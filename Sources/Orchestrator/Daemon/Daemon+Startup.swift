@@ -92,8 +92,18 @@ extension Daemon {
         } else {
             DaemonLog.info("containment: \(containment.summary)")
         }
-        if containment.subtree == nil, let removed = Containment.clearStaleSubtree(stateDirectory: configuration.stateDirectory) {
-            DaemonLog.info("containment: removed \(removed), left by an orchd of this state directory that ran with cgroup containment")
+        for earlier in containment.clearEarlierSubtrees() {
+            let killed = earlier.killedGroups.isEmpty ? "" : " (killed the processes left in \(earlier.killedGroups.joined(separator: ", ")))"
+            if earlier.removed && earlier.killedGroups.isEmpty {
+                DaemonLog.info("containment: removed \(earlier.path), left by an earlier orchd of this state directory")
+            } else if earlier.removed {
+                DaemonLog.warning("containment: removed \(earlier.path)\(killed), left by an earlier orchd of this state directory")
+            } else {
+                DaemonLog.error("containment: cannot remove \(earlier.path)\(killed), left by an earlier orchd of this state directory: processes are left in it, or cgroups that are not orchd's")
+            }
+        }
+        if let failure = containment.recordSubtree() {
+            DaemonLog.warning("containment: \(failure); after a crash, a daemon started from another cgroup would not find this one's job cgroups")
         }
         return containment
     }

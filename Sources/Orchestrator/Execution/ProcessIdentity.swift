@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 
@@ -29,6 +30,35 @@ enum ProcessIdentity {
         var isHook = false
     }
 
+    /// A state directory as a process's environment may name it: by the name the daemon
+    /// gives it, or by another name of the same directory (its device and inode, stat(2)).
+    struct DirectoryIdentity {
+        private let name: [UInt8]
+        private let device: dev_t?
+        private let inode: ino_t
+
+        /// - Parameter path: the directory's resolved name.
+        init(path: String) {
+            name = Array(path.utf8)
+            var info = stat()
+            let found = stat(path, &info) == 0
+            device = found ? info.st_dev : nil
+            inode = found ? info.st_ino : 0
+        }
+
+        /// Whether `other`, an absolute path, names this directory.
+        func isNamed(by other: ArraySlice<UInt8>) -> Bool {
+            if other.elementsEqual(name) { return true }
+            guard let device, other.first == UInt8(ascii: "/") else { return false }
+            var info = stat()
+            // A name in someone's environment must not mount anything.
+            let found = (Array(other) + [0]).withUnsafeBufferPointer { path in
+                path.withMemoryRebound(to: CChar.self) { cposix_stat_no_automount($0.baseAddress!, &info) == 0 }
+            }
+            return found && info.st_mode & S_IFMT == S_IFDIR && info.st_dev == device && info.st_ino == inode
+        }
+    }
+
     /// The process groups holding a process that a previous incarnation of this daemon left
     /// (recovery: in one look at every process): of a job recorded running, of any hook run,
     /// and of any other of its jobs but those in `spared`. A job of this state directory that
@@ -46,12 +76,19 @@ enum ProcessIdentity {
         let jobPrefix = Array("\(jobVariable)=".utf8)
         let hookPrefix = Array("\(hookVariable)=".utf8)
         let slurmPrefix = Array("\(SlurmBatchScript.jobIDVariable)=".utf8)
-        let directoryEntry = Array("\(stateDirectoryVariable)=\(stateDirectory)".utf8)
+        let directoryPrefix = Array("\(stateDirectoryVariable)=".utf8)
+        let directory = DirectoryIdentity(path: stateDirectory)
         return groups(of: scan(everyProcess) { entries in
-            guard entries.contains(where: { $0.elementsEqual(directoryEntry) }) else { return false }
-            if entries.contains(where: { $0.starts(with: hookPrefix) }) { return true }
-            guard let entry = entries.first(where: { $0.starts(with: jobPrefix) }),
-                let id = Int64(String(decoding: entry.dropFirst(jobPrefix.count), as: UTF8.self))
+            let isHook = entries.contains(where: { $0.starts(with: hookPrefix) })
+            let jobEntry = entries.first(where: { $0.starts(with: jobPrefix) })
+            // Read only for a process that carries a job's or a hook's identity: the directory
+            // may be named another way (a bind mount, an older orchd's spelling), so a name
+            // that differs is compared by what it names.
+            guard isHook || jobEntry != nil,
+                entries.contains(where: { $0.starts(with: directoryPrefix) && directory.isNamed(by: $0.dropFirst(directoryPrefix.count)) })
+            else { return false }
+            if isHook { return true }
+            guard let entry = jobEntry, let id = Int64(String(decoding: entry.dropFirst(jobPrefix.count), as: UTF8.self))
             else { return false }
             if running.contains(id) { return true }
             return !spared.contains(id) && !entries.contains(where: { $0.starts(with: slurmPrefix) })

@@ -93,9 +93,12 @@ final class TestDaemon {
     }
 
     /// Starts `orchd` (again) and waits for READY=1.
-    func start(extraArguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - extraArguments: arguments after those of every start.
+    ///   - launcher: a launcher for this start only, instead of the one given to `init`.
+    func start(extraArguments: [String] = [], launcher: [String]? = nil) throws {
         let process = Process()
-        let command = launcher + [Binaries.orchd] + commonArguments + extraArguments
+        let command = (launcher ?? self.launcher) + [Binaries.orchd] + commonArguments + extraArguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
