@@ -42,11 +42,19 @@ struct SlurmBatchScript: Hashable, Sendable {
         // shell's builtins, keywords and functions (`cd`, `if`, the script's `report`), which
         // env(1) then cannot run, and dash's prints a file found through an empty entry
         // without its directory.
+        // What it reports when there is none says what a local launch says (ProcessLauncher):
+        // a file of that name that may not be executed is `permission denied`, naming the
+        // first such file as an absolute path, not `command not found`.
         let lookup = command.contains("/")
-            ? "[ -f \(q(command)) ] && [ -x \(q(command)) ]"
-            : "{ dirs=\(q(path)); found=; while :; do dir=${dirs%%:*}; "
-                + "if [ -f \"${dir:-.}/\"\(q(command)) ] && [ -x \"${dir:-.}/\"\(q(command)) ]; then found=\"${dir:-.}/\"\(q(command)); break; fi; "
-                + "case $dirs in *:*) dirs=${dirs#*:} ;; *) break ;; esac; done; [ -n \"$found\" ]; }"
+            ? "[ -f \(q(command)) ] && [ -x \(q(command)) ] || { "
+                + "if [ -e \(q(command)) ]; then report \(q("spawn_failed cannot execute \(command): Permission denied")); "
+                + "else report \(q("spawn_failed cannot execute \(command): No such file or directory")); fi; exit 127; }"
+            : "{ dirs=\(q(path)); found=; denied=; while :; do dir=${dirs%%:*}; file=\"${dir:-.}/\"\(q(command)); "
+                + "if [ -f \"$file\" ]; then if [ -x \"$file\" ]; then found=$file; break; fi; [ -n \"$denied\" ] || case $dir in "
+                + "/*) denied=$dir/\(q(command)) ;; '') denied=$PWD/\(q(command)) ;; *) denied=$PWD/$dir/\(q(command)) ;; esac; fi; "
+                + "case $dirs in *:*) dirs=${dirs#*:} ;; *) break ;; esac; done; [ -n \"$found\" ]; } || { "
+                + "if [ -n \"$denied\" ]; then report \"spawn_failed permission denied: $denied\"; exit 126; fi; "
+                + "report \(q("spawn_failed command not found: \(command)")); exit 127; }"
         let assignments = environment.sorted { $0.key < $1.key }.map { q("\($0.key)=\($0.value)") }
         var lines = [
             "#!/bin/sh",
@@ -54,7 +62,7 @@ struct SlurmBatchScript: Hashable, Sendable {
             "exit_file=\(q(exitStatusPath))",
             "report() { printf '%s\\n' \"$1\" > \"$exit_file.tmp\" && mv -f -- \"$exit_file.tmp\" \"$exit_file\"; }",
             "cd -- \(q(workingDirectory)) 2>\"$exit_file.tmp\" || { report \(q("spawn_failed cannot enter working directory \(workingDirectory)")); exit 1; }",
-            "\(lookup) || { report \(q("spawn_failed command not found: \(command)")); exit 127; }",
+            lookup,
             "rm -f -- \"$exit_file.tmp\"",
         ]
         // env(1) takes every word with a `=` before the command for an assignment: a command

@@ -145,6 +145,35 @@ struct SlurmExecutorTests {
         #expect(try run(passedOver, in: directory).status == 127)
     }
 
+    @Test("a command found only as a file that may not be executed is reported as a local launch reports it")
+    func scriptReportsPermissionDenied() throws {
+        let directory = try TemporaryDirectory()
+        let work = directory.path.replacingOccurrences(of: "//", with: "/")
+        try FileManager.default.createDirectory(atPath: directory.file("bin"), withIntermediateDirectories: true)
+        try "#!/bin/sh\nexit 4\n".write(toFile: directory.file("bin/plain"), atomically: true, encoding: .utf8)
+        #expect(chmod(directory.file("bin/plain"), 0o644) == 0)
+        func reason(_ arguments: [String], path: String) throws -> SlurmBatchScript.Status? {
+            let script = SlurmBatchScript(
+                arguments: arguments, workingDirectory: work, environment: ["PATH": path],
+                exitStatusPath: directory.file("h.exit"), title: "t")
+            _ = try run(script, in: directory)
+            return SlurmBatchScript.parseStatus(try String(contentsOfFile: directory.file("h.exit"), encoding: .utf8))
+        }
+        // The first file found that may not be executed is named, as an absolute path.
+        for (path, named) in [(work + "/bin:/usr/bin", work + "/bin/plain"), ("bin", work + "/bin/plain"), ("/usr/bin:bin:bin", work + "/bin/plain")] {
+            #expect(try reason(["plain"], path: path) == .spawnFailed("permission denied: \(named)"), "PATH=\(path)")
+        }
+        #expect(try reason(["plain"], path: "/usr/bin") == .spawnFailed("command not found: plain"))
+        // An executable later in PATH still runs.
+        try "#!/bin/sh\nexit 6\n".write(toFile: directory.file("plain"), atomically: true, encoding: .utf8)
+        #expect(chmod(directory.file("plain"), 0o755) == 0)
+        #expect(try reason(["plain"], path: "bin:") == .exited(6))
+        // A path: what exec says of it.
+        #expect(try reason(["./bin/plain"], path: "/usr/bin") == .spawnFailed("cannot execute ./bin/plain: Permission denied"))
+        #expect(try reason(["./bin"], path: "/usr/bin") == .spawnFailed("cannot execute ./bin: Permission denied"))
+        #expect(try reason(["./nothere"], path: "/usr/bin") == .spawnFailed("cannot execute ./nothere: No such file or directory"))
+    }
+
     @Test("Slurm's final states map to results; COMPLETING and RUNNING are not final")
     func stateMapping() {
         #expect(SlurmJobState("COMPLETED").result(exitStatus: .exited(0), waitStatus: 0) == .succeeded)
