@@ -56,6 +56,54 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 
+    @Test("a client that shuts down its sending side after its calls gets every reply in order, one still waiting for its job too, then the connection closes")
+    func halfClosedClientIsAnswered() throws {
+        let daemon = try TestDaemon()
+        let submit = #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/"}}}"#
+        let socket = try RawSocket(path: daemon.socketPath)
+        #expect(socket.send(Array(Array(repeating: submit, count: 5).joined(separator: "\0").utf8) + [0]))
+        socket.shutdownWrite()
+        let (replies, closed) = socket.readMessages(untilClosed: true, timeout: 30)
+        #expect(closed)
+        let ids = replies.compactMap { $0.firstMatch(of: /"id":(\d+)/).map { Int($0.1)! } }
+        #expect(ids == [1, 2, 3, 4, 5], "\(replies)")
+
+        // A Wait sent before the end of the stream is answered when its job ends.
+        let gate = daemon.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let id = try daemon.orchctl(["submit", "--", "sh", "-c", "read x < '\(gate)'"]).line
+        let waiter = try RawSocket(path: daemon.socketPath)
+        #expect(waiter.send(Array(#"{"method":"io.orchd.Jobs.Wait","parameters":{"ids":[\#(id)]}}"#.utf8) + [0]))
+        waiter.shutdownWrite()
+        #expect(!waiter.waitReadable(timeout: 0.2) || waiter.readMessages(untilClosed: false, timeout: 0.1).messages.isEmpty,
+            "no answer while the job runs")
+        let gateFD = open(gate, O_WRONLY)
+        _ = write(gateFD, "x\n", 2)
+        close(gateFD)
+        let (answer, answerClosed) = waiter.readMessages(untilClosed: true, timeout: 30)
+        #expect(answerClosed)
+        #expect(answer.count == 1 && answer[0].contains("\"succeeded\""), "\(answer)")
+    }
+
+    @Test("calls before a malformed message are answered, in whatever pieces the bytes arrive, then the error closes the connection")
+    func callsBeforeAMalformedMessage() throws {
+        let daemon = try TestDaemon()
+        let ping = #"{"method":"io.orchd.Manager.Ping"}"#
+        let submit = #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/"}}}"#
+        for garbage in [#"{"method":"io.orchd.Manager.Ping",}"#, "[1]", "{not json"] {
+            let socket = try RawSocket(path: daemon.socketPath)
+            #expect(socket.send(Array([ping, submit, garbage, submit].joined(separator: "\0").utf8) + [0]))
+            let (replies, closed) = socket.readMessages(untilClosed: true, timeout: 30)
+            #expect(closed, "\(garbage)")
+            #expect(replies.count == 3, "\(garbage): \(replies)")
+            #expect(replies.first == "{}" || replies.first?.contains("parameters") == true, "\(garbage): \(replies)")
+            #expect(replies.dropFirst().first?.contains("\"job\"") == true, "\(garbage): \(replies)")
+            #expect(replies.last?.contains("io.orchd.Manager.MalformedMessage") == true, "\(garbage): \(replies)")
+        }
+        let jobs = try daemon.orchctl(["--json", "status", "--all"]).standardOutput
+        #expect(jobs.components(separatedBy: "\"id\"").count == 4, "one job per connection, none after the error: \(jobs)")
+    }
+
     @Test("a message over 1 MiB is refused without waiting for its end")
     func oversizedMessage() throws {
         let daemon = try TestDaemon()

@@ -65,6 +65,13 @@ actor VarlinkConnection {
     /// The daemon's stop asked to close (``close(then:)``): nothing more is read, and the call
     /// being handled is answered first.
     private var isClosing = false
+    /// Nothing more is read: the client shut down its side of the connection (shutdown(2)
+    /// with `SHUT_WR`, as `nc -N` and `socat` do after their input), or sent something that is
+    /// not a call. The calls read before are still handled and answered in order, then
+    /// ``finalError`` (when there is one) is sent and the connection closes.
+    private var readEnded = false
+    /// The error that answers what ended the reading, sent after the replies owed before it.
+    private var finalError: VarlinkError?
     /// Run once the socket is closed, for the stop that waits for it.
     private var closedCallbacks: [@Sendable () -> Void] = []
     private var isClosed = false
@@ -192,7 +199,7 @@ actor VarlinkConnection {
     /// The readiness the watch waits for: calls to read unless the connection is closing or
     /// ``pending`` is full, and room to write while replies wait for it.
     private var interest: EpollLoop.Events {
-        var events: EpollLoop.Events = isClosing || readPaused ? [] : .readable
+        var events: EpollLoop.Events = isClosing || readPaused || readEnded ? [] : .readable
         if awaitsRoom { events.insert(.writable) }
         return events
     }
@@ -200,16 +207,16 @@ actor VarlinkConnection {
     /// The socket is ready: room to write for waiting replies, calls (or the end) to read.
     private func ready(_ events: EpollLoop.Events) {
         if awaitsRoom, !events.isDisjoint(with: [.writable, .error, .hangUp]) { flush() }
-        if isClosing || readPaused {
+        if isClosing || readPaused || readEnded {
             // Reading now would take bytes of a call that will never be answered, or grow
             // pending past its cap; a client that hung up is owed nothing more.
             if !events.isDisjoint(with: [.error, .hangUp]) { shutdown() }
             return
         }
-        if !isClosed, !events.isDisjoint(with: [.readable, .error, .hangUp]) { readAvailable() }
+        if !isClosed, !events.isDisjoint(with: [.readable, .error, .hangUp]) { readAvailable(events) }
     }
 
-    private func readAvailable() {
+    private func readAvailable(_ events: EpollLoop.Events) {
         let fd = self.fd
         let count = readBuffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if count < 0 {
@@ -218,8 +225,10 @@ actor VarlinkConnection {
             return
         }
         if count == 0 {
-            shutdown()
-            return
+            // Closed (EPOLLHUP: neither side can send): nobody is left to answer. Only shut
+            // for writing: the calls it sent are answered.
+            if events.contains(.hangUp) { return shutdown() }
+            return endReading(with: nil)
         }
         let messages: [[UInt8]]
         do {
@@ -245,27 +254,51 @@ actor VarlinkConnection {
                 default: nil
                 }
                 if let problem {
-                    return reject(VarlinkError(ManagerInterface.Errors.malformedMessage, ["message": .string("\(problem); closing the connection")]))
+                    endReading(with: VarlinkError(ManagerInterface.Errors.malformedMessage, ["message": .string("\(problem); closing the connection")]))
+                    break
                 }
                 if let decoded = try? JSONDecoder().decode(VarlinkCallHeader.self, from: data) {
                     header = (decoded.method, decoded.more ?? false, decoded.oneway ?? false)
                 }
             }
             guard let header else {
-                reject(VarlinkError(ManagerInterface.Errors.malformedMessage, [
+                endReading(with: VarlinkError(ManagerInterface.Errors.malformedMessage, [
                     "message": .string("a message is not a Varlink call (JSON object with a method); closing the connection")
                 ]))
-                return
+                break
             }
             pending.append(VarlinkMethodCall(
                 method: header.method, more: header.more, oneway: header.oneway, message: data, peer: peer))
             pendingBytes += data.count
         }
         dispatchNext()
-        if !isClosed, pending.count >= Self.maximumPendingCalls || pendingBytes >= Self.maximumPendingBytes {
+        if !isClosed, !readEnded, pending.count >= Self.maximumPendingCalls || pendingBytes >= Self.maximumPendingBytes {
             readPaused = true
             watch?.setInterest(interest)
         }
+    }
+
+    /// Stops reading (``readEnded``); the calls read so far are answered, then `error`.
+    private func endReading(with error: VarlinkError?) {
+        readEnded = true
+        finalError = error
+        readPaused = false
+        watch?.setInterest(interest)
+        closeOnceReadEndedAndAnswered()
+    }
+
+    /// Once reading has ended and every call read is answered: sends the final error, if
+    /// any, and closes as soon as the socket has taken the replies.
+    private func closeOnceReadEndedAndAnswered() {
+        guard readEnded, !isClosed, !isBusy, pending.isEmpty, !isClosing else { return }
+        if let finalError, let data = try? JSONEncoder().encode(
+            VarlinkReply<[String: JSONValue]>(parameters: finalError.parameters, error: finalError.name))
+        {
+            write(data)
+        }
+        finalError = nil
+        isClosing = true
+        closeOnceAnswered()
     }
 
     /// Answers a protocol violation with an error and closes: the stream cannot be trusted.
@@ -335,6 +368,7 @@ actor VarlinkConnection {
             if isClosing { return closeOnceAnswered() }
             dispatchNext()
             markIdleIfAnswered()
+            closeOnceReadEndedAndAnswered()
         }
     }
 

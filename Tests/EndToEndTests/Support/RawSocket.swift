@@ -27,6 +27,12 @@ final class RawSocket {
         return true
     }
 
+    /// Shuts down the sending side (shutdown(2) with `SHUT_WR`), as `nc -N` does after its
+    /// input: the daemon reads the end of the stream, and replies still come.
+    func shutdownWrite() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Sends `bytes` without blocking, until all are sent or the socket has had no room for
     /// `stall` seconds (the peer stopped reading).
     /// - Returns: how many bytes were sent.
