@@ -110,8 +110,11 @@ extension JobStore {
         return (conditions, values)
     }
 
-    /// Adds the conditions of the result and label filters: `result = ?`, and for each label
-    /// a match among the job's labels (a JSON object), compared as text so no key needs quoting.
+    /// Adds the conditions of the result and label filters: `result = ?`, and that every
+    /// label asked for is among the job's labels (a JSON object): one condition whatever their
+    /// number, the filter passed as one JSON object and compared key and value as text, so no
+    /// key needs quoting. (A condition per label nested the statement's expression tree a
+    /// level per label, and SQLite refuses one deeper than 1,000.)
     static func appendConditions(
         result: String?, labels: [String: String]?, to conditions: inout [String], values: inout [DatabaseValue]
     ) {
@@ -119,10 +122,11 @@ extension JobStore {
             conditions.append("result = ?")
             values.append(.text(result))
         }
-        for (key, value) in (labels ?? [:]).sorted(by: { $0.key < $1.key }) {
-            conditions.append("EXISTS (SELECT 1 FROM json_each(jobs.labels) AS l WHERE l.key = ? AND l.value = ?)")
-            values.append(.text(key))
-            values.append(.text(value))
+        if let labels, !labels.isEmpty {
+            conditions.append(
+                "(SELECT count(*) FROM json_each(jobs.labels) AS l JOIN json_each(?) AS f ON l.key = f.key AND l.value = f.value) = ?")
+            values.append(.text(JobColumnJSON.encode(labels)))
+            values.append(.integer(Int64(labels.count)))
         }
     }
 }

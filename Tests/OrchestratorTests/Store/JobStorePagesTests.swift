@@ -47,6 +47,21 @@ struct JobStorePagesTests {
         #expect(try all(store.listing(ids: nil, queue: nil, stateName: nil, newest: 2, labels: ["kind": "nightly"]), pageSize: 5) == [ids[0], ids[1]])
     }
 
+    @Test("a filter of thousands of labels is one condition: it matches the job that has them all and no other")
+    func manyLabelsFilter() throws {
+        let many = Dictionary(uniqueKeysWithValues: (1...3000).map { ("k\($0)", "v\($0)") })
+        var fewer = many
+        fewer["k1500"] = nil
+        var other = many
+        other["k3000"] = "changed"
+        let specs = [many, fewer, other].map { JobSpec(command: .argv(["true"]), cwd: "/", environment: [:], labels: $0) }
+        let ids = try store.insert(specs, submitterUid: 0, at: Date()).map(\.id)
+        #expect(try store.jobs(labels: many).map(\.id) == [ids[0]])
+        #expect(try all(store.listing(ids: nil, queue: nil, stateName: nil, newest: nil, labels: many), pageSize: 2) == [ids[0]])
+        #expect(try store.jobs(labels: fewer).map(\.id) == [ids[0], ids[1]])
+        #expect(try store.jobs(labels: ["k3000": "v3000", "k1": "v1"]).map(\.id) == [ids[0], ids[1]])
+    }
+
     @Test("pages cover the matching jobs once each, in ID order, newest N included, later jobs not")
     func pages() throws {
         let other = try #require(QueueName(rawValue: "other"))
