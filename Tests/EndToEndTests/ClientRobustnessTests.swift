@@ -40,7 +40,7 @@ struct ClientRobustnessTests {
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "é✓", "valid UTF-8 runs byte for byte")
     }
 
-    @Test("a hook command over 4 KiB is refused by orchctl and by orchd, so queue listings stay small")
+    @Test("a hook command over 4 KiB, or with a NUL byte, is refused by orchctl and by orchd")
     func hookCommandCap() throws {
         let daemon = try TestDaemon()
         let long = String(repeating: "x", count: QueuesInterface.maximumHookBytes + 1)
@@ -52,6 +52,14 @@ struct ClientRobustnessTests {
         #expect(throws: VarlinkClientError.self) {
             try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "big")!, hooks: ["failed": long]))
         }
+        // A NUL byte would end the command /bin/sh -c runs there: refused, naming the hook.
+        do {
+            _ = try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "default")!, hooks: ["failed": "true\u{0}; touch x"]))
+            Issue.record("a hook command with a NUL byte was taken")
+        } catch {
+            #expect("\(error)".contains("the failed hook's command contains a NUL byte"), "\(error)")
+        }
+        #expect(!(try daemon.orchctl(["queues", "--json"]).standardOutput.contains("touch x")))
         let fits = String(repeating: "x", count: QueuesInterface.maximumHookBytes)
         #expect(try daemon.orchctl(["queue", "add", "big", "--on", "failed=" + fits]).status == 0)
         #expect(try daemon.orchctl(["queues", "--json"]).standardOutput.contains(fits))

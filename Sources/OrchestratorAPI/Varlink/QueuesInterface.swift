@@ -109,8 +109,13 @@ public enum QueuesInterface {
     /// queue with all its hooks, in one reply) far below the reply cap.
     public static let maximumHookBytes = 4096
 
-    /// Why `hooks` cannot be set, or `nil` when every command is within ``maximumHookBytes``.
+    /// Why `hooks` cannot be set, or `nil` when every command is within ``maximumHookBytes``
+    /// and has no NUL byte (`/bin/sh -c` gets the command as a C string, which would end
+    /// there: the rest would never run).
     public static func hookProblem(_ hooks: [String: String]?) -> String? {
+        if let event = hooks?.keys.sorted().first(where: { hooks?[$0]?.utf8.contains(0) == true }) {
+            return "the \(event) hook's command contains a NUL byte"
+        }
         guard let (event, command) = hooks?.sorted(by: { $0.key < $1.key }).first(where: { $0.value.utf8.count > maximumHookBytes }) else { return nil }
         return "the \(event) hook's command is \(command.utf8.count) bytes; a hook command may have at most \(maximumHookBytes) "
             + "(put a longer script in a file and run that)"
