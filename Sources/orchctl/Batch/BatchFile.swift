@@ -119,10 +119,26 @@ enum BatchFile {
         case .unsafeName:
             throw .init(line: number, message: "a name has more than \(JSONByteReader.maximumNonStarters) combining marks in a row")
         }
+        // Checked before decoding, by the number's text: JSONDecoder names no field for an
+        // integer out of range, reads `1e3` or `12345678901234567.5` through a `Double`, and
+        // cannot read a number past a `Double`'s range at all.
+        for unusual in unusualNumbers where unusual.path.count <= 2 {
+            guard let field = unusual.path.first, integerFields.contains(field) else { continue }
+            let text = String(decoding: bytes[unusual.range], as: UTF8.self)
+            if !unusual.isIntegerForm || Int64(text) == nil {
+                throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), written in digits, not \(shortened(text))")
+            }
+        }
         let given: [String: JSONValue]
         do {
             given = try decoder.decode([String: JSONValue].self, from: bytes)
         } catch {
+            // Strict JSON that JSONDecoder cannot read has a number past a Double's range.
+            for unusual in unusualNumbers {
+                let text = String(decoding: bytes[unusual.range], as: UTF8.self)
+                guard Double(text)?.isFinite != true else { continue }
+                throw .init(line: number, message: "'\(unusual.path.joined(separator: "."))' is a number too large to read: \(shortened(text))")
+            }
             // A line starting with `{` that is JSON is an object: what fails is the JSON itself.
             throw .init(line: number, message: "not valid JSON (a line cut short, or a stray character?)")
         }
@@ -131,15 +147,6 @@ enum BatchFile {
         }
         if given["argv"] == nil && given["shell"] == nil {
             throw .init(line: number, message: "give the command as \"argv\" or \"shell\"")
-        }
-        // Checked before decoding, by the number's text: JSONDecoder names no field for an
-        // integer out of range, and reads `1e3` or `12345678901234567.5` through a `Double`.
-        for unusual in unusualNumbers where unusual.path.count <= 2 {
-            guard let field = unusual.path.first, integerFields.contains(field) else { continue }
-            let text = String(decoding: bytes[unusual.range], as: UTF8.self)
-            if !unusual.isIntegerForm || Int64(text) == nil {
-                throw .init(line: number, message: "field '\(field)' must be a whole number from \(Int64.min) to \(Int64.max), written in digits, not \(text)")
-            }
         }
         var merged = defaults.merging(given) { _, new in new }
         // An empty environment is the caller's too, as README says: orchd cannot tell it from
@@ -152,6 +159,11 @@ enum BatchFile {
         } catch {
             throw .init(line: number, message: "\(error)")
         }
+    }
+
+    /// A number's text as an error message quotes it: at most 40 characters.
+    private static func shortened(_ text: String) -> String {
+        text.count <= 40 ? text : text.prefix(37) + "..."
     }
 
     /// The fields whose values are integers (`after` holds them): a JSON number there must be

@@ -121,6 +121,24 @@ struct BatchFileTests {
         #expect(error?.description.hasSuffix("\nNothing was submitted.") == true)
     }
 
+    @Test("a number past what a Double holds is refused naming its field (an integer field's range), not taken for JSON that is not valid")
+    func numbersPastADouble() {
+        let digits = String(repeating: "9", count: 400)
+        let text = """
+            {"argv": ["true"], "priority": 1e309}
+            {"argv": ["true"], "priority": \(digits)}
+            {"argv": ["true"], "timeoutUSec": -1e400}
+            {"argv": ["true"], "labels": {"a": "b"}, "extra": [1, {"y": 1e999}]}
+            """
+        let error = #expect(throws: BatchFileError.self) { try BatchFile.parse(text, defaults: defaults) }
+        #expect(error?.problems.map(\.line) == [1, 2, 3, 4])
+        let range = "must be a whole number from \(Int64.min) to \(Int64.max), written in digits, not"
+        #expect(error?.problems[0].message == "field 'priority' \(range) 1e309")
+        #expect(error?.problems[1].message == "field 'priority' \(range) \(digits.prefix(37))...")
+        #expect(error?.problems[2].message == "field 'timeoutUSec' \(range) -1e400")
+        #expect(error?.problems[3].message == "'extra.1.y' is a number too large to read: 1e999")
+    }
+
     @Test("a JSON line that gives a field or name twice is refused naming it, not read with one value dropped")
     func repeatedNames() {
         let text = """
