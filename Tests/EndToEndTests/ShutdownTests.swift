@@ -34,6 +34,21 @@ struct ShutdownTests {
         #expect(try daemon.orchctl(["logs", queued]).standardOutput == "later\n")
     }
 
+    @Test("listings streamed with more whose clients hang up after the first bytes are ended: a stop does not wait for them")
+    func abandonedStreamsDoNotHoldTheStop() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["pause", "default"]).status == 0)
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 3000)).status == 0)
+        for _ in 0..<10 {
+            let socket = try RawSocket(path: daemon.socketPath)
+            #expect(socket.send(Array(#"{"method":"io.orchd.Jobs.List","more":true,"parameters":{}}"#.utf8) + [0]))
+            #expect(socket.waitReadable(timeout: 30), "the stream began")
+        }
+        let shutdown = try daemon.orchctl(["shutdown", "--wait"])
+        #expect(shutdown.status == 0, "\(shutdown)")
+        #expect(!daemon.daemonLog.contains("still unanswered"), "\(daemon.daemonLog)")
+    }
+
     @Test("orchd's log says what stopped it: orchctl shutdown by its caller's pid and uid, with no SIGTERM that nobody sent; a SIGTERM that came as received")
     func logNamesWhatStoppedIt() throws {
         let daemon = try TestDaemon()

@@ -48,7 +48,8 @@ final class ReplyPacer: Sendable {
     ///   - step: sends the next batch of replies and then calls `done` once, from any queue.
     ///     It runs on the connection's queue, so file or database work should hop elsewhere.
     ///   - disconnected: called once, instead of the next step, when the client has gone: the
-    ///     producer releases what it holds (files, watches). No reply is needed any more.
+    ///     producer releases what it holds (files, watches). No reply is needed any more; the
+    ///     call is ended without one (``VarlinkResponder/abandon()``).
     init(
         responder: VarlinkResponder,
         step: @escaping @Sendable (_ done: @escaping @Sendable (Step) -> Void) -> Void,
@@ -90,7 +91,10 @@ final class ReplyPacer: Sendable {
                     if case .over = phase { return true }
                     return false
                 }
-                if !wasOver { disconnected() }
+                if !wasOver {
+                    responder.abandon()
+                    disconnected()
+                }
                 return
             }
             phase.withLock { $0 = .stepping(woken: false) }

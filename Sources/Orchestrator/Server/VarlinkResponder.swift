@@ -102,6 +102,13 @@ public struct VarlinkResponder: Sendable {
             ?? Data("{\"error\":\"\(ManagerInterface.Errors.internalError)\"}".utf8)
     }
 
+    /// Ends a call whose client has gone (``isConnected`` is `false`) without a final reply:
+    /// nothing reaches the client, and a counted call counts as answered, so that a stop does
+    /// not wait for a stream nobody reads.
+    public func abandon() {
+        send({ Data() }, true)
+    }
+
     /// Sends the result of `body`: its value as the reply, a thrown ``VarlinkError`` as an
     /// error reply.
     public func complete<P: Codable & Sendable>(_ body: () throws(VarlinkError) -> P) {
