@@ -102,12 +102,18 @@ public enum TimeSpan {
         value == value.rounded() && value < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    /// Formats a span compactly for people: `1h 2min`, `42s`, `1.5s`, `450ms` (the two
-    /// largest units, a decimal below 10 s).
+    /// Formats a span compactly for people: `1h 2min`, `42s`, `1.5s`, `450ms`, `1.5ms`,
+    /// `400us` (the two largest units, a decimal below 10 s and below 10 ms; microseconds
+    /// below a millisecond, as systemd writes them, so that a span orchd takes never reads as
+    /// `0ms`). Zero and less are `0ms`.
     public static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         if seconds < 1 {
-            return "\(max(0, attoseconds / 1_000_000_000_000_000))ms"
+            let microseconds = max(0, attoseconds / 1_000_000_000_000)
+            if seconds < 0 || microseconds == 0 { return "0ms" }
+            if microseconds < 1_000 { return "\(microseconds)us" }
+            if microseconds < 10_000, microseconds % 1_000 >= 100 { return "\(microseconds / 1_000).\(microseconds % 1_000 / 100)ms" }
+            return "\(microseconds / 1_000)ms"
         }
         if seconds < 10, attoseconds >= 100_000_000_000_000_000 {
             // Short spans keep a decimal so `1.5s` does not read as `1s`.

@@ -51,6 +51,16 @@ struct TimeSpanTests {
     @Test("durations format compactly")
     func formats() {
         #expect(TimeSpan.format(.milliseconds(450)) == "450ms")
+        #expect(TimeSpan.format(.microseconds(400)) == "400us")
+        #expect(TimeSpan.format(.microseconds(1500)) == "1.5ms")
+        #expect(TimeSpan.format(.microseconds(1050)) == "1ms")
+        #expect(TimeSpan.format(.microseconds(16_400)) == "16ms")
+        #expect(TimeSpan.format(.nanoseconds(500)) == "0ms")
+        #expect(TimeSpan.format(.zero) == "0ms")
+        #expect(TimeSpan.format(.milliseconds(-5)) == "0ms")
+        for text in ["400us", "1.5ms", "450ms", "1.5s"] {
+            #expect(TimeSpan.parse(text).map(TimeSpan.format) == text, "what is shown can be given back")
+        }
         #expect(TimeSpan.format(.milliseconds(1500)) == "1.5s")
         #expect(TimeSpan.format(.seconds(42)) == "42s")
         #expect(TimeSpan.format(.seconds(3723)) == "1h 2min")
