@@ -34,6 +34,24 @@ struct StatusTests {
         close(opener)
     }
 
+    @Test("the last line counts jobs: after a cut list's note, and for a removed queue whose finished jobs are still listed")
+    func lastLineCounts() throws {
+        let daemon = try TestDaemon()
+        #expect(try daemon.orchctl(["queue", "add", "tq"]).status == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "tq", "--wait", "--", "true"]).line
+        #expect(try daemon.orchctl(["queue", "remove", "tq"]).status == 0)
+        let removed = try daemon.orchctl(["status", "--queue", "tq"])
+        #expect(removed.status == 0, "\(removed)")
+        let lines = removed.standardOutput.split(separator: "\n")
+        #expect(lines.count == 3 && lines[1].hasPrefix("\(id) "), "\(removed)")
+        #expect(lines.last == "0 running, 0 queued, 1 finished", "\(removed)")
+
+        #expect(try daemon.orchctl(["submit", "--batch", "-"], input: String(repeating: "true\n", count: 3)).status == 0)
+        #expect(try daemon.orchctl(["wait", "--all"]).status == 0)
+        let cut = try daemon.orchctl(["status", "--limit", "2"]).standardOutput.split(separator: "\n")
+        #expect(cut.suffix(2) == ["Showing the newest 2 of 4 jobs; use --all or --limit N.", "0 running, 0 queued, 4 finished"], "\(cut)")
+    }
+
     @Test("a named job ID orchd does not have is an error, as for show: after the jobs it has, exit 1")
     func missingID() throws {
         let daemon = try TestDaemon()

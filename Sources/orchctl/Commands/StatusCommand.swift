@@ -160,16 +160,17 @@ enum StatusCommand: OrchctlCommand {
         return sorted.filter { $0.state == .running } + sorted.filter { $0.state != .running }
     }
 
-    /// The text output: the table, the summary (orchd's counts, or over `jobs` when there
-    /// are none), and the truncation note when the limit hid jobs.
+    /// The text output: the table, the truncation note when the limit hid jobs, and last the
+    /// summary (orchd's counts, or over `jobs` when there are none; nothing after "No jobs."
+    /// when orchd, or the queue, has none at all).
     static func render(_ jobs: [Job], counts: JobCounts?, queue: QueueName?, note: String?, table: JobTable, now: Date) -> String {
         var text = table.render(jobs, now: now)
+        if let note { text += note + "\n" }
         if let counts {
             if counts.live + counts.finished > 0 { text += JobTable.summary(counts, queue: queue) + "\n" }
         } else if !jobs.isEmpty {
             text += JobTable.summary(jobs) + "\n"
         }
-        if let note { text += note + "\n" }
         return text
     }
 
@@ -186,11 +187,12 @@ enum StatusCommand: OrchctlCommand {
     }
 
     /// orchd's job counts: of one queue (io.orchd.Queues.List), or of all
-    /// (io.orchd.Manager.GetInfo).
-    private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts {
+    /// (io.orchd.Manager.GetInfo); `nil` for a queue that was removed (its finished jobs are
+    /// still listed, and counted by the listing).
+    private static func counts(queue: QueueName?, connection: OrchdConnection) throws(CommandFailure) -> JobCounts? {
         if let queue {
             let queues = try connection.call(QueuesInterface.list, QueuesInterface.NamesParameters(names: [queue])).queues
-            return queues.first { $0.name == queue }?.jobs ?? JobCounts()
+            return queues.first { $0.name == queue }?.jobs
         }
         return try connection.call(countsOnly, VarlinkNoParameters()).jobs
     }

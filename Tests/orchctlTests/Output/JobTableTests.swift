@@ -100,10 +100,10 @@ struct JobTableTests {
                                         table: table, now: referenceDate)
         #expect(text.hasSuffix("""
             12345  queued  default  0    12:00:00   -        -         true
-            2 running, 12,000 queued, 343 finished
             Showing the newest 2 of 12,345 jobs; use --all or --limit N.
+            2 running, 12,000 queued, 343 finished
 
-            """))
+            """), "the last line counts jobs")
         #expect(StatusCommand.render([], counts: JobCounts(), queue: nil, note: nil, table: table, now: referenceDate) == "No jobs.\n")
         #expect([0, 7, 999, 1_000, 65_536, -1_234].map(JobTable.grouped) == ["0", "7", "999", "1,000", "65,536", "-1,234"])
     }
