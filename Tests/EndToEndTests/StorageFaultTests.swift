@@ -244,6 +244,33 @@ struct StorageFaultTests {
         #expect(daemon.daemonLog.contains("job \(id) had ended as succeeded (kept in held-ends"), "\(daemon.daemonLog)")
     }
 
+    @Test("a cancel whose result the locked database refuses keeps it in held-ends before the teardown ends: after kill -9 during the grace, the job is cancelled and not run again")
+    func keptCancelSurvivesCrash() throws {
+        let daemon = try TestDaemon()
+        defer { daemon.stop() }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let runs = daemon.directory + "/runs"
+        // It ignores SIGTERM: the teardown lasts the whole kill grace (2 s).
+        let id = try daemon.orchctl([
+            "submit", "--retries", "2", "--", "sh", "-c", "trap '' TERM; echo run >> '\(runs)'; echo up > '\(started.path)'; while :; do sleep 0.1; done",
+        ]).line
+        #expect(started.read() == "up")
+        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+        try holder.execute("BEGIN IMMEDIATE")
+        let cancel = try OrchctlStream(daemon, ["cancel", id], captureErrors: true)
+        defer { cancel.stop() }
+        #expect(daemon.waitForLog(containing: "job \(id): cannot store its result (cancelled) ahead of its end"), "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("kept in held-ends"), "\(daemon.daemonLog)")
+        daemon.crash()
+        try holder.execute("ROLLBACK")
+        try daemon.start()
+
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.line == "\(id) cancelled", "\(waited)\n\(daemon.daemonLog)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "the job ran once")
+        #expect(daemon.daemonLog.contains("job \(id) had ended as cancelled (kept in held-ends"), "\(daemon.daemonLog)")
+    }
+
     @Test("a cancel while the disk is full answers once the jobs' processes are gone, naming the ends it keeps; a job whose end is kept already does not stop the others being cancelled")
     func cancelWhileFull() throws {
         let fileSystem = try SmallFileSystem()

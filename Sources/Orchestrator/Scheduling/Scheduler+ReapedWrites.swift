@@ -87,6 +87,8 @@ extension Scheduler {
             // job's dependents queued): by then the claimed jobs must hold their slots and
             // count for their owners, or that feed would claim past the queue's limits.
             for (runner, jobs) in claimed { start(jobs, in: runner) }
+            // Results held ahead of these ends (a database locked meanwhile) are written now.
+            if heldEnds?.isHolding == true { for (_, end) in finals { heldEnds?.release(end.id) } }
             for (previous, end) in finals {
                 var job = previous
                 job.state = .finished(end.result)

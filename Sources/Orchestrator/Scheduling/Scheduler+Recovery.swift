@@ -196,9 +196,16 @@ extension Scheduler {
             try backgroundWrite { () throws in try store.recordEnding(id, result, replacing: replacing, final: final) }
             groupCommit.changed()
         } catch {
-            // The teardown goes on; only a crash before its end would lose the result. Named,
-            // so that a lock another process holds shortens the writes after this one.
-            DaemonLog.warning("job \(id): cannot store its result (\(result.name)) ahead of its end: \(storageError(error))")
+            // The teardown goes on. Kept in `held-ends` instead, which recovery reads as it
+            // reads a stored result: a crash before the end is written then still records this
+            // result and runs nothing again. Released once the end is written.
+            var kept = false
+            if let attempt = runningJobs[id]?.attempt {
+                kept = heldEnds?.hold(HeldEndJournal.Entry(
+                    id: id, attempt: attempt, ending: JobStore.Ending(result: result, isFinal: final), endedAt: Date())) ?? false
+            }
+            DaemonLog.warning(
+                "job \(id): cannot store its result (\(result.name)) ahead of its end: \(storageError(error))\(kept ? "; kept in \(HeldEndJournal.fileName)" : "")")
         }
     }
 }

@@ -43,10 +43,7 @@ extension Scheduler {
                 noteFullStore()
                 return .storageFull(stateDirectory: configuration.stateDirectory, freeBytes: free)
             }
-            if error.isBusy {
-                storeLockedByOther = true
-                return .databaseLocked(path: store.database.path)
-            }
+            if error.isBusy { return .databaseLocked(path: store.database.path) }
         }
         return .storage(String(describing: error))
     }
@@ -122,25 +119,27 @@ extension Scheduler {
     }
 
     /// Drops job `id`'s kept end, written or no longer to be written, and its slot in
-    /// ``HeldEndJournal``.
+    /// ``HeldEndJournal`` (also one a result ahead of its end took, ``noteEnding``).
     func forgetPendingEnd(_ id: JobID) {
-        guard pendingEnds.removeValue(forKey: id) != nil else { return }
+        pendingEnds.removeValue(forKey: id)
         heldEnds?.release(id)
     }
 
-    /// The longest a write no request waits for waits for another process's lock while the
-    /// database is known to be locked (``storeLockedByOther``).
-    static let lockedStoreBusyTimeout: Duration = .milliseconds(100)
+    /// The longest a write no request waits for waits for another process's lock.
+    static let backgroundBusyTimeout: Duration = .milliseconds(100)
 
-    /// Runs `body`, a write that no request waits for (a job's end, a claim, a retry of a kept
-    /// end), waiting at most ``lockedStoreBusyTimeout`` for the database's lock while another
-    /// process is known to hold it: every such write otherwise held the control queue, and
-    /// the requests and reads queued behind it, for the whole busy timeout (5 s) each, and a
-    /// `status` waited 50 s behind a few of them during a 14 s lock. A write that fails so is kept and tried
-    /// again as before.
+    /// Runs `body`, a write that no request waits for (a job's end, a claim, a result ahead of
+    /// a teardown, a retry of a kept end), waiting at most ``backgroundBusyTimeout`` for the
+    /// database's lock when another process holds it, never the whole busy timeout (5 s):
+    /// - an end refused so is kept in `held-ends` at once (``recordEnd(_:in:result:at:)``),
+    ///   where the next start finds it; while the write waited, an end was in neither file,
+    ///   and a `kill -9` then had the job run again (a breaker: 6 of 6 over a 5 s lock);
+    /// - every such write held the control queue, and the requests and reads queued behind
+    ///   it, for the whole wait, and a `status` waited 50 s behind a few of them during a
+    ///   14 s lock.
+    /// A write that fails so is kept and tried again as before.
     func backgroundWrite<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
-        guard storeLockedByOther else { return try body() }
-        return try store.database.withBusyTimeout(Self.lockedStoreBusyTimeout, body)
+        try store.database.withBusyTimeout(Self.backgroundBusyTimeout, body)
     }
 
     /// Arms the retry timer, unless armed: after the current backoff.
@@ -210,7 +209,6 @@ extension Scheduler {
     /// A commit just succeeded, so the store may take writes again: retry now rather than at
     /// the timer.
     func storageMayHaveRecovered() {
-        storeLockedByOther = false
         checkFreeSpace()
         guard !pendingEnds.isEmpty || dependentsUnsettled || dueJobsUnqueued, !storageRetryQueued else { return }
         storageRetryQueued = true

@@ -154,9 +154,6 @@ public actor Scheduler {
     /// Job ends the store refused (full disk, locked database), kept until written
     /// (Scheduler+StorageFaults.swift).
     var pendingEnds: [JobID: PendingEnd] = [:]
-    /// The last write found the database locked by another process, and none has committed
-    /// since: writes no request waits for wait only briefly (``backgroundWrite(_:)``).
-    var storeLockedByOther = false
     /// The file that keeps those ends across a crash, so that recovery records them rather
     /// than `interrupted`; `nil` when it could not be opened (Scheduler+StorageFaults.swift).
     var heldEnds: HeldEndJournal?

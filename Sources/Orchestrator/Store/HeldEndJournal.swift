@@ -66,6 +66,9 @@ final class HeldEndJournal {
         close(fd)
     }
 
+    /// Whether any slot is taken.
+    var isHolding: Bool { !slots.isEmpty }
+
     /// The ends the file holds, by job; slots that fail their checksum (cut short by a
     /// crash) or that this orchd cannot read are left out.
     func entries() -> [JobID: Entry] {
