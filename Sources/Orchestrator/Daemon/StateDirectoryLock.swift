@@ -2,10 +2,18 @@ import Foundation
 import Glibc
 
 /// The exclusive lock that allows one daemon per state directory: `flock(2)` on
-/// `orchd.lock`, held for the daemon's life and released by the kernel when it exits, even
-/// by `kill -9`.
+/// `orchd.lock` and on the directory itself, held for the daemon's life and released by the
+/// kernel when it exits, even by `kill -9`.
+///
+/// The directory's lock is what holds when `orchd.lock` is removed (a cleanup script, an
+/// admin): the file's alone let a second daemon start on a new file, whose recovery killed the
+/// first one's running jobs. The file's lock stays, for an orchd of before the directory's lock
+/// running while a newer one starts, and for the pid it records.
 public final class StateDirectoryLock: Sendable {
     private let fd: Int32
+    /// The state directory, open for its lock; `-1` where the file system has no `flock(2)`
+    /// for directories (the file's lock then stands alone).
+    private let directoryFD: Int32
     /// The lock file's path.
     public let path: String
 
@@ -20,12 +28,28 @@ public final class StateDirectoryLock: Sendable {
         path = stateDirectory + "/orchd.lock"
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(call: "open", path: path, errno: errno) }
-        guard Self.lock(fd) else {
+        let holder = Self.recordedPid(fd)
+        guard Self.lock(fd, holder: holder) else {
             let code = errno
-            let pid = Self.recordedPid(fd)
             close(fd)
-            if code == EWOULDBLOCK { throw .heldByAnotherDaemon(path: path, pid: pid) }
+            if code == EWOULDBLOCK { throw .heldByAnotherDaemon(path: path, pid: holder) }
             throw .system(call: "flock", path: path, errno: code)
+        }
+        directoryFD = open(stateDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else {
+            let code = errno
+            close(fd)
+            throw .system(call: "open", path: stateDirectory, errno: code)
+        }
+        if !Self.lock(directoryFD, holder: holder) {
+            let code = errno
+            if code == EWOULDBLOCK {
+                close(directoryFD)
+                close(fd)
+                throw .heldByAnotherDaemon(path: stateDirectory, pid: nil)
+            }
+            // No flock(2) for a directory here: the file's lock stands alone, as before.
+            DaemonLog.warning("cannot lock the state directory \(stateDirectory) itself (\(String(cString: strerror(code)))): only \(path) keeps a second orchd out")
         }
         // Record our pid for the error message a second daemon prints.
         let text = Array("\(getpid())\n".utf8)
@@ -34,21 +58,23 @@ public final class StateDirectoryLock: Sendable {
     }
 
     deinit {
+        close(directoryFD)
         close(fd)
     }
 
     /// How long a lock whose daemon is gone is waited for.
     static let departedHolderWait: Duration = .seconds(2)
 
-    /// Takes the lock on `fd` without waiting; but when the daemon whose pid the file records
-    /// is gone, waits up to ``departedHolderWait`` for it. What holds it then is a child of that
-    /// daemon's that was between its spawn and its exec when the daemon died: the child holds a
-    /// copy of the descriptor until its exec closes it, and a restart at once (systemd's, or a
-    /// test's after a crash) was refused as "another orchd is already running".
+    /// Takes the lock on `fd` without waiting; but when `holder`, the daemon whose pid the lock
+    /// file records, is gone, waits up to ``departedHolderWait`` for it. What holds it then is a
+    /// child of that daemon's that was between its spawn and its exec when the daemon died: the
+    /// child holds a copy of the descriptor until its exec closes it, and a restart at once
+    /// (systemd's, or a test's after a crash) was refused as "another orchd is already running".
     /// - Returns: whether the lock is held; when not, `errno` says why.
-    private static func lock(_ fd: Int32) -> Bool {
+    private static func lock(_ fd: Int32, holder: Int32?) -> Bool {
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-        guard errno == EWOULDBLOCK, let pid = recordedPid(fd), pid > 0, kill(pid, 0) != 0, errno == ESRCH else {
+        guard errno == EWOULDBLOCK else { return false }
+        guard let pid = holder, pid > 0, kill(pid, 0) != 0, errno == ESRCH else {
             errno = EWOULDBLOCK
             return false
         }

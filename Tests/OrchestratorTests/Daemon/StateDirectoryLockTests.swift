@@ -32,6 +32,20 @@ struct StateDirectoryLockTests {
         #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
     }
 
+    @Test("with orchd.lock removed while a daemon holds it, a second one is still refused: the directory itself is locked")
+    func lockFileRemoved() throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        var first: StateDirectoryLock? = try StateDirectoryLock(stateDirectory: state)
+        #expect(unlink(state + "/orchd.lock") == 0)
+        let error = #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
+        #expect(error?.description == "another orchd is already running with this state directory (lock \(state) is held)")
+        #expect(first != nil)
+        first = nil
+        // Once the first lets go, a new daemon takes both.
+        _ = try StateDirectoryLock(stateDirectory: state)
+    }
+
     /// Writes `pid` into the lock file, and has flock(1) hold the lock for `seconds`; returns
     /// once it holds it.
     private func hold(_ path: String, seconds: String, recording pid: Int32) throws -> Process {
