@@ -50,13 +50,19 @@ public enum ConfigurationFile {
     /// - Returns: what the file gives; an empty ``Contents`` for a missing default file.
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or has a bad line.
     public static func load(path: String, required: Bool) throws(ConfigurationFileError) -> Contents {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Not blocking: opening a named pipe would otherwise wait for a writer, for ever, and
+        // a reload with it (SIGHUP, orchctl reload) would never answer.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT && !required { return Contents() }
             throw .unreadable(path: path, errno: code)
         }
         defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, [S_IFIFO, S_IFSOCK].contains(info.st_mode & S_IFMT) {
+            throw .notAFile(path: path, kind: DatabaseIdentity.fileKind(info.st_mode))
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

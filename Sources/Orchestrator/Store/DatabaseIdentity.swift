@@ -102,6 +102,15 @@ public enum DatabaseIdentity {
     /// - Throws: ``DatabaseError``: `SQLITE_NOTADB` with one line naming the file and what to
     ///   do; `SQLITE_CANTOPEN` when a file cannot be read.
     public static func checkFiles(atPath path: String) throws(DatabaseError) {
+        // SQLite would open each as it is: a named pipe blocks the open for ever (no log line,
+        // deaf to SIGTERM), a directory fails with a message that names neither.
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { continue }
+            throw DatabaseError(
+                code: SQLITE_CANTOPEN,
+                message: "\(file) is \(fileKind(info.st_mode)), not a regular file, so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        }
         let walPath = path + "-wal"
         let fileSize = size(path)
         let walSize = size(walPath)
@@ -166,6 +175,19 @@ public enum DatabaseIdentity {
     }
 
     /// The size in bytes of the file at `path`; `nil` when there is none.
+    /// What a file that is not a regular file is, for a message: `a directory`, `a named
+    /// pipe (FIFO)`, ...
+    static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a named pipe (FIFO)"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "not a regular file"
+        }
+    }
+
     private static func size(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

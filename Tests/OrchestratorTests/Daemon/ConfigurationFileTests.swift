@@ -1,3 +1,4 @@
+import Foundation
 import CommandLineParsing
 import Testing
 
@@ -5,6 +6,16 @@ import Testing
 
 @Suite("Configuration file")
 struct ConfigurationFileTests {
+    @Test("a named pipe as the configuration file is refused at once, not read until a writer comes; /dev/null reads as empty")
+    func namedPipe() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.conf")
+        try #require(mkfifo(path, 0o600) == 0)
+        let error = #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.load(path: path, required: true) }
+        #expect(error?.description == "cannot read configuration file \(path): it is a named pipe (FIFO), not a file")
+        #expect(try ConfigurationFile.load(path: "/dev/null", required: true) == ConfigurationFile.Contents())
+    }
+
     @Test("key = value lines with comments and blank lines give the settings")
     func parsesSettings() throws {
         let settings = try ConfigurationFile.parse(

@@ -71,6 +71,22 @@ struct DatabaseIdentityTests {
         #expect(try scalar(store.database, "SELECT count(*) FROM jobs") == "50")
     }
 
+    @Test("a named pipe or a directory where the database or one of its companions belongs is refused by name, without opening it (a pipe's open would block for ever)",
+        arguments: ["", "-wal", "-shm", "-journal"])
+    func notRegularFiles(suffix: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("orchd.db")
+        if !suffix.isEmpty { try orchdDatabase(path, jobs: 1) }
+        unlink(path + suffix)  // one the database left
+        try #require(mkfifo(path + suffix, 0o600) == 0)
+        let fifo = #expect(throws: DatabaseError.self) { try DatabaseIdentity.checkFiles(atPath: path) }
+        #expect(fifo?.message == "\(path)\(suffix) is a named pipe (FIFO), not a regular file, so orchd leaves it alone; move it away, or give orchd another --state-dir")
+        unlink(path + suffix)
+        try #require(mkdir(path + suffix, 0o700) == 0)
+        let folder = #expect(throws: DatabaseError.self) { try DatabaseIdentity.checkFiles(atPath: path) }
+        #expect(folder?.message.hasPrefix("\(path)\(suffix) is a directory, not a regular file") == true, "\(String(describing: folder))")
+    }
+
     @Test("a refusal after SQLite replayed a stray -wal does not checkpoint it into the file")
     func refusalDoesNotCheckpoint() throws {
         let directory = try TemporaryDirectory()
