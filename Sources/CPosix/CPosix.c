@@ -322,6 +322,10 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = (uint64_t)request->cgroup_fd;
     }
+    if (request->child_pid != NULL) {
+        args.flags |= CLONE_PARENT_SETTID;
+        args.parent_tid = (uint64_t)(uintptr_t)request->child_pid;
+    }
     // CLONE_VFORK: the parent resumes once the child has exec'd or exited.
 #if defined(__x86_64__)
     enum { stack_size = 64 * 1024 };
@@ -334,6 +338,9 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
     if (child < 0 && errno == ENOSYS && request->cgroup_fd < 0) {
         // No clone3 (a kernel before 5.3, or a sandbox that refuses it, as valgrind does):
         // clone(2) with the same flags; only a start in a cgroup needs clone3.
+        // (clone(2) takes CLONE_PARENT_SETTID and CLONE_PIDFD in one argument, so not both:
+        // without clone3, `child_pid` stays 0 and a child stopped before its exec is not
+        // killed until it resumes.)
         child = clone(cposix_spawn_shared_child, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
                       &context, &child_pidfd);
     }
@@ -389,6 +396,10 @@ int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pi
     *failed_errno = failure.error;
     return -1;
 }
+
+pid_t cposix_load_pid(const pid_t *pid) { return __atomic_load_n(pid, __ATOMIC_ACQUIRE); }
+
+void cposix_store_pid(pid_t *pid, pid_t value) { __atomic_store_n(pid, value, __ATOMIC_RELEASE); }
 
 // MARK: - inotify
 

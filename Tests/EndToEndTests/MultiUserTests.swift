@@ -168,6 +168,38 @@ struct MultiUserTests {
         #expect(byRoot.standardError.split(separator: "\n").count == 30, "\(byRoot)")
     }
 
+    @Test("a user who stops every process of theirs while their jobs start (kill -STOP -1) cannot keep a start, a cancel or orchd's stop waiting: a process stopped before its exec is killed")
+    func stoppedBeforeExec() throws {
+        let user = try TestUser.stopper()
+        let daemon = try sharedDaemon(concurrency: 8)
+        defer { _ = try? TestDaemon.run("/usr/bin/pkill", ["-KILL", "-u", user.name]) }
+        #expect(try daemon.orchctl(["queue", "add", "q", "--concurrency", "8"]).status == 0)
+        #expect(try daemon.orchctl(["pause", "q"]).status == 0)
+        #expect(try daemon.orchctl(as: user, ["submit", "--queue", "q", "--batch", "-"], input: String(repeating: "true\n", count: 60)).status == 0)
+        // Stops every process of the user, over and over (kill and [ are the shell's own: it
+        // forks nothing), while the queue starts its jobs.
+        let stopper = Process()
+        stopper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        stopper.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--", "/bin/sh", "-c",
+                             "i=0; while [ $i -lt 60000 ]; do kill -STOP -1 2>/dev/null; i=$((i+1)); done"]
+        try stopper.run()
+        #expect(try daemon.orchctl(["resume", "q"]).status == 0)
+        stopper.waitUntilExit()
+
+        // Whatever is still running (its process stopped after its exec, or before it) is
+        // cancelled, and every job ends.
+        let cancelled = try daemon.orchctl(["cancel", "--queue", "q"])
+        #expect(cancelled.status == 0 || cancelled.standardError.contains("no job"), "\(cancelled)")
+        let waited = try daemon.orchctl(["wait", "--all", "--timeout", "120s"])
+        #expect(waited.status != 124, "\(waited)\n\(daemon.daemonLog)")
+        let listed = try jobs(daemon.orchctl(["--json", "status", "--all", "--all-users"]))
+        #expect(listed.count == 60 && listed.allSatisfy { $0["state"] as? String == "finished" }, "\(listed)")
+        for job in listed where job["result"] as? String == "spawn_failed" {
+            #expect((job["reason"] as? String)?.contains("stopped by a signal") == true, "\(job)")
+        }
+        #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
+    }
+
     @Test("a job of A cannot read orchd's database or B's logs, nor signal B's job or orchd")
     func jobIsConfined() throws {
         let (a, b, _) = try TestUser.users()

@@ -165,6 +165,11 @@ struct cposix_spawn_request {
     /// never the daemon's, so whether a file exists where the user cannot look stays hidden.
     const char *const *search_paths;
     int search_path_count;
+    /// Where the kernel stores the child's pid as it creates it (CLONE_PARENT_SETTID), before
+    /// the child runs, so that another thread can kill a child that never gets to its exec
+    /// (one its user stopped with SIGSTOP once it runs as that user); NULL: nowhere. Read it
+    /// with ``cposix_load_pid``.
+    pid_t *child_pid;
 };
 
 /// Starts a process with clone3(2) (`CLONE_PIDFD | CLONE_VFORK`, plus `CLONE_INTO_CGROUP`
@@ -184,6 +189,12 @@ struct cposix_spawn_request {
 /// Returns 0 with `*pid` and `*pidfd` set, or -1 with `*failed_step` (an
 /// ``cposix_spawn_step``) and `*failed_errno` set.
 int cposix_spawn(const struct cposix_spawn_request *request, pid_t *pid, int *pidfd, int *failed_step, int *failed_errno);
+
+/// Reads a pid another thread (or the kernel) may store meanwhile: an atomic load.
+pid_t cposix_load_pid(const pid_t *pid);
+
+/// Stores a pid another thread may read meanwhile: an atomic store.
+void cposix_store_pid(pid_t *pid, pid_t value);
 
 /// inotify_init1(IN_NONBLOCK | IN_CLOEXEC) (inotify(7)). Returns the fd or -1 with errno set.
 int cposix_inotify_init(void);

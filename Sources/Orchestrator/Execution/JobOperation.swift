@@ -43,6 +43,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     /// Serial queue for this job's reaping and teardown timers.
     private let eventQueue: DispatchQueue
     private let state = Mutex(JobOperationState())
+    /// The process while it is being started, for a stop meanwhile to kill.
+    private let spawning = SpawningChild()
 
     /// Creates an operation for one attempt of a job.
     /// - Parameters:
@@ -119,7 +121,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
 
         let process: LaunchedProcess
         do {
-            process = try launcher.launch(request)
+            process = try launcher.launch(request, spawning: spawning)
         } catch {
             let message = error.message
             callbackQueue.async { [onStarted, onFinished] in
@@ -173,7 +175,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     ///   - signal: the signal the teardown sends first instead of its own first one
     ///     (`cancel --signal INT`); `nil` for the teardown as planned.
     public func stop(reason: StopReason, signal: Int32? = nil) {
-        enum Action { case none, cancelQueued, tearDown(LaunchedProcess), signalTeardown(TeardownRun, Int32) }
+        enum Action { case none, cancelQueued, killSpawning, tearDown(LaunchedProcess), signalTeardown(TeardownRun, Int32) }
         let action = state.withLock { state -> Action in
             guard state.stopReason == nil, state.mainExit == nil, !state.isFinished else {
                 guard let signal, !state.teardownDone, !state.reported, !state.isFinished else { return .none }
@@ -186,12 +188,15 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             state.stopReason = reason
             state.stopSignal = signal
             if let process = state.process { return .tearDown(process) }
-            // Not started, or spawning: start() sees the reason.
-            return state.isExecuting ? .none : .cancelQueued
+            // Not started: start() sees the reason. Spawning: the child, which has not exec'd
+            // yet (or only just), is killed, so that its spawn returns even if its user
+            // stopped it before its exec; start() then tears down what is left.
+            return state.isExecuting ? .killSpawning : .cancelQueued
         }
         switch action {
         case .none: break
         case .cancelQueued: if !isCancelled { super.cancel() }
+        case .killSpawning: spawning.kill()
         case .tearDown(let process): beginTeardown(of: process)
         case .signalTeardown(let run, let signal): eventQueue.async { run.assumeIsolated { $0.signalNow(signal) } }
         }

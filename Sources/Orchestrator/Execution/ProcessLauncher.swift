@@ -49,6 +49,14 @@ public struct ProcessLauncher: Sendable {
     ///   cgroup ("cannot create cgroup", "cannot start the process in cgroup"), or the
     ///   exec ("cannot execute").
     public func launch(_ request: LaunchRequest) throws(LaunchError) -> LaunchedProcess {
+        try launch(request, spawning: nil)
+    }
+
+    /// Starts `request`'s process, its pid known to `spawning` while it is being started, so
+    /// that a stop meanwhile can kill it (``SpawningChild``).
+    /// - Throws: as ``launch(_:)``, and ``LaunchError`` when a child that runs as another user
+    ///   was stopped (SIGSTOP) before its exec, and killed for it.
+    func launch(_ request: LaunchRequest, spawning: SpawningChild?) throws(LaunchError) -> LaunchedProcess {
         guard let command = request.arguments.first, !command.isEmpty else {
             throw LaunchError(code: EINVAL, message: "the command is empty")
         }
@@ -95,13 +103,20 @@ public struct ProcessLauncher: Sendable {
         defer { if cgroupFD >= 0 { close(cgroupFD) } }
 
         let (pid, pidfd): (pid_t, Int32)
+        // Another user's child is theirs to signal once it runs as them, before its exec.
+        if account != nil { spawning?.watchForStop() }
         do {
             (pid, pidfd) = try spawn(
                 executable, searchPaths: searchPaths, request: request, account: account, inputFD: inputFD,
-                logs: (outputLog, errorLog), cgroupFD: cgroupFD)
+                logs: (outputLog, errorLog), cgroupFD: cgroupFD, childPid: spawning?.pid)
         } catch {
+            _ = spawning?.finished()
             request.cgroup?.remove()
             throw error
+        }
+        if spawning?.finished() == true {
+            abandon(pid, pidfd: pidfd, cgroup: request.cgroup)
+            throw LaunchError(code: EINTR, message: "its process was stopped by a signal (SIGSTOP from its user) before it could start, and was killed")
         }
         guard let startTicks = Self.startTicks(of: pid) else {
             let code = errno == 0 ? EIO : errno
@@ -263,7 +278,8 @@ public struct ProcessLauncher: Sendable {
     /// of the user's own with one link.
     private func spawn(
         _ executable: String, searchPaths: [String], request: LaunchRequest, account: UserAccount?, inputFD: Int32,
-        logs: (output: (fd: Int32, name: String), error: (fd: Int32, name: String)?), cgroupFD: Int32
+        logs: (output: (fd: Int32, name: String), error: (fd: Int32, name: String)?), cgroupFD: Int32,
+        childPid: UnsafeMutablePointer<pid_t>?
     ) throws(LaunchError) -> (pid_t, Int32) {
         var environment = request.environment
         if let account {
@@ -316,7 +332,7 @@ public struct ProcessLauncher: Sendable {
                                                 groups: UnsafePointer(groupBuffer.baseAddress),
                                                 group_count: Int32(groupBuffer.count),
                                                 search_paths: candidateBuffer.baseAddress,
-                                                search_path_count: Int32(searchPaths.count))
+                                                search_path_count: Int32(searchPaths.count), child_pid: childPid)
                                             return SpawnedProcesses.register {
                                                 let result = cposix_spawn(&spawnRequest, &pid, &pidfd, &failedStep, &failedErrno)
                                                 return (result, pid)

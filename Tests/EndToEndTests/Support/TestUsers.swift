@@ -6,7 +6,8 @@ import Glibc
 /// - `orchd-test-a`, also in the group `orchd-test-extra` (a supplementary group to see),
 /// - `orchd-test-b`,
 /// - `orchd-test-admin`, in the group `orchd-test-admins`, which the tests' daemons name
-///   as their `admin-group`.
+///   as their `admin-group`;
+/// - `orchd-test-stopper`, for one test only (``stopper()``).
 ///
 /// Creating them needs root; CI runs as root. Creation is idempotent (an existing user or
 /// group is kept) and serialised across test processes by an flock(2) on a file in /tmp,
@@ -50,6 +51,28 @@ struct TestUser: Sendable {
     static func users() throws -> (a: TestUser, b: TestUser, admin: TestUser) {
         try all.get()
     }
+
+    /// `orchd-test-stopper`, for the one test that stops every process of its user
+    /// (`kill -STOP -1`): no other test runs anything as this user.
+    static func stopper() throws -> TestUser {
+        try stopperUser.get()
+    }
+
+    private static let stopperUser: Result<TestUser, TestFailure> = {
+        if case .failure(let failure) = all { return .failure(failure) }
+        let lockFD = open("/tmp/orchd-test-users.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { return .failure(TestFailure("cannot open /tmp/orchd-test-users.lock: errno \(errno)")) }
+        defer { close(lockFD) }
+        flock(lockFD, LOCK_EX)
+        defer { flock(lockFD, LOCK_UN) }
+        do {
+            return .success(try ensureUser("orchd-test-stopper", groups: []))
+        } catch let failure as TestFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(TestFailure("\(error)"))
+        }
+    }()
 
     private static func ensureGroup(_ name: String) throws {
         if getgrnam(name) != nil { return }

@@ -42,7 +42,7 @@ struct SpawnStepTests {
                                         stderr_log: cposix_spawn_log(
                                             directory_fd: -1, name: stderrPath == nil ? nil : errPath, path: errPath, mode: 0o640),
                                         cgroup_fd: cgroupFD, change_identity: 0, uid: 0, gid: 0, groups: nil, group_count: 0,
-                                        search_paths: nil, search_path_count: 0)
+                                        search_paths: nil, search_path_count: 0, child_pid: nil)
                                     return SpawnedProcesses.register { (cposix_spawn(&request, &pid, &pidfd, &step, &code), pid) }
                                 }
                             }
