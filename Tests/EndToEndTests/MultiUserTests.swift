@@ -77,7 +77,7 @@ struct MultiUserTests {
         #expect(try daemon.orchctl(as: admin, ["submit", "--wait", "--after", aJob, "--", "true"]).status == 0)
     }
 
-    @Test("user B cannot show, read, cancel, retry or wait on A's job (exit 77, nothing changed), nor read its log; status shows each their own; root sees both; an admin cancels A's job")
+    @Test("user B cannot show, read, cancel, retry, wait on or follow the events of A's job (exit 77, nothing changed), nor read its log; status shows each their own; root sees both; an admin cancels A's job")
     func ownership() throws {
         let (a, b, admin) = try TestUser.users()
         let daemon = try sharedDaemon()
@@ -88,7 +88,8 @@ struct MultiUserTests {
         #expect(try daemon.orchctl(as: b, ["wait", bJob]).status == 0)
         let before = try daemon.orchctl(["show", aJob, "--json"]).standardOutput
 
-        for command in [["show", aJob], ["logs", aJob], ["cancel", aJob], ["retry", aDone], ["wait", aJob], ["logs", aDone]] {
+        for command in [["show", aJob], ["logs", aJob], ["cancel", aJob], ["retry", aDone], ["wait", aJob], ["logs", aDone],
+                        ["events", "--job", aDone], ["events", "--job", aJob, "--follow"]] {
             let result = try daemon.orchctl(as: b, command)
             #expect(result.status == 77, "\(command): \(result)")
             #expect(result.standardError.contains("belongs to another user"), "\(command): \(result)")
@@ -121,6 +122,7 @@ struct MultiUserTests {
         #expect(!jobEvents.isEmpty)
         #expect(jobEvents.allSatisfy { $0["ownerUid"] as? Int == Int(b.uid) }, "B sees only B's jobs' events: \(jobEvents)")
 
+        #expect(try daemon.orchctl(as: admin, ["events", "--job", aDone]).standardOutput.contains("\"finished\""), "an admin reads them")
         let cancelled = try daemon.orchctl(as: admin, ["cancel", aJob])
         #expect(cancelled.status == 0, "\(cancelled)")
         let shown = try daemon.orchctl(["show", aJob, "--json"])

@@ -52,7 +52,8 @@ extension Scheduler {
     ///     it had not been sent, with the last event it was sent.
     /// - Throws: ``SchedulerError/unknownQueue(_:known:)`` for a queue orchd neither knows nor
     ///   retains an event of, ``SchedulerError/noSuchJob(_:)`` for a job it neither stores nor
-    ///   retains an event of (a typo must not read as "no events"), or
+    ///   retains an event of (a typo must not read as "no events"),
+    ///   ``SchedulerError/permissionDenied(_:)`` for another user's job (unless an admin asks), or
     ///   the storage refusal (``storageError(_:)``) when the store cannot tell.
     public func subscribe(
         since: Int64, follow: Bool, queue: QueueName?, jobID: JobID?, resume: Bool = false, caller: Caller = .root,
@@ -61,7 +62,7 @@ extension Scheduler {
         isBackedUp: @escaping @Sendable () -> Bool = { false },
         drop: @escaping @Sendable (_ lastSent: Int64?) -> Void = { _ in }
     ) throws(SchedulerError) {
-        if !resume { try requireRetainedSubject(queue: queue, jobID: jobID) }
+        if !resume { try requireRetainedSubject(queue: queue, jobID: jobID, caller: caller) }
         let stream = EventStream(send: send, whenReady: whenReady, isBackedUp: isBackedUp, drop: drop)
         // A resumed stream that had got no event yet (since 0) asked for whatever was retained.
         sendBacklog(
@@ -72,14 +73,19 @@ extension Scheduler {
     /// Refuses an event filter naming a queue or job that nothing in orchd knows of: neither
     /// a queue (declared, or holding finished jobs) or stored job, nor a retained event. A
     /// removed queue or pruned job whose events are still retained passes, so its history
-    /// stays readable.
-    private func requireRetainedSubject(queue: QueueName?, jobID: JobID?) throws(SchedulerError) {
+    /// stays readable. Another user's job is refused to one who is no admin, as `show` refuses
+    /// it: an empty stream would read as "no events".
+    private func requireRetainedSubject(queue: QueueName?, jobID: JobID?, caller: Caller) throws(SchedulerError) {
         do {
             if let queue, runners[queue] == nil, try !eventLog.mentions(queue: queue) {
                 try requireKnownQueue(queue)
             }
-            if let jobID, try !store.contains(jobID), try !eventLog.mentions(jobID: jobID) {
-                throw SchedulerError.noSuchJob(jobID)
+            if let jobID {
+                if let (owner, _) = try store.ownerAndProgress(jobID) {
+                    guard caller.mayManage(owner: owner) else { throw SchedulerError.permissionDenied(jobID) }
+                } else if try !eventLog.mentions(jobID: jobID) {
+                    throw SchedulerError.noSuchJob(jobID)
+                }
             }
         } catch let error as SchedulerError {
             throw error

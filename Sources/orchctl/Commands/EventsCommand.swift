@@ -16,7 +16,7 @@ enum EventsCommand: OrchctlCommand {
 
             With --follow, goes on with each new event as orchd records it, until interrupted (Ctrl-C) or until whatever reads the output goes away; either ends it with exit status 0. Each line is written as soon as its event arrives, so a pipe sees it at once. To resume without missing an event still retained, pass the last seq seen to --since. When orchd restarts (or its connection is lost), orchctl says so once on standard error, reconnects for up to --reconnect-timeout and goes on after the last event it printed.
 
-            --queue and --job name a queue or job orchd knows or still retains events of (a removed queue's and a pruned job's history stays readable); any other name is an error (exit status 1), so a typo does not read as "no events".
+            --queue and --job name a queue or job orchd knows or still retains events of (a removed queue's and a pruned job's history stays readable); any other name is an error (exit status 1), so a typo does not read as "no events"; another user's job is refused (exit status 77) unless you are an admin.
 
             The output is always JSON; --json is accepted and changes nothing.
             """,
