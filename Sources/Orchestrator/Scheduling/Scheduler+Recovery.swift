@@ -55,6 +55,14 @@ extension Scheduler {
             // attempt's; else it was interrupted.
             let ending = heldEnd?.ending ?? endings[job.id]
             let result = ending?.result ?? .interrupted
+            // Spawned, but killed with orchd before its pid was recorded, which is when its
+            // `started` event is: the log file its process creates before its exec says it
+            // started, so that every attempt that ran has its event (and its `started` hook).
+            if job.pid == nil,
+                access(logPath(of: job.id, owner: job.submitterUid, attempt: job.attempt, stream: .stdout), F_OK) == 0
+            {
+                try store.recordStartedWithoutProcess(job.id)
+            }
             // Cancelled while the processes its main process left were torn down: its own
             // result stays, not retried.
             if ending?.isFinal == true { retriesCancelled.insert(job.id) }

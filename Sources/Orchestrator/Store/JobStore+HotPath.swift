@@ -104,6 +104,13 @@ extension JobStore {
         FROM jobs WHERE id = ?1 AND state = 'running'
         """
 
+    /// Records the `started` event of a running job's attempt whose process was spawned but
+    /// whose pid was never recorded (the daemon died in between): recovery, which knows it
+    /// started by the log file its process created.
+    public func recordStartedWithoutProcess(_ id: JobID) throws {
+        try database.write { db in try recordStarted(id, in: db) }
+    }
+
     /// Records that a running job's attempt has started (``startedEventSQL``). An attempt has
     /// started once its process was spawned or Slurm took it; a claim given back before that
     /// started nothing (see `Migrations.v15StartedEventSQL`).

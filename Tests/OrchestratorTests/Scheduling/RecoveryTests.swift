@@ -41,6 +41,31 @@ struct RecoveryTests {
         #expect(try await scheduler.job(id).job.state.result == .interrupted)
     }
 
+    @Test("an attempt spawned but killed with orchd before its pid was recorded gets its started event (its log file shows it started); one only claimed does not")
+    func startedEventOfUnrecordedAttempt() async throws {
+        let directory = try TemporaryDirectory()
+        let (spawned, claimed): (JobID, JobID)
+        do {
+            // The previous daemon: it claimed both, spawned the first (whose child created its
+            // log file), and died before recording either pid.
+            let store = try JobStore(database: try Database(path: directory.file("orchd.db")))
+            let spec = JobSpec(command: .argv(["true"]), cwd: "/", environment: [:])
+            spawned = try store.insert(spec, submitterUid: 0, at: Date()).id
+            claimed = try store.insert(spec, submitterUid: 0, at: Date()).id
+            try store.claim(spawned, at: Date())
+            try store.claim(claimed, at: Date())
+        }
+        try FileManager.default.createDirectory(atPath: directory.file("0"), withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: directory.file("0/\(spawned).1.out"), contents: Data()))
+        let scheduler = try makeScheduler(directory)
+        #expect(try await scheduler.start() == 2)
+        let events = try EventLog(database: try Database(path: directory.file("orchd.db"))).events(after: 0, limit: 100)
+        func kinds(_ id: JobID) -> [String] { events.filter { $0.jobId == id }.map(\.kind.rawValue) }
+        #expect(kinds(spawned) == ["submitted", "started", "finished"], "\(events)")
+        #expect(kinds(claimed) == ["submitted", "finished"], "\(events)")
+        #expect(events.first { $0.jobId == spawned && $0.kind.rawValue == "started" }?.attempt == 1)
+    }
+
     @Test("a job recovered as interrupted fails the jobs that wait for it, though recovery runs before the counts are loaded")
     func recoveredEndFailsDependents() async throws {
         let directory = try TemporaryDirectory()
