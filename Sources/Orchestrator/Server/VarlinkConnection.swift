@@ -91,6 +91,10 @@ actor VarlinkConnection {
     /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
     static let maximumQueuedReplies = 10_000
     private let onClose: @Sendable (VarlinkConnection) -> Void
+    /// The user's budget of bytes read but not handled; `nil` for a user it does not count.
+    private let inputBudget: UserInputBudget?
+    /// What this connection counts in ``inputBudget`` now.
+    private var budgeted = 0
     /// Backs ``idleSinceUptime``.
     private let idleSince = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
 
@@ -106,10 +110,12 @@ actor VarlinkConnection {
     ///   - peer: the client's credentials.
     ///   - service: dispatches calls to handlers.
     ///   - maximumMessageBytes: calls longer than this are refused and the connection closed.
+    ///   - inputBudget: the bytes of calls the peer's connections may hold read but not
+    ///     handled, shared by them; `nil` for a peer not counted (root, orchd's own user).
     ///   - onClose: called once, on the connection's queue, after the socket is closed.
     init(
         fd: Int32, peer: PeerCredentials, service: VarlinkService, maximumMessageBytes: Int,
-        onClose: @escaping @Sendable (VarlinkConnection) -> Void
+        inputBudget: UserInputBudget? = nil, onClose: @escaping @Sendable (VarlinkConnection) -> Void
     ) {
         self.fd = fd
         self.peer = peer
@@ -117,6 +123,7 @@ actor VarlinkConnection {
         self.frames = VarlinkFrameDecoder(maximumMessageBytes: maximumMessageBytes)
         self.executor = DispatchQueueExecutor(label: "orchd.connection.\(fd)")
         self.onClose = onClose
+        self.inputBudget = inputBudget
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
@@ -239,6 +246,13 @@ actor VarlinkConnection {
             ]))
             return
         }
+        // What it holds now, before the calls go to `pending` (where they count the same).
+        guard settleBudget(holding: frames.partialMessageBytes + pendingBytes + messages.reduce(0) { $0 + $1.count }) else {
+            reject(VarlinkError(ManagerInterface.Errors.messageTooLarge, [
+                "message": .string("uid \(peer.uid)'s connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of calls orchd has not handled yet; closing this one")
+            ]))
+            return
+        }
         for message in messages {
             let data = Data(message)
             // The parser reads the usual header; anything else is the Codable decoder's to judge.
@@ -301,6 +315,15 @@ actor VarlinkConnection {
         closeOnceAnswered()
     }
 
+    /// Counts `bytes` held unhandled in the user's budget instead of what was counted before.
+    /// - Returns: `false`, counting nothing new, when a growth would pass the budget.
+    private func settleBudget(holding bytes: Int) -> Bool {
+        guard let inputBudget, bytes != budgeted else { return true }
+        guard inputBudget.change(peer.uid, by: bytes - budgeted) else { return false }
+        budgeted = bytes
+        return true
+    }
+
     /// Answers a protocol violation with an error and closes: the stream cannot be trusted.
     private func reject(_ error: VarlinkError) {
         if let data = try? JSONEncoder().encode(VarlinkReply<[String: JSONValue]>(parameters: error.parameters, error: error.name)) {
@@ -316,6 +339,7 @@ actor VarlinkConnection {
         guard !isBusy, !isClosed, !pending.isEmpty else { return }
         let call = pending.removeFirst()
         pendingBytes -= call.message.count
+        _ = settleBudget(holding: frames.partialMessageBytes + pendingBytes)
         if readPaused, pending.count <= Self.maximumPendingCalls / 2, pendingBytes <= Self.maximumPendingBytes / 2 {
             readPaused = false
             watch?.setInterest(interest)
@@ -478,6 +502,8 @@ actor VarlinkConnection {
         open.store(false, ordering: .relaxed)
         pending.removeAll()
         pendingBytes = 0
+        if let inputBudget, budgeted > 0 { _ = inputBudget.change(peer.uid, by: -budgeted) }
+        budgeted = 0
         outbox = []
         outboxStart = 0
         // Closed once the watch is gone: a descriptor number is reused at once.

@@ -20,6 +20,8 @@ public final class VarlinkServer: Sendable {
     /// Pauses of accepting are logged once a second at most: each connection that closes
     /// resumes accepting.
     private let pauseLogging = RateLimiter(interval: .seconds(1))
+    /// The bytes of calls each user's connections hold read but not handled.
+    let inputBudget = UserInputBudget()
 
     private struct State {
         var watch: EpollLoop.Watch?
@@ -115,8 +117,10 @@ public final class VarlinkServer: Sendable {
                 continue
             }
             let uid = peer.uid
+            let exempt = uid == 0 || uid == geteuid()
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
+                inputBudget: exempt ? nil : inputBudget,
                 onClose: { [weak self] connection in
                     guard let self else { return }
                     let removed = state.withLock { state -> Bool in
@@ -133,7 +137,6 @@ public final class VarlinkServer: Sendable {
             // one, the new connection is served and accepting pauses until a connection closes
             // or a second has passed; in the last ``refusingDescriptors`` it is refused.
             let madeRoom = reserve >= .deep && closeIdleConnections(limit: 1, logging: false).closing > 0
-            let exempt = uid == 0 || uid == geteuid()
             let outcome = state.withLock { state -> Admission in
                 guard !state.stopped else { return .closed }
                 guard reserve < .critical || madeRoom else { return .shortOfDescriptors }

@@ -25,6 +25,9 @@ public struct VarlinkFrameDecoder: Sendable {
     /// Whether a message has begun but not ended.
     public var hasPartialMessage: Bool { !pending.isEmpty }
 
+    /// The bytes of the message begun but not ended.
+    public var partialMessageBytes: Int { pending.count }
+
     /// Appends bytes read from the stream and returns the messages they complete, in order.
     /// - Throws: ``FrameError/messageTooLarge(limitBytes:)`` once the unfinished message
     ///   grows past ``maximumMessageBytes``; the stream cannot be resynchronised after that.

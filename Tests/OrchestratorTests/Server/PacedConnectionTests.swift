@@ -55,6 +55,63 @@ struct PacedConnectionTests {
         }
     }
 
+    @Test("one user's connections together hold at most their budget of unfinished calls: the one that would pass it is refused and closed, and what they held is counted off as calls end and connections close")
+    func userInputBudget() throws {
+        let budget = UserInputBudget(limit: 2 << 20)
+        let service = VarlinkService(handlers: [PingHandler()], policy: { AccessPolicy(daemonUID: getuid()) })
+        let peer = PeerCredentials(pid: getpid(), uid: 4321, gid: 4321)
+        // A Ping whose parameters are padded with spaces, sent without its end.
+        let head = Array(#"{"method":"io.orchd.Manager.Ping","parameters":{"#.utf8) + [UInt8](repeating: 32, count: 900_000)
+        var clients: [Int32] = []
+        var connections: [VarlinkConnection] = []
+        let closed = DispatchGroup()
+        defer {
+            for connection in connections { connection.close() }
+            for client in clients { close(client) }
+        }
+        for _ in 0..<3 {
+            var fds: [Int32] = [0, 0]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            closed.enter()
+            let connection = VarlinkConnection(
+                fd: fds[0], peer: peer, service: service, maximumMessageBytes: 1 << 20, inputBudget: budget,
+                onClose: { _ in closed.leave() })
+            connection.start()
+            clients.append(fds[1])
+            connections.append(connection)
+            var sent = 0
+            while sent < head.count {
+                let n = head[sent...].withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard n > 0 else { break }
+                sent += n
+            }
+        }
+        // The third passes 2 MiB with its message: it gets an error and its end.
+        let third = readAll(clients[2])
+        #expect(third.contains("io.orchd.Manager.MessageTooLarge") && third.contains("uid 4321's connections hold more than 2 MiB of calls orchd has not handled yet"), "\(third)")
+        // The first ends its call: answered, and no longer counted.
+        let end = Array("}}".utf8) + [0]
+        #expect(end.withUnsafeBytes { send(clients[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == end.count)
+        var reply = [UInt8](repeating: 0, count: 256)
+        #expect(reply.withUnsafeMutableBytes { recv(clients[0], $0.baseAddress, $0.count, 0) } > 0)
+        #expect(budget.bytes(of: 4321) >= 900_000, "the second still holds its unfinished call")
+        for connection in connections { connection.close() }
+        // Each counts off what it held as it closes, before its close is reported.
+        #expect(closed.wait(timeout: .now() + 10) == .success)
+        #expect(budget.bytes(of: 4321) == 0)
+    }
+
+    /// Reads from `fd` until the peer closes it; the text read.
+    private func readAll(_ fd: Int32) -> String {
+        var data: [UInt8] = []
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = piece.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return String(decoding: data, as: UTF8.self) }
+            data += piece[..<n]
+        }
+    }
+
     @Test("a single reply past the outbox cap becomes a ReplyTooLarge error, and the connection goes on")
     func replyTooLarge() throws {
         var fds: [Int32] = [0, 0]

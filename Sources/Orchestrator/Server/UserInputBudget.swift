@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The bytes of calls that each user's connections hold read but not yet handled: messages
+/// not yet ended by their NUL, and calls waiting behind the one being handled.
+///
+/// Each connection caps its own (1 MiB a message, 4 MiB of waiting calls), and a user holds at
+/// most ``VarlinkServer/maximumConnectionsPerUser`` connections; together that let one user
+/// have orchd hold gigabytes (1,000 connections each holding a message just short of its end
+/// grew orchd to 1.08 GB). The budget bounds the sum per user; a connection whose read would
+/// pass it is answered with an error and closed. Root and orchd's own user are not counted, as
+/// they are not for connections.
+final class UserInputBudget: Sendable {
+    /// The most bytes one user's connections may hold unhandled.
+    static let maximumBytesPerUser = 128 << 20
+
+    private let held = Mutex<[UInt32: Int]>([:])
+    /// The most bytes one user's connections may hold unhandled.
+    let limit: Int
+
+    /// - Parameter limit: the most bytes one user's connections may hold unhandled.
+    init(limit: Int = maximumBytesPerUser) {
+        self.limit = limit
+    }
+
+    /// Changes `uid`'s held bytes by `delta`.
+    /// - Returns: `false`, changing nothing, when a growth would pass the limit.
+    func change(_ uid: UInt32, by delta: Int) -> Bool {
+        held.withLock { held in
+            let total = held[uid, default: 0] + delta
+            if delta > 0 && total > limit { return false }
+            held[uid] = total > 0 ? total : nil
+            return true
+        }
+    }
+
+    /// The bytes `uid`'s connections hold now.
+    func bytes(of uid: UInt32) -> Int {
+        held.withLock { $0[uid, default: 0] }
+    }
+}
