@@ -68,8 +68,9 @@ struct MultiUserTests {
         let refused = try daemon.orchctl(as: b, ["submit", "--after", bJob, "--after", aJob, "--", "true"])
         #expect(refused.status == 77, "\(refused)")
         #expect(refused.standardError.contains("job \(aJob) belongs to another user"), "\(refused)")
-        let batch = try daemon.orchctl(as: b, ["submit", "--batch", "-"], input: "{\"argv\":[\"true\"],\"after\":[\(aJob)]}\n")
+        let batch = try daemon.orchctl(as: b, ["submit", "--batch", "-"], input: "true\n{\"argv\":[\"true\"],\"after\":[\(aJob)]}\n")
         #expect(batch.status == 77, "\(batch)")
+        #expect(batch.standardError.hasPrefix("Error: line 2: job \(aJob) belongs to another user"), "the line is named: \(batch)")
         let listed = try daemon.orchctl(["status", "--all", "--json"]).standardOutput
         let stored = try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]] ?? []
         #expect(stored.count == 2, "nothing stored: \(listed)")

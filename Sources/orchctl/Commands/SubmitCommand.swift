@@ -223,8 +223,8 @@ enum SubmitCommand: OrchctlCommand {
     }
 
     /// `failure` with the batch line it is about when orchd refused a spec for depending on a
-    /// job that does not exist: orchd's error names the ID, not the spec, so the first line of
-    /// the chunk that depends on that ID is the one it met first.
+    /// job that does not exist, or that is another user's: orchd's error names the ID, not the
+    /// spec, so the first line of the chunk that depends on that ID is the one it met first.
     /// So is a queue orchd does not know: the first line naming it, unless it is the queue
     /// every line gets by default (`--queue`), which no line is to blame for.
     static func namingLine(
@@ -235,6 +235,10 @@ enum SubmitCommand: OrchctlCommand {
             line = name == defaultQueue.rawValue ? nil : specs.first(where: { $0.spec.queue.rawValue == name })?.line
         } else if failure.remoteErrorName == JobsInterface.Errors.invalidJobSpec, failure.message.hasSuffix(" to depend on"),
                   let word = failure.message.split(separator: " ").dropLast(3).last, let id = Int64(word) {
+            line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
+        } else if failure.remoteErrorName == JobsInterface.Errors.permissionDenied, failure.message.hasSuffix(" belongs to another user"),
+                  let word = failure.message.split(separator: " ").dropFirst().first, let id = Int64(word) {
+            // Named in a line's `after`: another user's job.
             line = specs.first(where: { $0.spec.after.contains { $0.rawValue == id } })?.line
         } else {
             line = nil
