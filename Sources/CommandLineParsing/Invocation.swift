@@ -24,8 +24,12 @@ public struct Invocation: Hashable, Sendable {
         self.global = global
     }
 
-    /// The positional arguments as job IDs (already validated by the parser).
-    public var jobIDs: [JobID] { arguments.compactMap { JobID(parsing: $0) } }
+    /// The positional arguments as job IDs (already validated by the parser), each once, in
+    /// the order first given: `hold 5 5` holds job 5, and says so, once.
+    public var jobIDs: [JobID] {
+        var seen: Set<JobID> = []
+        return arguments.compactMap { JobID(parsing: $0) }.filter { seen.insert($0).inserted }
+    }
 }
 
 /// Splitting of `KEY=VALUE` words.

@@ -112,7 +112,7 @@ struct ClientRobustnessTests {
         let batch = try file(daemon, "big.batch", "true\ntrue\n" + argv + argv)
         let refused = try daemon.orchctl(["submit", "--batch", batch])
         #expect(refused.status == 64, "\(refused)")
-        #expect(refused.standardError.contains("Error: line 3: the job spec is 2.0 MB; the limit is 1 MiB"), "\(refused)")
+        #expect(refused.standardError.contains("Error: line 3: the job spec is 2.0 MiB; the limit is 1 MiB"), "\(refused)")
         #expect(refused.standardError.contains("line 4:"), "\(refused)")
         #expect(try daemon.orchctl(["status"]).standardOutput.contains("No jobs"), "nothing was submitted")
         // A plain submit with a large environment (ten variables: one may have 128 KiB at most).
@@ -121,7 +121,7 @@ struct ClientRobustnessTests {
         let submit = try TestDaemon.run(
             Binaries.orchctl, ["--socket", daemon.socketPath, "submit", "--", "true"], environment: environment)
         #expect(submit.status == 64, "\(submit)")
-        #expect(submit.standardError.contains("the job spec is 1.1 MB; the limit is 1 MiB"), "\(submit)")
+        #expect(submit.standardError.contains("the job spec is 1.1 MiB; the limit is 1 MiB"), "\(submit)")
     }
 
     @Test("a batch whose lines each fit goes through whole when the first line's large environment is shared and a later line has a large command of its own")

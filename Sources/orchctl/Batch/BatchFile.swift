@@ -223,6 +223,9 @@ enum BatchFile {
     /// Reads the whole file, or standard input for `-`.
     /// - Throws: ``CommandLineError`` when it cannot be read or is not UTF-8.
     static func read(_ path: String) throws(CommandLineError) -> String {
+        guard !path.isEmpty else {
+            throw CommandLineError(.invalidValue, "invalid value for option '--batch': the path is empty (a file, or - for standard input)", command: "submit")
+        }
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CommandLineError(.invalidValue, "invalid value for option '--batch': \(path): \(String(cString: strerror(errno)))", command: "submit")

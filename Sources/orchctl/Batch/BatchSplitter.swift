@@ -28,10 +28,15 @@ enum BatchSplitter {
         return bytes > maximumSpecBytes ? bytes : nil
     }
 
-    /// `the job spec is 2.0 MB; the limit is 1 MiB`.
+    /// `the job spec is 2.0 MiB; the limit is 1 MiB`, or in bytes just under 1 MiB, where a
+    /// tenth of a MiB would not show it is over (`1,046,000 bytes; the limit is 1,044,480`).
     static func oversizedMessage(_ bytes: Int) -> String {
-        let megabytes = (Double(bytes) / 100_000).rounded() / 10
-        return "the job spec is \(megabytes) MB; the limit is 1 MiB (orchd refuses larger calls)"
+        // Rounded up: an oversized spec never reads as within the limit.
+        let mebibytes = (Double(bytes) / 104_857.6).rounded(.up) / 10
+        guard mebibytes <= 1 else {
+            return "the job spec is \(mebibytes) MiB; the limit is 1 MiB (orchd refuses larger calls)"
+        }
+        return "the job spec is \(JobTable.grouped(bytes)) bytes; the limit is \(JobTable.grouped(maximumSpecBytes)) (a call is at most 1 MiB: orchd refuses larger ones)"
     }
 
     /// Consecutive ranges of `specs`, in order, each within both limits (a single spec larger

@@ -36,7 +36,9 @@ enum ResumeCommand: OrchctlCommand {
 /// What `pause` and `resume` share.
 enum QueuePausing {
     static func run(_ invocation: Invocation, context: CommandContext, pause: Bool) throws -> ExitCode {
-        let names = invocation.arguments.compactMap(QueueName.init(rawValue:))
+        // Each once: `pause a a` pauses a, and says so, once.
+        var seen: Set<QueueName> = []
+        let names = invocation.arguments.compactMap(QueueName.init(rawValue:)).filter { seen.insert($0).inserted }
         let connection = try context.connect(invocation)
         let parameters = QueuesInterface.NamesParameters(names: names.isEmpty ? nil : names)
         // The queues before the change, so the output says what changed and what already

@@ -56,7 +56,7 @@ enum SubmitCommand: OrchctlCommand {
             .value(\.retries, "retries", "n", kind: .integerIn(0...999), help: "Run a failed, signaled, timed-out or interrupted job again up to N times (0-999), with growing backoff.", default: "0"),
             .value(\.unique, "unique", "key", help: "Refuse the job while another of your jobs with this key has not finished."),
             .flag(\.reuse, "reuse", help: "With --unique: when such a job exists, print its ID and exit 0 instead of failing."),
-            .value(\.name, "name", "name", help: "A name to show for the job."),
+            .value(\.name, "name", "name", help: "A name to show for the job; an empty one gives none."),
             .keyValues(\.labels, "label", "key=value", help: "A label to attach to the job; a key given again takes the later value."),
             .value(\.cwd, "cwd", "dir", help: "The directory the job starts in.", default: "the current directory"),
             .keyValues(\.environment, "env", "key=value", help: "Set a variable in the job's environment, over your own; a name given again takes the later value, as with env(1)."),
@@ -354,7 +354,8 @@ enum SubmitCommand: OrchctlCommand {
             environment: environment,
             queue: options.queue,
             priority: options.priority,
-            name: options.name,
+            // An empty name is none, as `edit --name ''` removes one.
+            name: options.name?.isEmpty == true ? nil : options.name,
             labels: options.labels,
             after: options.after,
             notBefore: notBefore,

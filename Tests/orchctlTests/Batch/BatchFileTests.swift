@@ -190,6 +190,16 @@ struct BatchFileTests {
     func unreadable() {
         let error = #expect(throws: CommandLineError.self) { try BatchFile.read("/nonexistent/jobs.txt") }
         #expect(error?.message == "invalid value for option '--batch': /nonexistent/jobs.txt: No such file or directory")
+        let empty = #expect(throws: CommandLineError.self) { try BatchFile.read("") }
+        #expect(empty?.message == "invalid value for option '--batch': the path is empty (a file, or - for standard input)")
+    }
+
+    @Test("a spec over the limit is said to be over it: in MiB, and in bytes where a tenth of a MiB would not show it")
+    func oversizedMessages() {
+        #expect(BatchSplitter.oversizedMessage(2 << 20) == "the job spec is 2.0 MiB; the limit is 1 MiB (orchd refuses larger calls)")
+        #expect(BatchSplitter.oversizedMessage(1_050_000) == "the job spec is 1.1 MiB; the limit is 1 MiB (orchd refuses larger calls)")
+        #expect(BatchSplitter.oversizedMessage(1_046_000)
+            == "the job spec is 1,046,000 bytes; the limit is 1,044,480 (a call is at most 1 MiB: orchd refuses larger ones)")
     }
 }
 

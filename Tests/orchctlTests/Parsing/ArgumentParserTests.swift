@@ -328,6 +328,12 @@ struct ArgumentParserTests {
         #expect(parsed.jobIDs == [JobID(rawValue: 5)])
     }
 
+    @Test("job IDs given twice count once, in the order first given")
+    func repeatedJobIDs() throws {
+        let parsed = try invocation(["hold", "7", "5", "7", "5", "9"])
+        #expect(parsed.jobIDs == [7, 5, 9].map { JobID(rawValue: $0) })
+    }
+
     @Test("a rule kind passes accepted text through and refuses other text with the rule's reason")
     func ruleKind() throws {
         let rule = TextRule("even-length") { $0.count % 2 == 0 ? nil : "'\($0)' has an odd length" }
