@@ -215,10 +215,12 @@ enum WaitCommand: OrchctlCommand {
     private static let listStarts = JobsInterface.list.decodingReply(
         as: JobsInterface.JobStartsReply.self, reading: JobsInterface.JobStartsReply.read)
 
-    /// The states, earliest starts, holds and queues of `ids`, asked on `connection`; none when
-    /// orchd does not know (or show this caller) every one of them (the wait that follows
-    /// reports why), `nil` when orchd could not be asked.
-    static func waitingStarts(of ids: [JobID], on connection: OrchdConnection) -> [JobsInterface.JobStartsReply.JobStart]? {
+    /// The states, earliest starts, holds and queues of `ids`, asked on `connection`; with
+    /// `everyOne`, none when orchd does not know (or show this caller) every one of them (the
+    /// wait that follows reports why), else those it lists; `nil` when orchd could not be asked.
+    static func waitingStarts(
+        of ids: [JobID], on connection: OrchdConnection, everyOne: Bool = true
+    ) -> [JobsInterface.JobStartsReply.JobStart]? {
         var starts: [JobsInterface.JobStartsReply.JobStart] = []
         do throws(CommandFailure) {
             try connection.stream(listStarts, JobsInterface.ListParameters(ids: ids)) { (reply) throws(CommandFailure) in
@@ -229,7 +231,7 @@ enum WaitCommand: OrchctlCommand {
         } catch {
             return []
         }
-        return Set(starts.map(\.id)) == Set(ids) ? starts : []
+        return !everyOne || Set(starts.map(\.id)) == Set(ids) ? starts : []
     }
 
     /// Says on standard error, once as `wait --queue Q --drained` begins, what keeps `queue` from
@@ -401,11 +403,12 @@ enum WaitCommand: OrchctlCommand {
     /// the look fails or finds every one finished meanwhile.
     private static func unfinished(_ ids: [JobID], _ reconnection: Reconnection) -> [JobID] {
         guard let connection = try? OrchdConnection(socket: reconnection.socket, uid: reconnection.uid),
-            let starts = waitingStarts(of: ids, on: connection)
+            let starts = waitingStarts(of: ids, on: connection, everyOne: false)
         else { return ids }
-        let finished = Set(starts.filter { $0.state == JobState.finished(.succeeded).name }.map(\.id))
+        // A job no longer listed was pruned (retention), so it had finished.
+        let unfinished = Set(starts.filter { $0.state != JobState.finished(.succeeded).name }.map(\.id))
         var named: Set<JobID> = []
-        let left = ids.filter { !finished.contains($0) && named.insert($0).inserted }
+        let left = ids.filter { unfinished.contains($0) && named.insert($0).inserted }
         return left.isEmpty ? ids : left
     }
 
