@@ -50,6 +50,9 @@ struct QueueDeclarationTests {
         let removed = try daemon.orchctl(["queue", "remove", "work"])
         #expect(removed.status == 0 && removed.standardOutput == "removed queue work\n", "\(removed)")
         #expect(!(try daemon.orchctl(["queues"]).standardOutput.contains("work")))
+        #expect(try daemon.orchctl(["queue", "add", "spare"]).status == 0)
+        let json = try daemon.orchctl(["--json", "queue", "remove", "spare"])
+        #expect(json.status == 0 && json.standardOutput == "{\n  \"removed\" : \"spare\"\n}\n", "\(json)")
         #expect(try daemon.orchctl(["submit", "--queue", "work", "--", "true"]).status == 1)
         // Its finished job stays; retrying it needs the queue back.
         #expect(try daemon.orchctl(["show", queued]).status == 0)

@@ -175,7 +175,16 @@ enum QueueRemoveCommand: OrchctlCommand {
         let name = QueueName(rawValue: invocation.arguments[0]) ?? .default
         let connection = try context.connect(invocation)
         _ = try connection.call(QueuesInterface.remove, QueuesInterface.RemoveParameters(name: name))
-        if !invocation.global.json { context.console.print("removed queue \(name)") }
+        if invocation.global.json {
+            context.console.write(try JSONOutput.text(Removed(removed: name)))
+        } else {
+            context.console.print("removed queue \(name)")
+        }
         return .success
+    }
+
+    /// What `--json` prints: `{"removed": "NAME"}`.
+    struct Removed: Encodable {
+        var removed: QueueName
     }
 }
