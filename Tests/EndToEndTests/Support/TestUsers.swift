@@ -28,24 +28,33 @@ struct TestUser: Sendable {
                 "the multi-user tests need root: they create the users orchd-test-a, orchd-test-b and orchd-test-admin "
                     + "with useradd and run orchd as root (CI runs the tests as root)"))
         }
+        return creatingUsers {
+            try ensureGroup(adminGroup)
+            try ensureGroup(extraGroup)
+            let a = try ensureUser("orchd-test-a", groups: [extraGroup])
+            let b = try ensureUser("orchd-test-b", groups: [])
+            let admin = try ensureUser("orchd-test-admin", groups: [adminGroup])
+            return (a, b, admin)
+        }
+    }()
+
+    /// Runs `body`, which creates users or groups, holding the lock that serialises that across
+    /// test processes.
+    /// - Returns: what `body` returns, or why it or the lock failed.
+    private static func creatingUsers<T>(_ body: () throws -> T) -> Result<T, TestFailure> {
         let lockFD = open("/tmp/orchd-test-users.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { return .failure(TestFailure("cannot open /tmp/orchd-test-users.lock: errno \(errno)")) }
         defer { close(lockFD) }
         flock(lockFD, LOCK_EX)
         defer { flock(lockFD, LOCK_UN) }
         do {
-            try ensureGroup(adminGroup)
-            try ensureGroup(extraGroup)
-            let a = try ensureUser("orchd-test-a", groups: [extraGroup])
-            let b = try ensureUser("orchd-test-b", groups: [])
-            let admin = try ensureUser("orchd-test-admin", groups: [adminGroup])
-            return .success((a, b, admin))
+            return .success(try body())
         } catch let failure as TestFailure {
             return .failure(failure)
         } catch {
             return .failure(TestFailure("\(error)"))
         }
-    }()
+    }
 
     /// The users, or a thrown failure saying why there are none.
     static func users() throws -> (a: TestUser, b: TestUser, admin: TestUser) {
@@ -60,18 +69,7 @@ struct TestUser: Sendable {
 
     private static let stopperUser: Result<TestUser, TestFailure> = {
         if case .failure(let failure) = all { return .failure(failure) }
-        let lockFD = open("/tmp/orchd-test-users.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { return .failure(TestFailure("cannot open /tmp/orchd-test-users.lock: errno \(errno)")) }
-        defer { close(lockFD) }
-        flock(lockFD, LOCK_EX)
-        defer { flock(lockFD, LOCK_UN) }
-        do {
-            return .success(try ensureUser("orchd-test-stopper", groups: []))
-        } catch let failure as TestFailure {
-            return .failure(failure)
-        } catch {
-            return .failure(TestFailure("\(error)"))
-        }
+        return creatingUsers { try ensureUser("orchd-test-stopper", groups: []) }
     }()
 
     private static func ensureGroup(_ name: String) throws {
