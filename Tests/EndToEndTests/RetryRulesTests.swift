@@ -184,7 +184,7 @@ struct RetryRulesTests {
         let second = try daemon.orchctl(["submit", "--unique", "nightly", "--", "sleep", "30"]).line
         let refused = try daemon.orchctl(["retry", first])
         #expect(refused.status == 1)
-        #expect(refused.standardError == "Error: job \(second) with unique key 'nightly' has not finished yet (submit with --reuse for its ID instead, or wait for it: orchctl wait \(second))\n", "\(refused)")
+        #expect(refused.standardError == "Error: job \(second) with unique key 'nightly' has not finished yet (wait for it: orchctl wait \(second); a submit with --reuse answers with its ID instead)\n", "\(refused)")
         #expect(try daemon.orchctl(["cancel", second]).status == 0)
         #expect(try daemon.orchctl(["retry", first]).status == 0, "the key is free again")
         #expect(try daemon.orchctl(["wait", first]).status == 0)

@@ -801,7 +801,7 @@ public enum JobsInterface {
     public static func duplicateJob(_ id: JobID, uniqueKey: String) -> VarlinkError {
         VarlinkError(Errors.duplicateJob, [
             "id": .integer(id.rawValue), "uniqueKey": .string(uniqueKey),
-            "message": .string("job \(id) with unique key '\(uniqueKey)' has not finished yet (submit with --reuse for its ID instead, or wait for it: orchctl wait \(id))"),
+            "message": .string("job \(id) with unique key '\(uniqueKey)' has not finished yet (wait for it: orchctl wait \(id); a submit with --reuse answers with its ID instead)"),
         ])
     }
 
