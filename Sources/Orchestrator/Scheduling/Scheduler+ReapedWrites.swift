@@ -72,6 +72,7 @@ extension Scheduler {
         let finalIDs = Set(finals.map(\.end.id))
         for end in ends where finalIDs.contains(end.id) { freeSlot(of: end.id, in: end.queue) }
         let feeding = Set(ends.map(\.queue)).sorted { $0.rawValue < $1.rawValue }.compactMap { runners[$0] }
+        var refusal: SchedulerError?
         do {
             let claimed = try backgroundWrite { () throws in
                 try store.recordReaped(processes: processes, ends: finals.map(\.end)) {
@@ -105,9 +106,10 @@ extension Scheduler {
                 }
             }
         } catch {
-            // Classified now, so that a lock another process holds makes the writes below
-            // wait only briefly (``backgroundWrite(_:)``).
-            _ = storageError(error)
+            // A full disk or another process's lock: the ends are kept at once below (in
+            // held-ends), not tried again one by one.
+            let cause = storageError(error)
+            refusal = cause.isStoreRefusal ? cause : nil
             // The process records on their own, as before the ends were added to them: every
             // attempt's `started` event comes before its end's.
             do {
@@ -122,7 +124,7 @@ extension Scheduler {
             others = ends
         }
         for end in others {
-            recordEnd(end.id, in: end.queue, result: end.result, at: end.endedAt)
+            recordEnd(end.id, in: end.queue, result: end.result, at: end.endedAt, refused: refusal)
             freeSlot(of: end.id, in: end.queue)
         }
         for end in ends { runningJobs[end.id] = nil }

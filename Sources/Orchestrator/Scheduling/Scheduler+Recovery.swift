@@ -213,7 +213,7 @@ extension Scheduler {
                     id: id, attempt: attempt, ending: JobStore.Ending(result: result, isFinal: final), endedAt: Date())) ?? false
             }
             DaemonLog.warning(
-                "job \(id): cannot store its result (\(result.name)) ahead of its end: \(storageError(error))\(kept ? "; kept in \(HeldEndJournal.fileName)" : "")")
+                "job \(id): cannot store its result (\(result.name)) ahead of its end: \(storageError(error).refusalReason)\(kept ? "; kept in \(HeldEndJournal.fileName)" : "")")
         }
     }
 }
