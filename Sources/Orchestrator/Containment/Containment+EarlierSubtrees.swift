@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Glibc
 
@@ -38,10 +39,16 @@ extension Containment {
     /// - Returns: the subtrees found, in the order cleared.
     public func clearEarlierSubtrees() -> [EarlierSubtree] {
         var candidates: [String] = []
-        if let recorded = Self.recordedSubtree(stateDirectory: stateDirectory) { candidates.append(recorded) }
-        if let beside = Self.subtreePath(stateDirectory: stateDirectory), !candidates.contains(beside) {
-            candidates.append(beside)
+        let beside = Self.subtreePath(stateDirectory: stateDirectory)
+        // The recorded one only when it is this directory's (its mark): a copy of the state
+        // directory (cp -a) records the subtree of the daemon that still runs on the original,
+        // and a record can be written by hand.
+        if let recorded = Self.recordedSubtree(stateDirectory: stateDirectory), recorded != beside,
+            let mark = Self.stateDirectoryMark(stateDirectory), Self.mark(ofSubtree: recorded) == mark
+        {
+            candidates.append(recorded)
         }
+        if let beside { candidates.append(beside) }
         return candidates.filter { $0 != subtree?.path && Cgroup(path: $0).exists }.map { path in
             let earlier = Cgroup(path: path)
             let groups = earlier.children().filter { $0.hasPrefix("job-") || $0.hasPrefix("hook-") }.map { earlier.child($0) }
@@ -82,6 +89,41 @@ extension Containment {
         if directory >= 0 {
             defer { close(directory) }
             if fsync(directory) != 0 { return "cannot sync \(stateDirectory) to disk: \(String(cString: strerror(errno)))" }
+        }
+        return nil
+    }
+
+    /// The extended attribute that marks a subtree with the state directory it serves
+    /// (``markSubtree()``).
+    static let markAttribute = "trusted.orchd.state-directory"
+
+    /// What names the state directory in a subtree's mark: its device and inode
+    /// (`DEV:INO`, stat(2)), the same through any name of it (a bind mount, a symbolic link),
+    /// different for a copy; `nil` when it cannot be read.
+    static func stateDirectoryMark(_ stateDirectory: String) -> String? {
+        var info = stat()
+        guard stat(stateDirectory, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// The mark a subtree carries, or `nil`.
+    static func mark(ofSubtree path: String) -> String? {
+        var value = [UInt8](repeating: 0, count: 64)
+        let count = cposix_getxattr(path, markAttribute, &value, UInt(value.count))
+        guard count > 0 else { return nil }
+        return String(decoding: value[..<count], as: UTF8.self)
+    }
+
+    /// Marks this daemon's own subtree (not a delegated service's) with its state directory
+    /// (``markAttribute``, a `trusted.` attribute: only root sets or reads it), so that a later
+    /// daemon clears a recorded subtree only when it served the same directory.
+    /// - Returns: why it could not, or `nil`.
+    public func markSubtree() -> String? {
+        guard let subtree, !delegated else { return nil }
+        guard let mark = Self.stateDirectoryMark(stateDirectory) else { return "cannot stat \(stateDirectory)" }
+        let bytes = Array(mark.utf8)
+        guard cposix_setxattr(subtree.path, Self.markAttribute, bytes, UInt(bytes.count)) == 0 else {
+            return "cannot mark \(subtree.path) (\(String(cString: strerror(errno))))"
         }
         return nil
     }

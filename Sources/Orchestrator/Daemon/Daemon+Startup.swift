@@ -102,7 +102,7 @@ extension Daemon {
                 DaemonLog.error("containment: cannot remove \(earlier.path)\(killed), left by an earlier orchd of this state directory: processes are left in it, or cgroups that are not orchd's")
             }
         }
-        if let failure = containment.recordSubtree() {
+        if let failure = containment.markSubtree() ?? containment.recordSubtree() {
             DaemonLog.warning("containment: \(failure); after a crash, a daemon started from another cgroup would not find this one's job cgroups")
         }
         return containment

@@ -1,3 +1,4 @@
+import CPosix
 import CommandLineParsing
 import Foundation
 @testable import Orchestrator
@@ -143,12 +144,22 @@ struct SubtreeRecordTests {
         defer { if sleeper.isRunning { kill(sleeper.processIdentifier, SIGKILL) } }
         try #require(group.adopt(sleeper.processIdentifier) == 0)
         try writeRecord(earlier.path + "\n", in: stateDirectory)
+        // Unmarked, or marked for another directory (a copy's record names the original's):
+        // left alone.
+        #expect(containment.clearEarlierSubtrees().isEmpty && earlier.exists)
+        let otherMark = Array("1:1".utf8)
+        try #require(cposix_setxattr(earlier.path, Containment.markAttribute, otherMark, UInt(otherMark.count)) == 0)
+        #expect(containment.clearEarlierSubtrees().isEmpty && earlier.exists)
+        let mark = Array(try #require(Containment.stateDirectoryMark(stateDirectory)).utf8)
+        try #require(cposix_setxattr(earlier.path, Containment.markAttribute, mark, UInt(mark.count)) == 0)
         let cleared = containment.clearEarlierSubtrees()
         #expect(cleared == [Containment.EarlierSubtree(path: earlier.path, killedGroups: ["job-7-1"], removed: true)])
         sleeper.waitUntilExit()
         #expect(sleeper.terminationReason == .uncaughtSignal && sleeper.terminationStatus == SIGKILL)
         #expect(!earlier.exists)
         #expect(own.exists, "its own subtree stays")
+        #expect(containment.markSubtree() == nil)
+        #expect(Containment.mark(ofSubtree: own.path) == Containment.stateDirectoryMark(stateDirectory))
         #expect(containment.recordSubtree() == nil)
         #expect(Containment.recordedSubtree(stateDirectory: stateDirectory) == own.path)
     }
