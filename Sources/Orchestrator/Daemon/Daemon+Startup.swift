@@ -29,7 +29,7 @@ extension Daemon {
             return try StateDirectoryLock(stateDirectory: stateDirectory)
         } catch {
             switch error {
-            case .heldByAnotherDaemon: throw StartupFailure(error.description, errno: error.errno)
+            case .heldByAnotherDaemon, .notAFile: throw StartupFailure(error.description, errno: error.errno)
             // The system call alone ("mkdir /srv/x/y: Not a directory") does not say what the path is for.
             case .system: throw StartupFailure("cannot use the state directory \(stateDirectory): \(error)", errno: error.errno)
             }
@@ -58,7 +58,17 @@ extension Daemon {
             throw StartupFailure("cannot resolve the state directory \(stateDirectory): \(String(cString: strerror(code)))", errno: code)
         }
         defer { free(resolved) }
-        return String(cString: resolved)
+        let path = String(cString: resolved)
+        // Another user's directory is theirs to fill with links to anything orchd then writes
+        // (its lock, its database, its logs' directories): refused, as sshd refuses a key file
+        // others may write.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_uid != geteuid() {
+            throw StartupFailure(
+                "the state directory \(path) belongs to uid \(info.st_uid), not to orchd's user (uid \(geteuid())): its owner could replace the files orchd writes there; give orchd a directory of its own user",
+                errno: EPERM)
+        }
+        return path
     }
 
     /// Creates the job log directory, `<state dir>/logs`. Under the system service each owner

@@ -26,8 +26,18 @@ public final class StateDirectoryLock: Sendable {
     public init(stateDirectory: String) throws(StateDirectoryLockError) {
         try Self.createDirectory(stateDirectory)
         path = stateDirectory + "/orchd.lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(call: "open", path: path, errno: errno) }
+        // Not followed: orchd writes its pid into the file, and a link put there would have it
+        // write wherever the link points (root's daemon into /etc/passwd).
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .notAFile(path: path) }
+            throw .system(call: "open", path: path, errno: errno)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .notAFile(path: path)
+        }
         let holder = Self.recordedPid(fd)
         guard Self.lock(fd, holder: holder) else {
             let code = errno
@@ -118,12 +128,15 @@ public enum StateDirectoryLockError: Error, Sendable, CustomStringConvertible {
     case heldByAnotherDaemon(path: String, pid: Int32?)
     /// A system call failed.
     case system(call: String, path: String, errno: Int32)
+    /// The lock file is not a regular file (a symbolic link, a named pipe, a directory).
+    case notAFile(path: String)
 
     /// The errno to report to systemd (`ERRNO=`).
     public var errno: Int32 {
         switch self {
         case .heldByAnotherDaemon: EBUSY
         case .system(_, _, let code): code
+        case .notAFile: EINVAL
         }
     }
 
@@ -133,6 +146,8 @@ public enum StateDirectoryLockError: Error, Sendable, CustomStringConvertible {
             "another orchd\(pid.map { " (pid \($0))" } ?? "") is already running with this state directory (lock \(path) is held)"
         case .system(let call, let path, let code):
             "\(call) \(path): \(String(cString: strerror(code)))"
+        case .notAFile(let path):
+            "\(path) is not a regular file (a symbolic link, a named pipe or a directory); orchd will not write its pid through it: move it away"
         }
     }
 }

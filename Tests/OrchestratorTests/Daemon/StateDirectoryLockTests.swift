@@ -46,6 +46,31 @@ struct StateDirectoryLockTests {
         _ = try StateDirectoryLock(stateDirectory: state)
     }
 
+    @Test("a lock file that is a symbolic link is refused, and what it points to is left as it was")
+    func lockFileLink() throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let victim = directory.file("victim")
+        try "keep\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        try #require(symlink(victim, state + "/orchd.lock") == 0)
+        let error = #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
+        #expect(error?.description.hasPrefix("\(state)/orchd.lock is not a regular file") == true, "\(String(describing: error))")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep\n")
+    }
+
+    @Test("a state directory that belongs to another user is refused before anything is written in it",
+        .enabled(if: geteuid() == 0, "needs root to give the directory away"))
+    func otherUsersDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try #require(chown(state, 65534, 65534) == 0)
+        let error = #expect(throws: Daemon.StartupFailure.self) { try Daemon.resolveStateDirectory(state) }
+        #expect(error?.message.contains("belongs to uid 65534, not to orchd's user (uid 0)") == true, "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).isEmpty)
+    }
+
     /// Writes `pid` into the lock file, and has flock(1) hold the lock for `seconds`; returns
     /// once it holds it.
     private func hold(_ path: String, seconds: String, recording pid: Int32) throws -> Process {
@@ -58,6 +83,8 @@ struct StateDirectoryLockTests {
         defer { close(probe) }
         while flock(probe, LOCK_EX | LOCK_NB) == 0 {
             flock(probe, LOCK_UN)
+            // flock(1) that ended without taking it (it failed) would leave this loop for ever.
+            try #require(holder.isRunning, "flock(1) ended without holding \(path): status \(holder.terminationStatus)")
             usleep(1_000)
         }
         return holder
