@@ -1,16 +1,18 @@
 import Synchronization
 
-/// The bytes of calls that each user's connections hold read but not yet handled: messages
-/// not yet ended by their NUL, and calls waiting behind the one being handled.
+/// The bytes that each user's connections hold for them: calls read but not yet handled
+/// (messages not yet ended by their NUL, calls waiting behind the one being handled) and
+/// replies the client has not read.
 ///
-/// Each connection caps its own (1 MiB a message, 4 MiB of waiting calls), and a user holds at
-/// most ``VarlinkServer/maximumConnectionsPerUser`` connections; together that let one user
-/// have orchd hold gigabytes (1,000 connections each holding a message just short of its end
-/// grew orchd to 1.08 GB). The budget bounds the sum per user; a connection whose read would
-/// pass it is answered with an error and closed. Root and orchd's own user are not counted, as
-/// they are not for connections.
+/// Each connection caps its own (1 MiB a message, 4 MiB of waiting calls, 64 MiB of replies),
+/// and a user holds at most ``VarlinkServer/maximumConnectionsPerUser`` connections; together
+/// that let one user have orchd hold gigabytes (1,000 connections each holding a message just
+/// short of its end grew orchd to 1.08 GB; 24 that pipelined calls and read no reply, to
+/// 1.56 GB). The budget bounds the sum per user: a connection whose read would pass it is
+/// answered with an error and closed, one whose reply would pass it is dropped. Root and
+/// orchd's own user are not counted, as they are not for connections.
 final class UserInputBudget: Sendable {
-    /// The most bytes one user's connections may hold unhandled.
+    /// The most bytes one user's connections may hold.
     static let maximumBytesPerUser = 128 << 20
 
     private let held = Mutex<[UInt32: Int]>([:])

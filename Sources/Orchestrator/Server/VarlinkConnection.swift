@@ -247,9 +247,9 @@ actor VarlinkConnection {
             return
         }
         // What it holds now, before the calls go to `pending` (where they count the same).
-        guard settleBudget(holding: frames.partialMessageBytes + pendingBytes + messages.reduce(0) { $0 + $1.count }) else {
+        guard settleBudget(holding: heldBytes + messages.reduce(0) { $0 + $1.count }) else {
             reject(VarlinkError(ManagerInterface.Errors.messageTooLarge, [
-                "message": .string("uid \(peer.uid)'s connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of calls orchd has not handled yet; closing this one")
+                "message": .string("uid \(peer.uid)'s connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of calls orchd has not handled yet and replies not read; closing this one")
             ]))
             return
         }
@@ -315,6 +315,12 @@ actor VarlinkConnection {
         closeOnceAnswered()
     }
 
+    /// What the connection holds for its client: the calls read and not handled (a message not
+    /// yet ended, calls waiting their turn) and the replies the socket has not taken.
+    private var heldBytes: Int {
+        frames.partialMessageBytes + pendingBytes + (outbox.count - outboxStart)
+    }
+
     /// Counts `bytes` held unhandled in the user's budget instead of what was counted before.
     /// - Returns: `false`, counting nothing new, when a growth would pass the budget.
     private func settleBudget(holding bytes: Int) -> Bool {
@@ -339,7 +345,7 @@ actor VarlinkConnection {
         guard !isBusy, !isClosed, !pending.isEmpty else { return }
         let call = pending.removeFirst()
         pendingBytes -= call.message.count
-        _ = settleBudget(holding: frames.partialMessageBytes + pendingBytes)
+        _ = settleBudget(holding: heldBytes)
         if readPaused, pending.count <= Self.maximumPendingCalls / 2, pendingBytes <= Self.maximumPendingBytes / 2 {
             readPaused = false
             watch?.setInterest(interest)
@@ -446,6 +452,12 @@ actor VarlinkConnection {
         outbox.append(0)
         flush()
         outboxBytes.store(outbox.count - outboxStart, ordering: .relaxed)
+        // Replies a user does not read count in their budget too: each connection's own cap
+        // (64 MiB) over 1,024 connections let one user grow orchd by gigabytes.
+        if !isClosed, !settleBudget(holding: heldBytes) {
+            DaemonLog.warning("dropping a client (pid \(peer.pid), uid \(peer.uid)) whose connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of replies it has not read and calls not handled")
+            shutdown()
+        }
     }
 
     /// Sends from the outbox until it is empty or the socket is full; in the latter case the
@@ -474,6 +486,7 @@ actor VarlinkConnection {
         }
         outbox.removeAll(keepingCapacity: outbox.count <= 1 << 16)
         outboxStart = 0
+        _ = settleBudget(holding: heldBytes)
         markIdleIfAnswered()
         if awaitsRoom {
             awaitsRoom = false

@@ -101,6 +101,26 @@ struct PacedConnectionTests {
         #expect(budget.bytes(of: 4321) == 0)
     }
 
+    @Test("replies a user does not read count in their budget: the connection whose reply passes it is dropped, and what it held is counted off")
+    func unreadRepliesCountInTheBudget() throws {
+        let budget = UserInputBudget(limit: 2 << 20)
+        let service = VarlinkService(handlers: [HugeHandler(bytes: 600_000)], policy: { AccessPolicy(daemonUID: getuid()) })
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[1]) }
+        let closed = DispatchSemaphore(value: 0)
+        let connection = VarlinkConnection(
+            fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: 4321, gid: 4321), service: service,
+            maximumMessageBytes: 1 << 20, inputBudget: budget, onClose: { _ in closed.signal() })
+        connection.start()
+        defer { connection.close() }
+        // Ten replies of 600 KB asked for, none read: 6 MB against a budget of 2 MiB.
+        let calls = Array(repeating: Array(#"{"method":"test.Paced.Huge"}"#.utf8) + [0], count: 10).flatMap { $0 }
+        #expect(calls.withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, 0) } == calls.count)
+        #expect(closed.wait(timeout: .now() + 30) == .success, "the client was dropped")
+        #expect(budget.bytes(of: 4321) == 0)
+    }
+
     /// Reads from `fd` until the peer closes it; the text read.
     private func readAll(_ fd: Int32) -> String {
         var data: [UInt8] = []
