@@ -11,8 +11,8 @@ import Glibc
 /// running while a newer one starts, and for the pid it records.
 public final class StateDirectoryLock: Sendable {
     private let fd: Int32
-    /// The state directory, open for its lock; `-1` where the file system has no `flock(2)`
-    /// for directories (the file's lock then stands alone).
+    /// The state directory, open for its lock (where the file system has no `flock(2)` for
+    /// directories, open without it: the file's lock then stands alone).
     private let directoryFD: Int32
     /// The lock file's path.
     public let path: String

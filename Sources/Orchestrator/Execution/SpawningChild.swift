@@ -43,7 +43,8 @@ final class SpawningChild: @unchecked Sendable { // safe: `pid` is written by th
 
     /// Until ``finished()``, looks at the child every `interval` and kills it if it is stopped
     /// (`T` or `t` in `/proc/PID/stat`): only a signal its user sent, or a tracer, can stop it
-    /// before its exec.
+    /// before its exec. A timer, as no event says a child stopped: its pidfd reports only its
+    /// exit, and orchd takes no SIGCHLD. Only spawns as another user are watched.
     func watchForStop(every interval: DispatchTimeInterval = .seconds(1)) {
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         timer.schedule(deadline: .now() + interval, repeating: interval)

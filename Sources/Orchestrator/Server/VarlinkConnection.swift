@@ -91,9 +91,10 @@ actor VarlinkConnection {
     /// dropped; it can reconnect and resume, e.g. `orchctl events --since`.
     static let maximumQueuedReplies = 10_000
     private let onClose: @Sendable (VarlinkConnection) -> Void
-    /// The user's budget of bytes read but not handled; `nil` for a user it does not count.
-    private let inputBudget: UserInputBudget?
-    /// What this connection counts in ``inputBudget`` now.
+    /// The user's budget of bytes held for them (calls not handled, replies not read); `nil`
+    /// for a user it does not count.
+    private let bufferBudget: UserBufferBudget?
+    /// What this connection counts in ``bufferBudget`` now.
     private var budgeted = 0
     /// Backs ``idleSinceUptime``.
     private let idleSince = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
@@ -110,12 +111,13 @@ actor VarlinkConnection {
     ///   - peer: the client's credentials.
     ///   - service: dispatches calls to handlers.
     ///   - maximumMessageBytes: calls longer than this are refused and the connection closed.
-    ///   - inputBudget: the bytes of calls the peer's connections may hold read but not
-    ///     handled, shared by them; `nil` for a peer not counted (root, orchd's own user).
+    ///   - bufferBudget: the bytes the peer's connections may hold for it (calls not handled,
+    ///     replies not read), shared by them; `nil` for a peer not counted (root, orchd's own
+    ///     user).
     ///   - onClose: called once, on the connection's queue, after the socket is closed.
     init(
         fd: Int32, peer: PeerCredentials, service: VarlinkService, maximumMessageBytes: Int,
-        inputBudget: UserInputBudget? = nil, onClose: @escaping @Sendable (VarlinkConnection) -> Void
+        bufferBudget: UserBufferBudget? = nil, onClose: @escaping @Sendable (VarlinkConnection) -> Void
     ) {
         self.fd = fd
         self.peer = peer
@@ -123,7 +125,7 @@ actor VarlinkConnection {
         self.frames = VarlinkFrameDecoder(maximumMessageBytes: maximumMessageBytes)
         self.executor = DispatchQueueExecutor(label: "orchd.connection.\(fd)")
         self.onClose = onClose
-        self.inputBudget = inputBudget
+        self.bufferBudget = bufferBudget
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
@@ -249,7 +251,7 @@ actor VarlinkConnection {
         // What it holds now, before the calls go to `pending` (where they count the same).
         guard settleBudget(holding: heldBytes + messages.reduce(0) { $0 + $1.count }) else {
             reject(VarlinkError(ManagerInterface.Errors.messageTooLarge, [
-                "message": .string("uid \(peer.uid)'s connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of calls orchd has not handled yet and replies not read; closing this one")
+                "message": .string("uid \(peer.uid)'s connections hold more than \((bufferBudget?.limit ?? 0) >> 20) MiB of calls orchd has not handled yet and replies not read; closing this one")
             ]))
             return
         }
@@ -305,11 +307,7 @@ actor VarlinkConnection {
     /// any, and closes as soon as the socket has taken the replies.
     private func closeOnceReadEndedAndAnswered() {
         guard readEnded, !isClosed, !isBusy, pending.isEmpty, !isClosing else { return }
-        if let finalError, let data = try? JSONEncoder().encode(
-            VarlinkReply<[String: JSONValue]>(parameters: finalError.parameters, error: finalError.name))
-        {
-            write(data)
-        }
+        if let finalError, let data = Self.encoded(finalError) { write(data) }
         finalError = nil
         isClosing = true
         closeOnceAnswered()
@@ -321,18 +319,23 @@ actor VarlinkConnection {
         frames.partialMessageBytes + pendingBytes + (outbox.count - outboxStart)
     }
 
-    /// Counts `bytes` held unhandled in the user's budget instead of what was counted before.
+    /// Counts `bytes` held for the client in the user's budget instead of what was counted before.
     /// - Returns: `false`, counting nothing new, when a growth would pass the budget.
     private func settleBudget(holding bytes: Int) -> Bool {
-        guard let inputBudget, bytes != budgeted else { return true }
-        guard inputBudget.change(peer.uid, by: bytes - budgeted) else { return false }
+        guard let bufferBudget, bytes != budgeted else { return true }
+        guard bufferBudget.change(peer.uid, by: bytes - budgeted) else { return false }
         budgeted = bytes
         return true
     }
 
+    /// An error reply's bytes.
+    private static func encoded(_ error: VarlinkError) -> Data? {
+        try? JSONEncoder().encode(VarlinkReply<[String: JSONValue]>(parameters: error.parameters, error: error.name))
+    }
+
     /// Answers a protocol violation with an error and closes: the stream cannot be trusted.
     private func reject(_ error: VarlinkError) {
-        if let data = try? JSONEncoder().encode(VarlinkReply<[String: JSONValue]>(parameters: error.parameters, error: error.name)) {
+        if let data = Self.encoded(error) {
             // Best effort: whatever the socket takes now; the connection closes regardless.
             write(data)
         }
@@ -455,7 +458,7 @@ actor VarlinkConnection {
         // Replies a user does not read count in their budget too: each connection's own cap
         // (64 MiB) over 1,024 connections let one user grow orchd by gigabytes.
         if !isClosed, !settleBudget(holding: heldBytes) {
-            DaemonLog.warning("dropping a client (pid \(peer.pid), uid \(peer.uid)) whose connections hold more than \((inputBudget?.limit ?? 0) >> 20) MiB of replies it has not read and calls not handled")
+            DaemonLog.warning("dropping a client (pid \(peer.pid), uid \(peer.uid)) whose connections hold more than \((bufferBudget?.limit ?? 0) >> 20) MiB of replies it has not read and calls not handled")
             shutdown()
         }
     }
@@ -515,7 +518,7 @@ actor VarlinkConnection {
         open.store(false, ordering: .relaxed)
         pending.removeAll()
         pendingBytes = 0
-        if let inputBudget, budgeted > 0 { _ = inputBudget.change(peer.uid, by: -budgeted) }
+        if let bufferBudget, budgeted > 0 { _ = bufferBudget.change(peer.uid, by: -budgeted) }
         budgeted = 0
         outbox = []
         outboxStart = 0

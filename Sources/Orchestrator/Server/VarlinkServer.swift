@@ -20,8 +20,8 @@ public final class VarlinkServer: Sendable {
     /// Pauses of accepting are logged once a second at most: each connection that closes
     /// resumes accepting.
     private let pauseLogging = RateLimiter(interval: .seconds(1))
-    /// The bytes of calls each user's connections hold read but not handled.
-    let inputBudget = UserInputBudget()
+    /// The bytes each user's connections hold for them (calls not handled, replies not read).
+    let bufferBudget = UserBufferBudget()
 
     private struct State {
         var watch: EpollLoop.Watch?
@@ -120,7 +120,7 @@ public final class VarlinkServer: Sendable {
             let exempt = uid == 0 || uid == geteuid()
             let connection = VarlinkConnection(
                 fd: fd, peer: peer, service: service, maximumMessageBytes: maximumMessageBytes,
-                inputBudget: exempt ? nil : inputBudget,
+                bufferBudget: exempt ? nil : bufferBudget,
                 onClose: { [weak self] connection in
                     guard let self else { return }
                     let removed = state.withLock { state -> Bool in

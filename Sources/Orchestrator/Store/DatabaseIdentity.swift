@@ -174,7 +174,6 @@ public enum DatabaseIdentity {
         }
     }
 
-    /// The size in bytes of the file at `path`; `nil` when there is none.
     /// What a file that is not a regular file is, for a message: `a directory`, `a named
     /// pipe (FIFO)`, ...
     static func fileKind(_ mode: mode_t) -> String {
@@ -188,6 +187,7 @@ public enum DatabaseIdentity {
         }
     }
 
+    /// The size in bytes of the file at `path`; `nil` when there is none.
     private static func size(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

@@ -113,10 +113,11 @@ public enum QueuesInterface {
     /// and has no NUL byte (`/bin/sh -c` gets the command as a C string, which would end
     /// there: the rest would never run).
     public static func hookProblem(_ hooks: [String: String]?) -> String? {
-        if let event = hooks?.keys.sorted().first(where: { hooks?[$0]?.utf8.contains(0) == true }) {
+        let sorted = (hooks ?? [:]).sorted { $0.key < $1.key }
+        if let (event, _) = sorted.first(where: { $0.value.utf8.contains(0) }) {
             return "the \(event) hook's command contains a NUL byte"
         }
-        guard let (event, command) = hooks?.sorted(by: { $0.key < $1.key }).first(where: { $0.value.utf8.count > maximumHookBytes }) else { return nil }
+        guard let (event, command) = sorted.first(where: { $0.value.utf8.count > maximumHookBytes }) else { return nil }
         return "the \(event) hook's command is \(command.utf8.count) bytes; a hook command may have at most \(maximumHookBytes) "
             + "(put a longer script in a file and run that)"
     }

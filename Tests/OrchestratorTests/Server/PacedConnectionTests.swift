@@ -56,8 +56,8 @@ struct PacedConnectionTests {
     }
 
     @Test("one user's connections together hold at most their budget of unfinished calls: the one that would pass it is refused and closed, and what they held is counted off as calls end and connections close")
-    func userInputBudget() throws {
-        let budget = UserInputBudget(limit: 2 << 20)
+    func userBufferBudget() throws {
+        let budget = UserBufferBudget(limit: 2 << 20)
         let service = VarlinkService(handlers: [PingHandler()], policy: { AccessPolicy(daemonUID: getuid()) })
         let peer = PeerCredentials(pid: getpid(), uid: 4321, gid: 4321)
         // A Ping whose parameters are padded with spaces, sent without its end.
@@ -74,7 +74,7 @@ struct PacedConnectionTests {
             try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
             closed.enter()
             let connection = VarlinkConnection(
-                fd: fds[0], peer: peer, service: service, maximumMessageBytes: 1 << 20, inputBudget: budget,
+                fd: fds[0], peer: peer, service: service, maximumMessageBytes: 1 << 20, bufferBudget: budget,
                 onClose: { _ in closed.leave() })
             connection.start()
             clients.append(fds[1])
@@ -94,7 +94,7 @@ struct PacedConnectionTests {
         #expect(end.withUnsafeBytes { send(clients[0], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == end.count)
         var reply = [UInt8](repeating: 0, count: 256)
         #expect(reply.withUnsafeMutableBytes { recv(clients[0], $0.baseAddress, $0.count, 0) } > 0)
-        #expect(budget.bytes(of: 4321) >= 900_000, "the second still holds its unfinished call")
+        #expect(budget.bytes(of: 4321) > 0, "the second still holds what it read of its unfinished call")
         for connection in connections { connection.close() }
         // Each counts off what it held as it closes, before its close is reported.
         #expect(closed.wait(timeout: .now() + 10) == .success)
@@ -103,7 +103,7 @@ struct PacedConnectionTests {
 
     @Test("replies a user does not read count in their budget: the connection whose reply passes it is dropped, and what it held is counted off")
     func unreadRepliesCountInTheBudget() throws {
-        let budget = UserInputBudget(limit: 2 << 20)
+        let budget = UserBufferBudget(limit: 2 << 20)
         let service = VarlinkService(handlers: [HugeHandler(bytes: 600_000)], policy: { AccessPolicy(daemonUID: getuid()) })
         var fds: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
@@ -111,7 +111,7 @@ struct PacedConnectionTests {
         let closed = DispatchSemaphore(value: 0)
         let connection = VarlinkConnection(
             fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: 4321, gid: 4321), service: service,
-            maximumMessageBytes: 1 << 20, inputBudget: budget, onClose: { _ in closed.signal() })
+            maximumMessageBytes: 1 << 20, bufferBudget: budget, onClose: { _ in closed.signal() })
         connection.start()
         defer { connection.close() }
         // Ten replies of 600 KB asked for, none read: 6 MB against a budget of 2 MiB.

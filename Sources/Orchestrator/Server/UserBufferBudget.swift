@@ -11,15 +11,15 @@ import Synchronization
 /// 1.56 GB). The budget bounds the sum per user: a connection whose read would pass it is
 /// answered with an error and closed, one whose reply would pass it is dropped. Root and
 /// orchd's own user are not counted, as they are not for connections.
-final class UserInputBudget: Sendable {
+final class UserBufferBudget: Sendable {
     /// The most bytes one user's connections may hold.
     static let maximumBytesPerUser = 128 << 20
 
     private let held = Mutex<[UInt32: Int]>([:])
-    /// The most bytes one user's connections may hold unhandled.
+    /// The most bytes one user's connections may hold.
     let limit: Int
 
-    /// - Parameter limit: the most bytes one user's connections may hold unhandled.
+    /// - Parameter limit: the most bytes one user's connections may hold.
     init(limit: Int = maximumBytesPerUser) {
         self.limit = limit
     }
