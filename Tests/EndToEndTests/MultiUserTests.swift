@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OrchestratorAPI
 import Testing
 
 /// A root orchd serving several users (the system service): jobs run as their submitter,
@@ -281,10 +282,18 @@ struct MultiUserTests {
             }
         }
         #expect(starters.count == 6)
-        // Interleaved: neither user's jobs all started before the other's first.
-        let firstA = starters.firstIndex(of: Int(a.uid)) ?? 99, lastA = starters.lastIndex(of: Int(a.uid)) ?? -1
-        let firstB = starters.firstIndex(of: Int(b.uid)) ?? 99, lastB = starters.lastIndex(of: Int(b.uid)) ?? -1
-        #expect(firstB < lastA && firstA < lastB, "starts by owner: \(starters)")
+        // Interleaved: neither user's jobs all got a slot before the other's first. By the
+        // claims' times (`startedAt`), not the `started` events' order: an event is written once
+        // the process is spawned, and on a loaded machine one user's first spawn was seen to
+        // take longer than the other's three whole jobs.
+        let claims = try jobs(daemon.orchctl(["status", "--json", "--all", "--all-users"])).compactMap { job -> (owner: Int, at: Date)? in
+            guard let owner = job["submitterUid"] as? Int, let at = (job["startedAt"] as? String).flatMap(Timestamp.parse) else { return nil }
+            return (owner, at)
+        }.sorted { $0.at < $1.at }.map(\.owner)
+        #expect(claims.count == 6)
+        let firstA = claims.firstIndex(of: Int(a.uid)) ?? 99, lastA = claims.lastIndex(of: Int(a.uid)) ?? -1
+        let firstB = claims.firstIndex(of: Int(b.uid)) ?? 99, lastB = claims.lastIndex(of: Int(b.uid)) ?? -1
+        #expect(firstB < lastA && firstA < lastB, "claims by owner: \(claims); started events: \(starters)")
 
         let queues = try jobs(daemon.orchctl(["queues", "--json"]))
         #expect(queues.first { $0["name"] as? String == "default" }?["maxRunningPerUser"] as? Int == 1, "\(queues)")
