@@ -92,6 +92,29 @@ struct StorageFaultTests {
         #expect(!daemon.daemonLog.contains("never stored"))
     }
 
+    @Test("prune on a full disk frees space: the pruned jobs' logs go first, so the delete has room, and the jobs are gone")
+    func pruneOnFullDisk() throws {
+        let fileSystem = try SmallFileSystem()
+        defer { fileSystem.unmount() }
+        let daemon = try TestDaemon(arguments: ["--state-dir", fileSystem.path])
+        defer { daemon.stop() }
+        // A finished job whose log holds most of the room, then the rest filled.
+        let id = try daemon.orchctl(["submit", "--wait", "--", "head", "-c", "1000000", "/dev/zero"])
+        try #require(id.status == 0, "\(id)")
+        _ = try fileSystem.fill()
+        let refused = try daemon.orchctl(["submit", "--", "true"])
+        try #require(refused.standardError.contains("is full ("), "the disk is not full: \(refused)")
+
+        let pruned = try daemon.orchctl(["prune", "--all"])
+        #expect(pruned.status == 0, "\(pruned)\n\(daemon.daemonLog)")
+        #expect(pruned.standardOutput.contains("1"), "\(pruned)")
+        #expect(try daemon.orchctl(["status", "--state", "finished", "--json"]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let logs = try FileManager.default.subpathsOfDirectory(atPath: fileSystem.path + "/logs").filter { $0.hasSuffix(".out") }
+        #expect(logs.isEmpty, "\(logs)")
+        // The room the log held takes submits again.
+        #expect(try daemon.orchctl(["submit", "--", "true"]).status == 0)
+    }
+
     @Test("a write that fails for want of space where SQLite keeps its temporary files, not in the state directory, is not reported as a full state directory")
     func fullTemporaryDirectory() throws {
         let fileSystem = try SmallFileSystem()

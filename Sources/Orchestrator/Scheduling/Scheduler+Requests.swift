@@ -328,9 +328,18 @@ extension Scheduler {
             var chosen = page.filter { candidate in
                 let context = JobStateMachine.Context(now: now, hasLiveDependents: candidate.hasLiveDependents)
                 return JobStateMachine.decide(candidate.state, .prune, context) == .delete
-            }.map(\.id)
+            }
             if let atMost { chosen = Array(chosen.prefix(max(0, atMost - total))) }
-            deleted = try store.deleteFinished(chosen)
+            do {
+                deleted = try store.deleteFinished(chosen.map(\.id))
+            } catch let error as DatabaseError where error.isFull {
+                // The delete needs room in the WAL, and a full disk is when a prune is wanted
+                // most: the chosen jobs' logs, which go with them anyway, are removed first,
+                // then the delete is tried once more. Should it fail again, the jobs stay,
+                // without their logs, and the error says the disk is full.
+                for candidate in chosen { removeLogs(of: candidate.id, owner: candidate.owner, attempts: candidate.attempts) }
+                deleted = try store.deleteFinished(chosen.map(\.id))
+            }
         } catch {
             completion(.failure(storageError(error)))
             return

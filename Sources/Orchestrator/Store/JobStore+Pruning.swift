@@ -14,6 +14,10 @@ extension JobStore {
         public var finishedAt: Int64
         /// A job that has not finished depends on it.
         public var hasLiveDependents: Bool
+        /// Who submitted it: its log files are under that user's directory.
+        public var owner: UInt32
+        /// Attempts it started, a pair of log files each.
+        public var attempts: Int
     }
 
     /// Whether a job that has not finished depends on `jobs.id`.
@@ -36,7 +40,7 @@ extension JobStore {
         try database.read { db in
             let statement = try db.cachedStatement("""
                 SELECT id, queue, finished_at, \(Self.hasLiveDependentsSQL), state, result, exit_code, signal, reason, \
-                failed_dependency FROM jobs INDEXED BY jobs_finished \
+                failed_dependency, submitter_uid, attempt FROM jobs INDEXED BY jobs_finished \
                 WHERE state = 'finished' AND finished_at < ?1 AND (finished_at, id) > (?2, ?3) \
                 ORDER BY finished_at, id LIMIT ?4
                 """)
@@ -50,7 +54,8 @@ extension JobStore {
                 let id = JobID(rawValue: statement.int64(at: 0))
                 candidates.append(PruneCandidate(
                     id: id, queue: QueueName(rawValue: statement.string(at: 1) ?? "") ?? .default,
-                    state: try Self.state(statement, at: 4, id: id), finishedAt: statement.int64(at: 2), hasLiveDependents: statement.int64(at: 3) != 0))
+                    state: try Self.state(statement, at: 4, id: id), finishedAt: statement.int64(at: 2), hasLiveDependents: statement.int64(at: 3) != 0,
+                    owner: UInt32(truncatingIfNeeded: statement.int64(at: 10)), attempts: statement.int(at: 11)))
             }
             return candidates
         }
