@@ -270,6 +270,137 @@ struct SlurmQueueTests {
         #expect(known.count == 3, "Slurm got exactly the three jobs: \(known.map { $0["job_id"] ?? "?" })")
     }
 
+    /// A daemon whose `PATH` starts with `wrappers/` in its directory, where a test puts a
+    /// script standing in front of a real Slurm command, to inject one fault.
+    private func slurmDaemon(wrapping scripts: [String: String]) throws -> (TestDaemon, SlurmCluster) {
+        let cluster = try SlurmCluster.shared()
+        var template = Array("/tmp/orchd-wrappers-XXXXXX".utf8CString)
+        let wrappers = String(cString: try #require(mkdtemp(&template)))
+        chmod(wrappers, 0o755)
+        for (command, body) in scripts {
+            let path = wrappers + "/" + command
+            try Data("#!/bin/sh\n\(body)\n".utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o755)
+        }
+        let path = wrappers + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let daemon = try TestDaemon(concurrency: 4, environment: cluster.environment.merging(["PATH": path]) { $1 })
+        let added = try daemon.orchctl(["queue", "add", "hpc", "--executor", "slurm", "--concurrency", "4"])
+        #expect(added.status == 0, "\(added)")
+        return (daemon, cluster)
+    }
+
+    /// An squeue that, while `FLAG` exists, answers as Slurm 22.05's does when it cannot reach
+    /// the controller: exit 0, an `errors` entry and no jobs.
+    private static func failingSqueue(flag: String) -> String {
+        """
+        if [ -e '\(flag)' ]; then
+          echo '{"meta":{},"errors":[{"description":"Failed while looking for jobs","error_number":1,"error":"Unable to contact slurm controller (connect failure)","source":"slurm_load_jobs"}],"jobs":[]}'
+          exit 0
+        fi
+        exec /usr/bin/squeue "$@"
+        """
+    }
+
+    @Test("squeue reporting errors with exit 0 (controller unreachable) ends no job: the running job goes on, runs once and succeeds")
+    func squeueErrorsAreNotAnEmptyQueue() throws {
+        let flag = "/tmp/orchd-squeue-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (daemon, _) = try slurmDaemon(wrapping: ["squeue": Self.failingSqueue(flag: flag)])
+        defer { unlink(flag) }
+        let gate = try makeGate(daemon, "gate")
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let runs = daemon.directory + "/runs"
+        let id = try daemon.orchctl([
+            "submit", "--queue", "hpc", "--retries", "2", "--shell", "echo run >> '\(runs)'; echo go > '\(started.path)'; cat '\(gate)' >/dev/null",
+        ]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        try Data().write(to: URL(fileURLWithPath: flag))
+        #expect(daemon.waitForLog(containing: "squeue failed: squeue reported: Failed while looking for jobs"), "\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["state"] as? String == "running", "\(daemon.daemonLog)")
+        unlink(flag)
+        open(gate: gate)
+        #expect(try daemon.orchctl(["wait", id]).status == 0, "\(daemon.daemonLog)")
+        #expect(try attempts(daemon, id).count == 1, "not submitted again")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
+        #expect(daemon.daemonLog.contains("squeue answers again"), "\(daemon.daemonLog)")
+    }
+
+    @Test("kill -9 of orchd while its sbatch is in flight: the restarted orchd waits for that sbatch and follows the job it submitted, which runs once")
+    func crashWhileSbatchIsInFlight() throws {
+        let sbatchGate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(mkfifo(sbatchGate, 0o666) == 0)
+        defer { unlink(sbatchGate) }
+        let sbatchStarted = try ReadyMarker(path: sbatchGate + ".started")
+        defer { unlink(sbatchStarted.path) }
+        // An sbatch held until the test lets it go: a slow controller, say.
+        let (daemon, _) = try slurmDaemon(wrapping: [
+            "sbatch": "echo held > '\(sbatchStarted.path)'; read x < '\(sbatchGate)'; exec /usr/bin/sbatch \"$@\"",
+        ])
+        let runs = daemon.directory + "/runs"
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--retries", "2", "--shell", "echo run >> '\(runs)'"]).line
+        #expect(sbatchStarted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+
+        daemon.crash()
+        try daemon.start()
+        #expect(daemon.waitForLog(containing: "job \(id): an sbatch the previous daemon started for it still runs"), "\(daemon.daemonLog)")
+        open(gate: sbatchGate)
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        let made = try attempts(daemon, id)
+        #expect(made.count == 1, "the one attempt, followed: \(made)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
+    }
+
+    @Test("a cancel while sbatch hangs returns: sbatch is stopped, the job ends cancelled, and Slurm has no job of it")
+    func cancelWhileSbatchHangs() throws {
+        let sbatchGate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try #require(mkfifo(sbatchGate, 0o666) == 0)
+        defer { unlink(sbatchGate) }
+        let sbatchStarted = try ReadyMarker(path: sbatchGate + ".started")
+        defer { unlink(sbatchStarted.path) }
+        let (daemon, cluster) = try slurmDaemon(wrapping: [
+            "sbatch": "echo held > '\(sbatchStarted.path)'; read x < '\(sbatchGate)'; exec /usr/bin/sbatch \"$@\"",
+        ])
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        #expect(sbatchStarted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let cancelled = try daemon.orchctl(["cancel", id])
+        #expect(cancelled.status == 0, "\(cancelled)\n\(daemon.daemonLog)")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled", "\(shown)")
+        #expect(try slurmJobs(of: daemon, cluster).isEmpty)
+    }
+
+    @Test("SIGTERM while a cancel waits for a Slurm job that squeue cannot report: orchd stops, and the restarted one records the job cancelled")
+    func stopWhileCancelWaitsOnSlurm() throws {
+        let flag = "/tmp/orchd-squeue-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (daemon, cluster) = try slurmDaemon(wrapping: ["squeue": Self.failingSqueue(flag: flag)])
+        defer { unlink(flag) }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        try Data().write(to: URL(fileURLWithPath: flag))
+        #expect(daemon.waitForLog(containing: "squeue failed"), "\(daemon.daemonLog)")
+        let canceller = Process()
+        canceller.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        canceller.arguments = ["--socket", daemon.socketPath, "cancel", id]
+        canceller.standardOutput = FileHandle.nullDevice
+        canceller.standardError = FileHandle.nullDevice
+        try canceller.run()
+        // The cancel has reached orchd once its scancel has ended the job in Slurm.
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String)
+        #expect(try waitUntilGoneFromSqueue(cluster, [slurmID]), "\(daemon.daemonLog)")
+        let began = Date()
+        #expect(daemon.stop() == 0, "\(daemon.daemonLog)")
+        #expect(Date().timeIntervalSince(began) < 60, "orchd stopped within its drain timeout")
+        canceller.waitUntilExit()
+
+        unlink(flag)
+        try daemon.start()
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status != 0, "\(waited)")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled", "\(shown)\n\(daemon.daemonLog)")
+    }
+
     @Test("200 quick jobs through a Slurm queue all succeed")
     func manyQuickJobs() throws {
         let (daemon, _) = try slurmDaemon(concurrency: 16)

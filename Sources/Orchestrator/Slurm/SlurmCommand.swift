@@ -62,7 +62,11 @@ struct SlurmCommand: Sendable {
     ///   - arguments: the command and its arguments, looked up in orchd's `PATH`.
     ///   - queue: where `completion` runs.
     ///   - completion: its outcome, exactly once.
-    func run(_ arguments: [String], on queue: DispatchQueue, completion: @escaping @Sendable (Outcome) -> Void) {
+    /// - Returns: the command's process ID, which also names its process group, or `nil`
+    ///   when it could not be started. It is reaped on `queue`, just before `completion`, so
+    ///   until then a signal sent from `queue` reaches this command and no other process.
+    @discardableResult
+    func run(_ arguments: [String], on queue: DispatchQueue, completion: @escaping @Sendable (Outcome) -> Void) -> Int32? {
         mkdir(scratchDirectory, 0o700)
         let number = Self.counter.add(1, ordering: .relaxed).newValue
         let base = "\(scratchDirectory)/command-\(getpid())-\(number)"
@@ -76,7 +80,7 @@ struct SlurmCommand: Sendable {
             unlink(base + ".out")
             unlink(base + ".err")
             queue.async { completion(Outcome(status: nil, output: "", error: "", launchError: error.message)) }
-            return
+            return nil
         }
         reaper.watch(process, on: queue) { status in
             let output = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
@@ -86,5 +90,6 @@ struct SlurmCommand: Sendable {
             completion(Outcome(
                 status: status, output: output, error: error.trimmingCharacters(in: .whitespacesAndNewlines), launchError: nil))
         }
+        return process.pid
     }
 }

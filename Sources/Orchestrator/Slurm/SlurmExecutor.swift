@@ -49,6 +49,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     private var pollInFlight = false
     private var backoff: Duration = SlurmExecutor.unreachableBackoffBase
     private var backoffTimer: (any DispatchSourceTimer)?
+    /// The last squeue failure logged and when, while squeue fails.
+    private var lastSqueueFailure: (message: String, logged: ContinuousClock.Instant)?
 
     /// Creates the executor of one queue.
     /// - Parameters:
@@ -212,9 +214,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
         let launch = attempt.launch
         let request = launch.request
-        let scriptDirectory = stateDirectory + "/slurm"
-        mkdir(scriptDirectory, 0o700)
-        let scriptPath = "\(scriptDirectory)/job-\(launch.job.id)-\(launch.job.attempt).sh"
+        mkdir(stateDirectory + "/slurm", 0o700)
+        let scriptPath = batchScriptPath(job: launch.job.id, attempt: launch.job.attempt)
         let script = SlurmBatchScript(
             arguments: request.arguments, workingDirectory: request.workingDirectory, environment: request.environment,
             exitStatusPath: attempt.exitStatusPath, title: "orchd job \(launch.job.id), attempt \(launch.job.attempt)")
@@ -242,15 +243,46 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             return
         }
         attempts[launch.job.id] = attempt
-        command.run(sbatchArguments(for: attempt, script: scriptPath), on: queue) { [self] outcome in
+        attempt.sbatchProcess = command.run(sbatchArguments(for: attempt, script: scriptPath), on: queue) { [self] outcome in
+            attempt.sbatchProcess = nil
             unlink(scriptPath)
             submitted(attempt, outcome)
         }
     }
 
+    /// Where an attempt's batch script is written for sbatch, which gets it as its last
+    /// argument: a restarted orchd tells an sbatch of the previous one still running by it.
+    func batchScriptPath(job: JobID, attempt: Int) -> String {
+        "\(stateDirectory)/slurm/job-\(job)-\(attempt).sh"
+    }
+
+    /// Whether a process still runs with `scriptPath` among its arguments: an sbatch a
+    /// previous orchd started for the attempt, which may yet get the job to Slurm. Read from
+    /// every process's `/proc/PID/cmdline` (proc_pid_cmdline(5)); only while an attempt is
+    /// looked up and Slurm has no job for it.
+    static func isSubmitting(scriptPath: String) -> Bool {
+        let wanted = Array(scriptPath.utf8)
+        for name in ProcStat.entryNames(of: "/proc") {
+            guard Int32(name) != nil, let commandLine = ProcStat.readFile("/proc/\(name)/cmdline") else { continue }
+            if commandLine.split(separator: 0, omittingEmptySubsequences: false).contains(where: { $0.elementsEqual(wanted) }) { return true }
+        }
+        return false
+    }
+
     private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
         let idText = outcome.output.split(whereSeparator: \.isNewline).first.map { String($0.split(separator: ";").first ?? "") } ?? ""
         guard outcome.succeeded, !idText.isEmpty, idText.allSatisfy(\.isNumber) else {
+            if let reason = attempt.stopReason {
+                if case .signaled? = outcome.status {
+                    // The stop killed sbatch, which may have got the job to Slurm first: it is
+                    // looked for by its comment, as after a restart, and cancelled if found.
+                    attempt.phase = .lookingUp
+                    schedulePolling()
+                } else {
+                    report(attempt, .finished(reason.jobResult))
+                }
+                return
+            }
             attempts[attempt.jobID] = nil
             if outcome.launchError == nil && Self.isUnreachable(outcome.error) {
                 noteAnswer(false, outcome.failure)
@@ -322,7 +354,10 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// Stops an attempt (on `queue`): a shutdown detaches; a cancel or timeout runs scancel,
     /// and the end follows once squeue shows the job ended.
     fileprivate func stop(_ attempt: SlurmAttempt, reason: StopReason, signal: Int32?) {
-        guard attempt.stopReason == nil, !attempt.reported else { return }
+        guard !attempt.reported else { return }
+        // A shutdown detaches even an attempt being cancelled: its scancel has been sent or
+        // is sent by the next orchd, which follows the job to its end. Waiting for an end that
+        // Slurm may not report (squeue failing) held orchd's stop for ever.
         if reason == .shutdown {
             attempt.reported = true
             attempts[attempt.jobID] = nil
@@ -330,10 +365,19 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             stopPollingIfIdle()
             return
         }
+        guard attempt.stopReason == nil else { return }
         attempt.stopReason = reason
         attempt.stopSignal = signal
-        // Still submitting: submitted(_:_:) cancels it once its ID is known.
-        if case .inSlurm = attempt.phase { cancelInSlurm(attempt) }
+        switch attempt.phase {
+        case .inSlurm: cancelInSlurm(attempt)
+        case .submitting:
+            // sbatch may wait long for a controller that does not answer, and the stop must
+            // not wait with it: it is killed, and submitted(_:_:) then looks for the job
+            // (or cancels it, when sbatch had already printed its ID).
+            if let group = attempt.sbatchProcess { ProcessGroup(id: group).signal(SIGTERM) }
+        case .lookingUp:
+            break  // cancelled once found
+        }
     }
 
     /// Cancels an attempt's Slurm job: `scancel ID` (Slurm sends SIGTERM, then SIGKILL after
@@ -399,11 +443,19 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         command.run(["squeue", "--json"], on: queue) { [self] outcome in
             pollInFlight = false
             guard outcome.succeeded, let jobs = Self.parseSqueue(outcome.output) else {
-                noteAnswer(false, outcome.failure)
-                DaemonLog.warning("queue \(name): squeue failed: \(outcome.failure)")
+                let failure = outcome.succeeded ? Self.squeueErrors(outcome.output) ?? "unreadable output" : outcome.failure
+                noteAnswer(false, failure)
+                noteSqueueFailure(failure)
+                // An attempt whose batch script has written its exit status is over, whatever
+                // squeue says; the others wait for squeue to answer.
+                for attempt in watched where !attempt.reported {
+                    if let status = readExitStatus(attempt) { settle(attempt, status: status) }
+                }
+                stopPollingIfIdle()
                 return
             }
             noteAnswer(true, nil)
+            noteSqueueAnswered()
             for attempt in watched where !attempt.reported {
                 switch attempt.phase {
                 case .inSlurm(let id):
@@ -424,10 +476,19 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                         if attempt.stopReason != nil { cancelInSlurm(attempt) }
                         let state = SlurmJobState(entry.state)
                         if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode, endedAt: entry.endTime) }
+                    } else if let status = readExitStatus(attempt) {
+                        // Submitted, run and gone from squeue before this lookup.
+                        settle(attempt, status: status)
+                    } else if Self.isSubmitting(scriptPath: batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)) {
+                        // A previous orchd's sbatch still runs: it may yet submit the job.
+                        if !attempt.waitedForSbatch {
+                            attempt.waitedForSbatch = true
+                            DaemonLog.warning("job \(attempt.jobID): an sbatch the previous daemon started for it still runs; waiting for it before deciding whether Slurm has the job")
+                        }
                     } else {
                         // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
-                        DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when the previous daemon stopped, and Slurm has no such job")
-                        report(attempt, .finished(.interrupted))
+                        DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when it was stopped, and Slurm has no such job")
+                        report(attempt, .finished(attempt.stopReason?.jobResult ?? .interrupted))
                     }
                 case .submitting:
                     break
@@ -457,8 +518,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
     private func settleFromAccounting(_ attempt: SlurmAttempt, id: String) {
         if let status = readExitStatus(attempt) {
-            let state = SlurmJobState({ if case .exited(0) = status.status { "COMPLETED" } else { "FAILED" } }())
-            settle(attempt, state: state, waitStatus: nil, endedAt: nil, status: status)
+            settle(attempt, status: status)
             return
         }
         guard !attempt.askingAccounting else { return }
@@ -484,6 +544,29 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 }
             }
         }
+    }
+
+    /// Settles an attempt from its exit-status file alone: its batch script ran to the end.
+    private func settle(_ attempt: SlurmAttempt, status: (status: SlurmBatchScript.Status, written: Date)) {
+        let state = SlurmJobState({ if case .exited(0) = status.status { "COMPLETED" } else { "FAILED" } }())
+        settle(attempt, state: state, waitStatus: nil, endedAt: nil, status: status)
+    }
+
+    /// Logs a failed squeue: the first of a run of failures, then only when Slurm's words
+    /// change or a minute has passed, since squeue is asked every second while jobs are in
+    /// Slurm (an squeue missing from `PATH` wrote 600 lines in 10 minutes).
+    private func noteSqueueFailure(_ failure: String) {
+        let now = ContinuousClock.now
+        if let last = lastSqueueFailure, last.message == failure, now - last.logged < .seconds(60) { return }
+        DaemonLog.warning("queue \(name): squeue failed: \(failure)\(lastSqueueFailure == nil ? "" : " (still; said once a minute)")")
+        lastSqueueFailure = (failure, now)
+    }
+
+    /// Logs that squeue answers again after failures.
+    private func noteSqueueAnswered() {
+        guard lastSqueueFailure != nil else { return }
+        lastSqueueFailure = nil
+        DaemonLog.info("queue \(name): squeue answers again")
     }
 
     /// Reports a final state's result (the stop reason's when orchd stopped it) and when the
@@ -550,10 +633,11 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     }
 
     /// The jobs of `squeue --json` output (Slurm 22.05's `jobs` array), or `nil` when it is
-    /// not that.
+    /// not that, or when it reports errors: squeue that cannot reach the controller exits 0
+    /// with `"errors": [...]` and no jobs, which must not read as every job gone.
     static func parseSqueue(_ text: String) -> [QueueEntry]? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-            let jobs = object["jobs"] as? [[String: Any]]
+            let jobs = object["jobs"] as? [[String: Any]], (object["errors"] as? [Any] ?? []).isEmpty
         else { return nil }
         return jobs.compactMap { job -> QueueEntry? in
             guard let number = (job["job_id"] as? NSNumber)?.int64Value else { return nil }
@@ -567,6 +651,20 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 comment: job["comment"] as? String ?? "", userID: (job["user_id"] as? NSNumber)?.uint32Value,
                 endTime: end.flatMap { $0 > 0 ? Date(timeIntervalSince1970: Double($0)) : nil })
         }
+    }
+
+    /// The errors `squeue --json` output reports (each one's `description`, else its `error`),
+    /// joined; `nil` when it reports none or is not JSON.
+    static func squeueErrors(_ text: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+              let errors = object["errors"] as? [Any], !errors.isEmpty
+        else { return nil }
+        let said = errors.map { error -> String in
+            let fields = error as? [String: Any] ?? [:]
+            let description = fields["description"] as? String ?? ""
+            return description.isEmpty ? (fields["error"] as? String ?? "an error") : description
+        }
+        return "squeue reported: " + said.joined(separator: "; ")
     }
 
     /// `sacct -n -P -o State,ExitCode,End` output (`End` in seconds since the epoch): the
@@ -614,6 +712,10 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var inputPath: String?
     var reported = false
     var askingAccounting = false
+    /// The process group of the attempt's sbatch while it runs, so a stop can kill it.
+    var sbatchProcess: Int32?
+    /// The lookup has said that a previous orchd's sbatch still runs.
+    var waitedForSbatch = false
 
     init(
         launch: ExecutorLaunch, executor: SlurmExecutor, onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,

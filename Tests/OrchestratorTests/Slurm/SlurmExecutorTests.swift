@@ -201,6 +201,12 @@ struct SlurmExecutorTests {
             .init(number: 14, name: "orchd-5", state: "COMPLETED", exitCode: nil, comment: "", endTime: Date(timeIntervalSince1970: 1_796_000_001)),
         ])
         #expect(SlurmExecutor.parseSqueue("squeue: error: Unable to contact slurm controller") == nil)
+        // squeue that cannot reach the controller exits 0 with errors and no jobs: not an
+        // empty queue, which would read as every job gone.
+        let unreachable = #"{"meta": {}, "errors": [{"description": "Failed while looking for jobs", "error_number": 1, "error": "Unable to contact slurm controller (connect failure)"}, {"error": "Socket timed out"}], "jobs": []}"#
+        #expect(SlurmExecutor.parseSqueue(unreachable) == nil)
+        #expect(SlurmExecutor.squeueErrors(unreachable) == "squeue reported: Failed while looking for jobs; Socket timed out")
+        #expect(SlurmExecutor.squeueErrors(squeue) == nil)
         let answer = SlurmExecutor.parseSacct("FAILED|3:0|1796000000\n")
         #expect(answer?.state == SlurmJobState("FAILED") && answer?.waitStatus == 3 << 8)
         #expect(answer?.end == Date(timeIntervalSince1970: 1_796_000_000))
