@@ -253,6 +253,9 @@ public struct ArgumentParser: Sendable {
             throw CommandLineError(.missingCommand, "missing subcommand of '\(command.name)': \(words)", command: command.name)
         }
 
+        if global.json, let why = command.withoutJSON {
+            throw CommandLineError(.unexpectedValue, "--json: \(why)", command: command.name)
+        }
         try Self.checkArguments(invocation.arguments, of: command)
         return .run(invocation)
     }

@@ -20,11 +20,15 @@ public struct CommandSpec: Hashable, Sendable {
     /// For a command group such as `queue`: its subcommands, whose names start with this
     /// name and a space. A group runs only through one of them.
     public var subcommands: [CommandSpec] = []
+    /// For a command whose output has no JSON form (a live view, a job's own output, a
+    /// script): why, said when `--json` is given, which is then refused and not listed in its
+    /// help. `nil` for a command that prints JSON with `--json`.
+    public var withoutJSON: String?
 
     /// Declares a command.
     public init(
         name: String, abstract: String, discussion: String? = nil, usage: String, arguments: [ArgumentSpec],
-        options: [OptionSpec], takesTrailingArguments: Bool = false, subcommands: [CommandSpec] = []
+        options: [OptionSpec], takesTrailingArguments: Bool = false, subcommands: [CommandSpec] = [], withoutJSON: String? = nil
     ) {
         self.name = name
         self.abstract = abstract
@@ -34,6 +38,13 @@ public struct CommandSpec: Hashable, Sendable {
         self.options = options
         self.takesTrailingArguments = takesTrailingArguments
         self.subcommands = subcommands
+        self.withoutJSON = withoutJSON
+    }
+
+    /// Whether the command takes the global option `option`: every one but `--json` where
+    /// its output has no JSON form (``withoutJSON``), for its help and shell completion.
+    public func accepts(global option: OptionSpec) -> Bool {
+        withoutJSON == nil || option.name != "json"
     }
 
     /// Whether this is a group of subcommands.

@@ -58,7 +58,7 @@ public struct HelpRenderer: Sendable {
             }
         }
         text += "\nOPTIONS:\n"
-        for option in command.options + globalOptions + [GlobalOptions.help] where !option.isHidden {
+        for option in command.options + globalOptions.filter(command.accepts(global:)) + [GlobalOptions.help] where !option.isHidden {
             text += row(option.label, helpText(option))
         }
         if command.isGroup {

@@ -255,6 +255,14 @@ struct ClientRobustnessTests {
             Issue.record("expected InvalidSetting, got \(error)")
         }
         #expect(try daemon.orchctl(["queue", "add", "Z", "--retry-base", "1s", "--retry-cap", "1s"]).status == 0)
+        // Given in two calls, each checked against the other stored.
+        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "10min"]).status == 1)
+        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-cap", "20min"]).status == 0)
+        #expect(try daemon.orchctl(["queue", "set", "Z", "--retry-base", "10min"]).status == 0)
+        let second = try daemon.orchctl(["queue", "set", "Z", "--retry-cap", "100ms"])
+        #expect(second.status == 1, "\(second)")
+        #expect(second.standardError.contains("queue Z: the retry cap (100ms) is shorter than the retry base (10min)"), "\(second)")
+        #expect(try daemon.orchctl(["queues"]).standardOutput.contains("10min/20min"))
     }
 
     @Test("a retry base or cap of zero or over 100 years is a usage error in orchctl, as such a --timeout is, and refused by orchd")

@@ -153,6 +153,12 @@ struct JobLifecycleTests {
         let unknown = try daemon.orchctl(["wait", "--timeout", "0", "999999"])
         #expect(unknown.status == 1 && unknown.standardError == "Error: no job with ID 999999\n", "\(unknown)")
         #expect(try daemon.orchctl(["wait", "--timeout", "0", "--queue", "default", "--drained"]).status == 0)
+        // The drained queue as `queues --json` gives it, every field.
+        let drained = try daemon.orchctl(["wait", "--json", "--queue", "default", "--drained"])
+        let listed = try daemon.orchctl(["queues", "--json"])
+        let drainedQueue = try #require(try JSONSerialization.jsonObject(with: Data(drained.standardOutput.utf8)) as? [String: Any], "\(drained)")
+        let listedQueue = try #require((try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])?.first, "\(listed)")
+        #expect(Set(drainedQueue.keys) == Set(listedQueue.keys), "\(drained.standardOutput)\n\(listed.standardOutput)")
 
         let running = try daemon.orchctl(["submit", "--", "sleep", "60"]).line
         let timedOut = try daemon.orchctl(["wait", "--timeout", "0", finished, running])

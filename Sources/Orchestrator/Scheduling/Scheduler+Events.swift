@@ -173,17 +173,22 @@ extension Scheduler {
     }
 
     /// Answers once the queue has no waiting, queued or running job (at once when it has none).
-    /// - Returns: the queue, once its drain is durable.
+    /// - Parameter perUser: include the running jobs by user, as `queues` does for admins.
+    /// - Returns: the queue as `queues` shows it, once its drain is durable.
     /// - Throws: `noSuchQueue`.
-    public func waitUntilDrained(_ name: QueueName) async throws(SchedulerError) -> QueueInfo {
+    public func waitUntilDrained(_ name: QueueName, perUser: Bool = false) async throws(SchedulerError) -> QueueInfo {
         guard let runner = runners[name] else { throw .noSuchQueue(name) }
         if runner.counts.live == 0 {
-            let info = runner.info(default: configuration.retryPolicy)
+            let drained = info(of: runner, perUser: perUser)
             await durableSoFar()
-            return info
+            return drained
         }
         return await withCheckedContinuation { (done: CheckedContinuation<QueueInfo, Never>) in
-            drainWaiters[name, default: []].append { done.resume(returning: $0) }
+            drainWaiters[name, default: []].append { drained in
+                var drained = drained
+                if !perUser { drained.runningPerUser = nil }
+                done.resume(returning: drained)
+            }
         }
     }
 
@@ -196,9 +201,9 @@ extension Scheduler {
         } catch {
             DaemonLog.error("cannot record that queue \(runner.name) drained: \(error)")
         }
-        let info = runner.info(default: configuration.retryPolicy)
+        let drained = info(of: runner, perUser: true)
         for waiter in drainWaiters.removeValue(forKey: runner.name) ?? [] {
-            groupCommit.afterDurable { waiter(info) }
+            groupCommit.afterDurable { waiter(drained) }
         }
     }
 

@@ -158,6 +158,12 @@ extension Scheduler {
         if let concurrency { settings.concurrency = concurrency }
         if let retryBase { settings.retryBaseUSec = retryBase.microseconds }
         if let retryCap { settings.retryCapUSec = retryCap.microseconds }
+        // Checked again with the queue's stored base or cap: given in two calls, a cap
+        // shorter than the base passed the check of each call alone.
+        if retryBase != nil || retryCap != nil,
+           let problem = QueuesInterface.retryProblem(baseUSec: settings.retryBaseUSec, capUSec: settings.retryCapUSec) {
+            throw .invalidSetting("queue \(name): " + problem)
+        }
         if let maxRunningPerUser { settings.maxRunningPerUser = maxRunningPerUser == 0 ? nil : maxRunningPerUser }
         settings.executor = executor.applied(to: settings.executor)
         try storeCall { try store.save(settings) }

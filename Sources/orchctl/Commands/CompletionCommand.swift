@@ -16,7 +16,8 @@ enum CompletionCommand: OrchctlCommand {
         usage: "completion <shell>",
         arguments: [ArgumentSpec(name: "shell", kind: .choice(CompletionScript.Shell.allCases.map(\.rawValue)), arity: .one,
                                  help: "bash, zsh or fish.")],
-        options: [])
+        options: [],
+        withoutJSON: "completion prints a shell script")
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         guard let word = invocation.arguments.first, let shell = CompletionScript.Shell(rawValue: word) else {

@@ -25,7 +25,8 @@ enum LogsCommand: OrchctlCommand {
             """,
         usage: "logs <id> [--stderr | --both] [--attempt <n>] [--follow] [--tail <lines>]",
         arguments: [ArgumentSpec(name: "id", kind: .jobID, arity: .one, help: "The job's ID.")],
-        options: Options.specs)
+        options: Options.specs,
+        withoutJSON: "logs prints the job's output as the job wrote it; its fields are in 'orchctl show ID --json'")
 
     /// `logs`' options.
     struct Options: CommandOptions {

@@ -10,7 +10,8 @@ enum ManualCommand: OrchctlCommand {
         discussion: "Read it with 'orchctl manual | man -l -'. scripts/install.sh installs it as orchctl(1), with orchd(8).",
         usage: "manual",
         arguments: [],
-        options: [])
+        options: [],
+        withoutJSON: "manual prints a roff manual page")
 
     static func run(_ invocation: Invocation, context: CommandContext) throws -> ExitCode {
         context.console.write(ManPage(commands: CommandTable.specs, version: OrchdVersion.string).render())

@@ -23,7 +23,8 @@ enum TopCommand: OrchctlCommand {
             """,
         usage: "top [--once] [--color <when>]",
         arguments: [],
-        options: Options.specs)
+        options: Options.specs,
+        withoutJSON: "top draws a frame for people; for machine-readable state use 'orchctl status --json', 'orchctl queues --json' or 'orchctl events --follow'")
 
     /// `top`'s options.
     struct Options: CommandOptions {

@@ -72,12 +72,12 @@ struct CompletionScript: Sendable {
 
             """
         for command in runnable {
-            let options = (command.options + globalOptions).map { "--" + $0.name }.joined(separator: " ")
+            let options = (command.options + globalOptions.filter(command.accepts(global:))).map { "--" + $0.name }.joined(separator: " ")
             let argument = command.isGroup
                 ? "choice:" + command.subcommands.map(\.word).joined(separator: " ")
                 : command.arguments.first.map { Self.kindWord($0.kind) } ?? ""
             var kinds: [String] = []
-            for option in command.options + globalOptions where option.takesValue {
+            for option in command.options + globalOptions.filter(command.accepts(global:)) where option.takesValue {
                 kinds.append("--\(option.name)) kind=\(Self.quoted(Self.kindWord(option.kind))) ;;")
             }
             text += "            \(Self.quoted(command.name)))\n"
@@ -176,7 +176,7 @@ struct CompletionScript: Sendable {
         text += "    (( CURRENT -= index - 1 )); shift $(( index - 1 )) words\n"
         text += "    case $command in\n"
         for command in runnable where !command.isGroup {
-            var specs = (command.options + globalOptions).map { Self.quoted(Self.zshOption($0)) }
+            var specs = (command.options + globalOptions.filter(command.accepts(global:))).map { Self.quoted(Self.zshOption($0)) }
             if let argument = command.arguments.first {
                 let repeated = argument.arity == .zeroOrMore || argument.arity == .oneOrMore
                 specs.append(Self.quoted((repeated ? "*" : "1") + ":\(argument.name):" + Self.zshAction(argument.kind)))

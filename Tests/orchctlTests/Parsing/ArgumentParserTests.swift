@@ -22,6 +22,17 @@ struct ArgumentParserTests {
         #expect(parsed.arguments == ["7"])
     }
 
+    @Test("--json is refused, saying why, by a command whose output has no JSON form, and its help does not list it")
+    func jsonWhereThereIsNone() throws {
+        for words in [["top", "--once"], ["logs", "3"], ["completion", "bash"], ["manual"]] {
+            let error = try #require(parseError(["--json"] + words), "\(words)")
+            #expect(error.message.hasPrefix("--json: \(words[0]) "), "\(error.message)")
+            let spec = try #require(CommandTable.specs.first { $0.name == words[0] })
+            #expect(!HelpRenderer(commands: CommandTable.specs).help(for: spec).contains("--json"), "\(words[0])")
+        }
+        #expect(try invocation(["status", "--json"]).global.json)
+    }
+
     @Test("'--' passes the job's argv verbatim, including words that look like options")
     func doubleDash() throws {
         let parsed = try invocation(["submit", "--queue", "build", "--", "make", "-j4", "--json", "--help", "--", "x"])

@@ -10,7 +10,10 @@ struct WaitDrainedHandler: VarlinkMethodHandler {
     func handle(_ call: VarlinkMethodCall, responder: VarlinkResponder) {
         do throws(VarlinkError) {
             let parameters = try call.parameters(QueuesInterface.WaitDrainedParameters.self)
-            responder.complete({ [scheduler] () async throws(SchedulerError) in try await scheduler.waitUntilDrained(parameters.name) }) {
+            let perUser = call.caller.isAdmin
+            responder.complete({ [scheduler] () async throws(SchedulerError) in
+                try await scheduler.waitUntilDrained(parameters.name, perUser: perUser)
+            }) {
                 QueuesInterface.QueueReply(queue: $0)
             }
         } catch {
