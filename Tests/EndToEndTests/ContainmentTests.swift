@@ -508,6 +508,26 @@ struct ContainmentTests {
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupCrashRecoveryFromAnotherCgroup() throws { try crashRecoveryNeverRunsTwoCopies(mode: "cgroup", restart: .fromAnotherCgroup) }
 
+    @Test("cgroup: an orchd started on a copy of a running orchd's state directory leaves that orchd's running job alone, saying why",
+        .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
+    func copyOfALiveStateDirectory() throws {
+        let fixture = try Fixture(mode: "cgroup")
+        let marker = try ReadyMarker(path: fixture.daemon.directory + "/pid")
+        let id = try fixture.daemon.orchctl(["submit", "--shell", "echo $$ > '\(marker.path)'; exec sleep 900"]).line
+        let pid = try #require(marker.read().flatMap { Int32($0) })
+        let copy = try TestDaemon(arguments: ["--containment", "cgroup"])
+        copy.crash()
+        try FileManager.default.removeItem(atPath: copy.stateDirectory)
+        let copied = try TestDaemon.run("/bin/cp", ["-a", fixture.daemon.stateDirectory, copy.stateDirectory])
+        try #require(copied.status == 0, "\(copied)")
+        try copy.start()
+        #expect(copy.daemonLog.contains("job \(id) is recorded running as pid \(pid), which belongs to another state directory's orchd"), "\(copy.daemonLog)")
+        #expect(!fixture.isGone(pid), "the original's job runs on")
+        #expect(try fixture.daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"state\" : \"running\""))
+        #expect(copy.stop() == 0)
+        #expect(try fixture.daemon.orchctl(["cancel", id]).status == 0)
+    }
+
     @Test("cgroup: a main process that exits leaving a setsid'ed child ends with its own result, the child torn down",
         .enabled(if: CgroupSupport.shouldRun, Comment(rawValue: CgroupSupport.skipReason)))
     func cgroupLeftoverAfterExit() throws { try leftoverAfterExitIsTornDown(mode: "cgroup") }

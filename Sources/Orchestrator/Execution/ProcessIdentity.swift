@@ -95,6 +95,16 @@ enum ProcessIdentity {
         })
     }
 
+    /// Whether `pid`'s environment names a state directory other than `stateDirectory` (by
+    /// name and by device and inode): the process is a job of another daemon. `false` when it
+    /// names none or cannot be read.
+    static func namesAnotherStateDirectory(_ pid: Int32, than stateDirectory: String) -> Bool {
+        guard case .environment(let environ) = read(pid) else { return false }
+        let directoryPrefix = Array("\(stateDirectoryVariable)=".utf8)
+        guard let entry = environ.split(separator: 0).first(where: { $0.starts(with: directoryPrefix) }) else { return false }
+        return !DirectoryIdentity(path: stateDirectory).isNamed(by: entry.dropFirst(directoryPrefix.count))
+    }
+
     /// The live processes whose environment names this job (or hook run) of this daemon,
     /// looked for among the daemon's descendants when it is a child subreaper (where every
     /// process of its jobs stays; ``ProcessTree/daemonDescendants()``), else among every

@@ -30,15 +30,23 @@ extension Scheduler {
         // every group holding a process with the identity of one of these jobs or of a hook in
         // its environment: survivors whose leader already exited, processes spawned before
         // their pid was recorded, and the hooks the previous daemon left running.
+        let stateDirectory = configuration.stateDirectory
         let recorded = records.compactMap { record -> Int32? in
             guard let pid = record.job.pid, pid > 1, let ticks = record.processStartTicks,
                 record.bootID == ProcStat.bootID, ProcStat.startTicks(pid: pid) == ticks
             else { return nil }
+            // With cgroups every process of this daemon's jobs is in its own subtree, emptied
+            // above, so a recorded process whose environment names another state directory is
+            // the job of the daemon this directory was copied from (the same pids and start
+            // times in the copied record), and not ours to kill.
+            if containment.subtree != nil, ProcessIdentity.namesAnotherStateDirectory(pid, than: stateDirectory) {
+                DaemonLog.warning("job \(record.job.id) is recorded running as pid \(pid), which belongs to another state directory's orchd (was this state directory copied from a running one?); leaving it alone")
+                return nil
+            }
             return pid
         }
         let jobs = Set(records.map { $0.job.id.rawValue })
         let spared = Set(slurmAttemptsToReattach.map { $0.job.id.rawValue })
-        let stateDirectory = configuration.stateDirectory
         let killed = Self.killUntilNoneLeft(first: recorded, expectingSome: !records.isEmpty) {
             ProcessIdentity.processGroups(ofJobs: jobs, sparing: spared, orHooksOf: stateDirectory)
         }
