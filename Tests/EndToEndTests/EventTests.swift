@@ -76,6 +76,8 @@ struct EventTests {
         for arguments in [["events", "--queue", "nightyl"], ["events", "--follow", "--queue", "nightyl"]] {
             let typo = try daemon.orchctl(arguments)
             #expect(typo.status == 1 && typo.standardError.contains("no queue named 'nightyl'"), "\(arguments): \(typo)")
+            // A filter: adding the queue would not help, so it is not suggested.
+            #expect(!typo.standardError.contains("queue add"), "\(arguments): \(typo)")
         }
         let unknownJob = try daemon.orchctl(["events", "--job", "4242"])
         #expect(unknownJob.status == 1 && unknownJob.standardError.contains("no job with ID 4242"), "\(unknownJob)")

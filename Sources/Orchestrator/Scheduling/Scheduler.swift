@@ -515,8 +515,8 @@ public actor Scheduler {
     }
 
     /// `unknownQueue` for `name`, naming the declared queues.
-    private func unknownQueue(_ name: QueueName) -> SchedulerError {
-        .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted())
+    private func unknownQueue(_ name: QueueName, asFilter: Bool = false) -> SchedulerError {
+        .unknownQueue(name, known: runners.values.filter(\.isDeclared).map(\.name).sorted(), asFilter: asFilter)
     }
 
     /// Refuses a filter naming a queue orchd does not know (neither declared nor holding
@@ -525,7 +525,7 @@ public actor Scheduler {
     /// - Throws: `unknownQueue` with the declared queues.
     func requireKnownQueue(_ name: QueueName?) throws(SchedulerError) {
         guard let name, runners[name] == nil else { return }
-        throw unknownQueue(name)
+        throw unknownQueue(name, asFilter: true)
     }
 
     /// Claims the queue's next eligible jobs, up to its free slots, in one transaction, and

@@ -32,7 +32,9 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// nothing was changed.
     case databaseLocked(path: String)
     /// No queue of this name is declared (`queue add`, the configuration file, `default`).
-    case unknownQueue(QueueName, known: [QueueName])
+    /// `asFilter`: the name was a filter (`cancel --queue`, `events --queue`), where adding
+    /// the queue is no help, so the message does not suggest it.
+    case unknownQueue(QueueName, known: [QueueName], asFilter: Bool = false)
     /// A queue of this name is declared already (`queue add`).
     case queueExists(QueueName)
     /// The queue cannot be removed: it still has unfinished jobs, or it is `default`.
@@ -85,7 +87,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .storage(let message): "storage failure: \(message)"
         case .storageFull(let directory, let free):
             "the file system of the state directory \(directory) is full (\(free) bytes free), so nothing was stored; free space there and try again"
-        case .unknownQueue(let name, let known): JobsInterface.unknownQueue(name, known: known).description
+        case .unknownQueue(let name, let known, let asFilter): JobsInterface.unknownQueue(name, known: known, suggestingAdd: !asFilter).description
         case .queueExists(let name): "a queue named '\(name)' exists already; change its settings with 'orchctl queue set \(name)'"
         case .queueNotRemovable(let name, let reason): "queue '\(name)' cannot be removed: \(reason)"
         case .alreadyStarted(let id, let operation): "job \(id) has already started, so it cannot be \(operation)"

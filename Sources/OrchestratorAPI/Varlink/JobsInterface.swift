@@ -835,12 +835,13 @@ public enum JobsInterface {
     }
 
     /// `UnknownQueue(name, known, message)`: no queue of this name is declared; `known`
-    /// lists those that are.
-    public static func unknownQueue(_ name: QueueName, known: [QueueName]) -> VarlinkError {
+    /// lists those that are. `suggestingAdd`: the message says how to add it (for a queue a
+    /// job was to go to, not for a filter).
+    public static func unknownQueue(_ name: QueueName, known: [QueueName], suggestingAdd: Bool = true) -> VarlinkError {
         VarlinkError(Errors.unknownQueue, [
             "name": .string(name.rawValue), "known": .array(known.map { .string($0.rawValue) }),
-            "message": .string("no queue named '\(name)'; the queues are \(known.map(\.rawValue).joined(separator: ", ")) "
-                + "(add one with 'orchctl queue add \(name)')"),
+            "message": .string("no queue named '\(name)'; the queues are \(known.map(\.rawValue).joined(separator: ", "))"
+                + (suggestingAdd ? " (add one with 'orchctl queue add \(name)')" : "")),
         ])
     }
 

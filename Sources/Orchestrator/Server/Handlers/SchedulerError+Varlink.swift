@@ -20,7 +20,7 @@ extension SchedulerError {
             JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
         case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
         case .stopping: JobsInterface.stopping(message: description)
-        case .unknownQueue(let name, let known): JobsInterface.unknownQueue(name, known: known)
+        case .unknownQueue(let name, let known, let asFilter): JobsInterface.unknownQueue(name, known: known, suggestingAdd: !asFilter)
         case .queueExists(let name): QueuesInterface.queueExists(name, message: description)
         case .queueNotRemovable(let name, _): QueuesInterface.queueNotRemovable(name, message: description)
         case .alreadyStarted(let id, _): JobsInterface.alreadyStarted(id, message: description)
