@@ -7,7 +7,7 @@ enum PauseCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Pause queues: start none of their jobs until resumed.",
-        discussion: "Running jobs go on; queued jobs stay queued. Without a queue name, pauses every queue. Prints each queue that was paused.",
+        discussion: "Running jobs go on; queued jobs stay queued. Without a queue name, pauses every queue. Prints each queue that was paused (and, for queues named, each that already was).",
         usage: "pause [<queue> ...]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .zeroOrMore, help: "The queues to pause. (default: every queue)")],
         options: [])
@@ -23,7 +23,7 @@ enum ResumeCommand: OrchctlCommand {
     static let spec = CommandSpec(
         name: name,
         abstract: "Resume paused queues.",
-        discussion: "Without a queue name, resumes every queue. Prints each queue that was resumed.",
+        discussion: "Without a queue name, resumes every queue. Prints each queue that was resumed (and, for queues named, each that was not paused).",
         usage: "resume [<queue> ...]",
         arguments: [ArgumentSpec(name: "queue", kind: .queueName, arity: .zeroOrMore, help: "The queues to resume. (default: every queue)")],
         options: [])
@@ -49,24 +49,27 @@ enum QueuePausing {
         if invocation.global.json {
             context.console.write(try JSONOutput.text(after))
         } else {
-            context.console.write(changes(before: before, after: after, pause: pause))
+            context.console.write(changes(before: before, after: after, pause: pause, named: !names.isEmpty))
         }
         return .success
     }
 
-    /// One line per queue of the reply: `paused build`, `build was already paused`, or `build was not paused`.
-    static func changes(before: [QueueInfo], after: [QueueInfo], pause: Bool) -> String {
+    /// One line per queue of the reply: `paused build`, `build was already paused`, or `build
+    /// was not paused`. Without names (every queue) only the queues that changed, or one line
+    /// saying none did: a bare `resume` listed every queue that had not been paused.
+    static func changes(before: [QueueInfo], after: [QueueInfo], pause: Bool, named: Bool = true) -> String {
         let verb = pause ? "paused" : "resumed"
         guard !after.isEmpty else { return "No queues to \(pause ? "pause" : "resume").\n" }
         var text = ""
         for queue in after {
             let was = before.first { $0.name == queue.name }?.paused
             if was == pause {
-                text += "\(queue.name) was \(pause ? "already paused" : "not paused")\n"
+                if named { text += "\(queue.name) was \(pause ? "already paused" : "not paused")\n" }
             } else {
                 text += "\(verb) \(queue.name)\n"
             }
         }
+        if text.isEmpty { return pause ? "Every queue was already paused.\n" : "No queue was paused.\n" }
         return text
     }
 }

@@ -211,6 +211,10 @@ struct QueueCommandTests {
         #expect(QueuePausing.changes(before: [queue("a", paused: true), queue("b")], after: resumed, pause: false) == "resumed a\nb was not paused\n")
         #expect(QueuePausing.changes(before: [], after: [queue("new", paused: true)], pause: true) == "paused new\n")
         #expect(QueuePausing.changes(before: [], after: [], pause: false) == "No queues to resume.\n")
+        // Every queue (no names): only what changed, or one line when nothing did.
+        #expect(QueuePausing.changes(before: [queue("a", paused: true), queue("b")], after: resumed, pause: false, named: false) == "resumed a\n")
+        #expect(QueuePausing.changes(before: resumed, after: resumed, pause: false, named: false) == "No queue was paused.\n")
+        #expect(QueuePausing.changes(before: after, after: after, pause: true, named: false) == "Every queue was already paused.\n")
     }
 
     @Test("prune counts jobs")
