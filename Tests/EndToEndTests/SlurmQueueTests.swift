@@ -324,6 +324,33 @@ struct SlurmQueueTests {
         #expect(daemon.daemonLog.contains("squeue answers again"), "\(daemon.daemonLog)")
     }
 
+    @Test("a recorded Slurm ID that squeue shows as another job (a controller that lost its state reuses IDs) is not followed: the attempt is not recorded with that job's end")
+    func reusedSlurmIDIsNotFollowed() throws {
+        let flag = "/tmp/orchd-squeue-foreign-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // While FLAG exists, squeue shows every orchd job under another name and comment, as
+        // a reused ID would.
+        let (daemon, _) = try slurmDaemon(wrapping: ["squeue": """
+            if [ -e '\(flag)' ]; then
+              /usr/bin/squeue "$@" | sed -e 's/"name": *"orchd-[0-9]*"/"name":"foreign"/g' -e 's/"comment": *"orchd [^"]*"/"comment":""/g'
+              exit 0
+            fi
+            exec /usr/bin/squeue "$@"
+            """])
+        defer { unlink(flag) }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let gate = try makeGate(daemon, "gate")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; cat '\(gate)' >/dev/null"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String)
+        try Data().write(to: URL(fileURLWithPath: flag))
+        #expect(daemon.waitForLog(containing: "job \(id): Slurm job \(slurmID) is now another job ('foreign')"), "\(daemon.daemonLog)")
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status != 0, "\(waited)")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "interrupted", "\(shown)")
+        open(gate: gate)
+    }
+
     @Test("kill -9 of orchd while its sbatch is in flight: the restarted orchd waits for that sbatch and follows the job it submitted, which runs once")
     func crashWhileSbatchIsInFlight() throws {
         let sbatchGate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -347,6 +374,40 @@ struct SlurmQueueTests {
         #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
         let made = try attempts(daemon, id)
         #expect(made.count == 1, "the one attempt, followed: \(made)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
+    }
+
+    @Test("kill -9 while sbatch is in flight, the orphaned sbatch submitting while the restarted orchd's squeue runs: the lookup waits for it and follows its job, which runs once")
+    func orphanedSbatchEndsDuringSqueue() throws {
+        let base = "/tmp/orchd-race-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (sbatchGate, sbatchDone, flag) = (base + ".gate", base + ".done", base + ".flag")
+        try #require(mkfifo(sbatchGate, 0o666) == 0 && mkfifo(sbatchDone, 0o666) == 0)
+        let sbatchStarted = try ReadyMarker(path: base + ".started")
+        defer { for path in [sbatchGate, sbatchDone, flag, sbatchStarted.path] { unlink(path) } }
+        // sbatch waits at the gate, and says when it has submitted. While FLAG exists, squeue
+        // takes its answer, then lets sbatch go and waits until it has submitted, then gives
+        // the answer it took before: the job submitted while squeue ran.
+        let (daemon, _) = try slurmDaemon(wrapping: [
+            "sbatch": """
+                echo held > '\(sbatchStarted.path)'; read x < '\(sbatchGate)'
+                /usr/bin/sbatch "$@"; code=$?; echo done > '\(sbatchDone)'; exit $code
+                """,
+            "squeue": """
+                out=$(/usr/bin/squeue "$@"); code=$?
+                if [ -e '\(flag)' ]; then rm -f '\(flag)'; : > '\(sbatchGate)'; read x < '\(sbatchDone)'; fi
+                printf '%s\\n' "$out"; exit $code
+                """,
+        ])
+        let runs = daemon.directory + "/runs"
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--retries", "2", "--shell", "echo run >> '\(runs)'"]).line
+        #expect(sbatchStarted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        daemon.crash()
+        try Data().write(to: URL(fileURLWithPath: flag))
+        try daemon.start()
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        let made = try attempts(daemon, id)
+        #expect(made.count == 1, "the one attempt, followed: \(made)\n\(daemon.daemonLog)")
         #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
     }
 

@@ -256,17 +256,21 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         "\(stateDirectory)/slurm/job-\(job)-\(attempt).sh"
     }
 
-    /// Whether a process still runs with `scriptPath` among its arguments: an sbatch a
-    /// previous orchd started for the attempt, which may yet get the job to Slurm. Read from
-    /// every process's `/proc/PID/cmdline` (proc_pid_cmdline(5)); only while an attempt is
-    /// looked up and Slurm has no job for it.
-    static func isSubmitting(scriptPath: String) -> Bool {
-        let wanted = Array(scriptPath.utf8)
+    /// Which of `scriptPaths` a running process has among its arguments: an sbatch a previous
+    /// orchd started for the attempt, which may yet get the job to Slurm. Read from every
+    /// process's `/proc/PID/cmdline` (proc_pid_cmdline(5)), in one walk; only while attempts
+    /// are looked up.
+    static func submittingScripts(among scriptPaths: Set<String>) -> Set<String> {
+        guard !scriptPaths.isEmpty else { return [] }
+        let wanted = Set(scriptPaths.map { Array($0.utf8) })
+        var found: Set<String> = []
         for name in ProcStat.entryNames(of: "/proc") {
             guard Int32(name) != nil, let commandLine = ProcStat.readFile("/proc/\(name)/cmdline") else { continue }
-            if commandLine.split(separator: 0, omittingEmptySubsequences: false).contains(where: { $0.elementsEqual(wanted) }) { return true }
+            for argument in commandLine.split(separator: 0) where wanted.contains(Array(argument)) {
+                found.insert(String(decoding: argument, as: UTF8.self))
+            }
         }
-        return false
+        return found
     }
 
     private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
@@ -440,6 +444,11 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         let watched = attempts.values.filter { $0.phase != .submitting }
         guard !pollInFlight, !watched.isEmpty else { return }
         pollInFlight = true
+        // Looked for before squeue is asked: an sbatch that ends after this look has got its
+        // job to the controller before squeue asks it, and one that ends during squeue's call
+        // was seen here, so the lookup waits for the next poll.
+        let lookups = watched.filter { $0.phase == .lookingUp }
+        let submitting = Self.submittingScripts(among: Set(lookups.map { batchScriptPath(job: $0.jobID, attempt: $0.launch.job.attempt) }))
         command.run(["squeue", "--json"], on: queue) { [self] outcome in
             pollInFlight = false
             guard outcome.succeeded, let jobs = Self.parseSqueue(outcome.output) else {
@@ -459,7 +468,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             for attempt in watched where !attempt.reported {
                 switch attempt.phase {
                 case .inSlurm(let id):
-                    if let entry = jobs.first(where: { $0.id == id }) {
+                    // By its ID, and only while it is still this attempt's job: a controller
+                    // that lost its state hands the same IDs to other jobs.
+                    if let entry = jobs.first(where: { $0.id == id }), isThisAttempt(entry, attempt) {
                         let state = SlurmJobState(entry.state)
                         if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode, endedAt: entry.endTime) }
                     } else {
@@ -479,7 +490,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                     } else if let status = readExitStatus(attempt) {
                         // Submitted, run and gone from squeue before this lookup.
                         settle(attempt, status: status)
-                    } else if Self.isSubmitting(scriptPath: batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)) {
+                    } else if submitting.contains(batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)) {
                         // A previous orchd's sbatch still runs: it may yet submit the job.
                         if !attempt.waitedForSbatch {
                             attempt.waitedForSbatch = true
@@ -515,6 +526,21 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         return jobs.filter { $0.comment == comment && $0.name == "orchd-\(job)" && ($0.userID ?? userID) == userID }.max { $0.number < $1.number }
     }
 
+    /// Whether squeue's entry for an attempt's recorded Slurm ID is still that attempt's job:
+    /// its name, its comment (when squeue gives one) and its user. After a controller lost
+    /// its state the ID may name another user's job, whose end must not be recorded as this
+    /// one's, nor its job cancelled.
+    private func isThisAttempt(_ entry: QueueEntry, _ attempt: SlurmAttempt) -> Bool {
+        let userID = attempt.launch.request.user ?? geteuid()
+        let comment = Self.comment(job: attempt.jobID, attempt: attempt.launch.job.attempt, stateDirectory: stateDirectory)
+        let same = entry.name == "orchd-\(attempt.jobID)" && (entry.comment.isEmpty || entry.comment == comment) && (entry.userID ?? userID) == userID
+        if !same && !attempt.notedForeignID {
+            attempt.notedForeignID = true
+            DaemonLog.warning("job \(attempt.jobID): Slurm job \(entry.id) is now another job ('\(entry.name)'): the controller lost the job it recorded; settling it from its exit status, else as interrupted")
+        }
+        return same
+    }
+
     /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
     private func settleFromAccounting(_ attempt: SlurmAttempt, id: String) {
         if let status = readExitStatus(attempt) {
@@ -525,10 +551,13 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         attempt.askingAccounting = true
         // Every user's (`-a`): jobs of other users are submitted with --uid. `End` in seconds
         // since the epoch: SlurmCommand sets `SLURM_TIME_FORMAT=%s`.
-        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode,End"]
+        let fields = ["-a", "-j", id, "-X", "-n", "-P", "-o", "State,ExitCode,End,JobName"]
+        // Only a record with the attempt's job name: after a controller lost its state, the
+        // same ID may name other jobs too.
+        let jobName = "orchd-\(attempt.jobID)"
         // The accounting database when there is one, else the job completion log (`-c`).
         command.run(["sacct"] + fields, on: queue) { [self] outcome in
-            let answer = Self.parseSacct(outcome.output)
+            let answer = Self.parseSacct(outcome.output, jobName: jobName)
             if outcome.succeeded, let answer {
                 attempt.askingAccounting = false
                 settle(attempt, state: answer.state, waitStatus: answer.waitStatus, endedAt: answer.end)
@@ -536,7 +565,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             }
             command.run(["sacct", "-c"] + fields, on: queue) { [self] completion in
                 attempt.askingAccounting = false
-                if completion.succeeded, let answer = Self.parseSacct(completion.output), answer.state.isFinal {
+                if completion.succeeded, let answer = Self.parseSacct(completion.output, jobName: jobName), answer.state.isFinal {
                     settle(attempt, state: answer.state, waitStatus: answer.waitStatus, endedAt: answer.end)
                 } else {
                     DaemonLog.error("queue \(name): Slurm job \(id) of job \(attempt.jobID) is gone from squeue with no exit status and no accounting record; recording it interrupted")
@@ -667,14 +696,16 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         return "squeue reported: " + said.joined(separator: "; ")
     }
 
-    /// `sacct -n -P -o State,ExitCode,End` output (`End` in seconds since the epoch): the
-    /// first line's state, its exit code (`3:0` is status 3, signal 0) as a wait status, and
-    /// its end (`nil` when sacct gives none: `Unknown`, or a job still running); `nil` when
-    /// there is no line.
-    static func parseSacct(_ text: String) -> (state: SlurmJobState, waitStatus: Int32?, end: Date?)? {
-        guard let line = text.split(whereSeparator: \.isNewline).first else { return nil }
-        let fields = line.split(separator: "|", omittingEmptySubsequences: false)
-        guard fields.count >= 2 else { return nil }
+    /// `sacct -n -P -o State,ExitCode,End,JobName` output (`End` in seconds since the epoch):
+    /// the first line's state (with `jobName`, the first line of that name; a line without
+    /// the field counts as of that name), its exit code (`3:0` is status 3, signal 0) as a
+    /// wait status, and its end (`nil` when sacct gives none: `Unknown`, or a job still
+    /// running); `nil` when there is no such line.
+    static func parseSacct(_ text: String, jobName: String? = nil) -> (state: SlurmJobState, waitStatus: Int32?, end: Date?)? {
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: "|", omittingEmptySubsequences: false) }
+        guard let fields = lines.first(where: { fields in
+            fields.count >= 2 && (jobName == nil || fields.count < 4 || fields[3] == jobName![...])
+        }) else { return nil }
         let parts = fields[1].split(separator: ":")
         var wait: Int32?
         if parts.count == 2, let code = Int32(parts[0]), let signal = Int32(parts[1]) { wait = (code << 8) | (signal & 0x7f) }
@@ -716,6 +747,8 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var sbatchProcess: Int32?
     /// The lookup has said that a previous orchd's sbatch still runs.
     var waitedForSbatch = false
+    /// The journal has said that its recorded Slurm ID now names another job.
+    var notedForeignID = false
 
     init(
         launch: ExecutorLaunch, executor: SlurmExecutor, onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,

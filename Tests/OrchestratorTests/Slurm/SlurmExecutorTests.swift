@@ -214,6 +214,12 @@ struct SlurmExecutorTests {
         #expect(SlurmExecutor.parseSacct("RUNNING|0:0|Unknown\n")?.end == nil)
         #expect(SlurmExecutor.parseSacct("FAILED|3:0\n")?.end == nil)
         #expect(SlurmExecutor.parseSacct("") == nil)
+        // With a job name, only a record of that name: a controller that lost its state gives
+        // the same ID to other jobs. A record without the field counts as of that name.
+        let reused = "COMPLETED|0:0|1796000100|foreign\nFAILED|2:0|1796000000|orchd-7\n"
+        #expect(SlurmExecutor.parseSacct(reused, jobName: "orchd-7")?.waitStatus == 2 << 8)
+        #expect(SlurmExecutor.parseSacct("COMPLETED|0:0|1796000100|foreign\n", jobName: "orchd-7") == nil)
+        #expect(SlurmExecutor.parseSacct("FAILED|3:0|1796000000\n", jobName: "orchd-7")?.waitStatus == 3 << 8)
         #expect(SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"))
         #expect(!SlurmExecutor.isUnreachable("sbatch: error: Batch job submission failed: Invalid partition name specified"))
     }
