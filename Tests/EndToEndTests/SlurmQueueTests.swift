@@ -289,6 +289,25 @@ struct SlurmQueueTests {
         return (daemon, cluster)
     }
 
+    /// An sbatch held at a gate (a FIFO) until the test opens it: a slow controller, say.
+    private struct HeldSbatch {
+        let gate: String
+        let started: ReadyMarker
+        /// The wrapper's body: says it is held, waits at the gate, then runs the real sbatch.
+        var script: String { "echo held > '\(started.path)'; read x < '\(gate)'; exec /usr/bin/sbatch \"$@\"" }
+
+        init() throws {
+            gate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            guard mkfifo(gate, 0o666) == 0 else { throw TestFailure("mkfifo \(gate): errno \(errno)") }
+            started = try ReadyMarker(path: gate + ".started")
+        }
+
+        func remove() {
+            unlink(gate)
+            unlink(started.path)
+        }
+    }
+
     /// An squeue that, while `FLAG` exists, answers as Slurm 22.05's does when it cannot reach
     /// the controller: exit 0, an `errors` entry and no jobs.
     private static func failingSqueue(flag: String) -> String {
@@ -353,23 +372,17 @@ struct SlurmQueueTests {
 
     @Test("kill -9 of orchd while its sbatch is in flight: the restarted orchd waits for that sbatch and follows the job it submitted, which runs once")
     func crashWhileSbatchIsInFlight() throws {
-        let sbatchGate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try #require(mkfifo(sbatchGate, 0o666) == 0)
-        defer { unlink(sbatchGate) }
-        let sbatchStarted = try ReadyMarker(path: sbatchGate + ".started")
-        defer { unlink(sbatchStarted.path) }
-        // An sbatch held until the test lets it go: a slow controller, say.
-        let (daemon, _) = try slurmDaemon(wrapping: [
-            "sbatch": "echo held > '\(sbatchStarted.path)'; read x < '\(sbatchGate)'; exec /usr/bin/sbatch \"$@\"",
-        ])
+        let sbatch = try HeldSbatch()
+        defer { sbatch.remove() }
+        let (daemon, _) = try slurmDaemon(wrapping: ["sbatch": sbatch.script])
         let runs = daemon.directory + "/runs"
         let id = try daemon.orchctl(["submit", "--queue", "hpc", "--retries", "2", "--shell", "echo run >> '\(runs)'"]).line
-        #expect(sbatchStarted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        #expect(sbatch.started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
 
         daemon.crash()
         try daemon.start()
         #expect(daemon.waitForLog(containing: "job \(id): an sbatch the previous daemon started for it still runs"), "\(daemon.daemonLog)")
-        open(gate: sbatchGate)
+        open(gate: sbatch.gate)
         let waited = try daemon.orchctl(["wait", id])
         #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
         let made = try attempts(daemon, id)
@@ -413,16 +426,11 @@ struct SlurmQueueTests {
 
     @Test("a cancel while sbatch hangs returns: sbatch is stopped, the job ends cancelled, and Slurm has no job of it")
     func cancelWhileSbatchHangs() throws {
-        let sbatchGate = "/tmp/orchd-sbatch-gate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try #require(mkfifo(sbatchGate, 0o666) == 0)
-        defer { unlink(sbatchGate) }
-        let sbatchStarted = try ReadyMarker(path: sbatchGate + ".started")
-        defer { unlink(sbatchStarted.path) }
-        let (daemon, cluster) = try slurmDaemon(wrapping: [
-            "sbatch": "echo held > '\(sbatchStarted.path)'; read x < '\(sbatchGate)'; exec /usr/bin/sbatch \"$@\"",
-        ])
+        let sbatch = try HeldSbatch()
+        defer { sbatch.remove() }
+        let (daemon, cluster) = try slurmDaemon(wrapping: ["sbatch": sbatch.script])
         let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
-        #expect(sbatchStarted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        #expect(sbatch.started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
         let cancelled = try daemon.orchctl(["cancel", id])
         #expect(cancelled.status == 0, "\(cancelled)\n\(daemon.daemonLog)")
         let shown = try job(daemon, id)
