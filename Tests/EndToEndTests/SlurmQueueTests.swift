@@ -424,6 +424,52 @@ struct SlurmQueueTests {
         #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
     }
 
+    @Test("--timeout while sbatch hangs: the timeout counts from the claim, sbatch is stopped, the job ends timed_out, and Slurm has no job of it")
+    func timeoutWhileSbatchHangs() throws {
+        let sbatch = try HeldSbatch()
+        defer { sbatch.remove() }
+        let (daemon, cluster) = try slurmDaemon(wrapping: ["sbatch": sbatch.script])
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--timeout", "1s", "--", "true"]).line
+        #expect(sbatch.started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 124, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try slurmJobs(of: daemon, cluster).isEmpty)
+    }
+
+    @Test("a scancel that fails (the controller does not answer) is run again until it succeeds: the cancel then returns and the job ends cancelled")
+    func failedScancelIsRetried() throws {
+        let flag = "/tmp/orchd-scancel-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let attempted = try ReadyMarker(path: flag + ".tried")
+        defer { unlink(flag); unlink(attempted.path) }
+        let (daemon, cluster) = try slurmDaemon(wrapping: ["scancel": """
+            if [ -e '\(flag)' ]; then echo tried > '\(attempted.path)'; echo 'scancel: error: Unable to contact slurm controller (connect failure)' >&2; exit 1; fi
+            exec /usr/bin/scancel "$@"
+            """])
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String)
+        try Data().write(to: URL(fileURLWithPath: flag))
+        let canceller = Process()
+        canceller.executableURL = URL(fileURLWithPath: Binaries.orchctl)
+        canceller.arguments = ["--socket", daemon.socketPath, "cancel", id]
+        canceller.standardOutput = FileHandle.nullDevice
+        canceller.standardError = FileHandle.nullDevice
+        try canceller.run()
+        // A cancel that never returns fails the test instead of holding up the run.
+        let limit = DispatchWorkItem { [pid = canceller.processIdentifier] in kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: limit)
+        defer { limit.cancel() }
+        #expect(attempted.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        #expect(daemon.waitForLog(containing: "scancel \(slurmID) for job \(id) failed"), "\(daemon.daemonLog)")
+        unlink(flag)
+        canceller.waitUntilExit()
+        #expect(canceller.terminationStatus == 0)
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled", "\(shown)")
+        #expect(try waitUntilGoneFromSqueue(cluster, [slurmID]))
+    }
+
     @Test("a cancel while sbatch hangs returns: sbatch is stopped, the job ends cancelled, and Slurm has no job of it")
     func cancelWhileSbatchHangs() throws {
         let sbatch = try HeldSbatch()
@@ -454,6 +500,10 @@ struct SlurmQueueTests {
         canceller.standardOutput = FileHandle.nullDevice
         canceller.standardError = FileHandle.nullDevice
         try canceller.run()
+        // A cancel that never returns fails the test instead of holding up the run.
+        let limit = DispatchWorkItem { [pid = canceller.processIdentifier] in kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: limit)
+        defer { limit.cancel() }
         // The cancel has reached orchd once its scancel has ended the job in Slurm.
         let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String)
         #expect(try waitUntilGoneFromSqueue(cluster, [slurmID]), "\(daemon.daemonLog)")

@@ -93,6 +93,9 @@ extension Scheduler {
     func reattachSlurmJobs() {
         let records = slurmAttemptsToReattach
         slurmAttemptsToReattach = []
+        // A cancel or timeout stored ahead of its end: the previous orchd's scancel may not
+        // have reached Slurm (its controller down), so the stop is made again.
+        let endings = records.isEmpty ? [:] : (try? store.endings()) ?? [:]
         for record in records {
             let job = record.job
             let id = job.id
@@ -111,6 +114,11 @@ extension Scheduler {
             runner.inFlight.insert(id)
             // Counts against its owner's share (max-running-per-user) like any running job.
             runner.noteRunning(job.submitterUid, 1)
+            if let ending = endings[id], let reason = [StopReason.cancelled, .timedOut].first(where: { $0.jobResult == ending.result }) {
+                if ending.isFinal { retriesCancelled.insert(id) }
+                DaemonLog.info("job \(id): stopping it again (\(ending.result.name), stored before the previous daemon stopped)")
+                operations[id]?.stop(reason: reason, signal: nil)
+            }
         }
     }
 

@@ -613,6 +613,11 @@ public actor Scheduler {
         runner.inFlight.insert(id)
         runner.noteRunning(job.submitterUid, 1)
         runner.lastServedOwner = job.submitterUid
+        // A Slurm attempt's timeout counts from here, not from sbatch's answer: sbatch may
+        // wait long for a controller, and the stop then kills it (a local spawn is at once).
+        if runner.settings.executor.kind == .slurm, let timeout = job.spec.timeoutUSec, timeoutTimers[id] == nil {
+            armTimeout(for: id, after: Duration(microseconds: timeout))
+        }
     }
 
     /// What an attempt of `job` runs: its command, directory, environment and log files.

@@ -28,6 +28,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// The first wait after Slurm could not be reached; doubled up to ``unreachableBackoffCap``.
     static let unreachableBackoffBase: Duration = .seconds(2)
     static let unreachableBackoffCap: Duration = .seconds(60)
+    /// The wait before a failed scancel is run again.
+    static let scancelRetry: Duration = .seconds(2)
 
     /// The queue whose jobs this executor runs.
     let name: QueueName
@@ -369,7 +371,14 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             stopPollingIfIdle()
             return
         }
-        guard attempt.stopReason == nil else { return }
+        guard attempt.stopReason == nil else {
+            // Another cancel with a signal (`cancel --signal KILL`): sent now, as to a local job.
+            if let signal, case .inSlurm = attempt.phase {
+                attempt.stopSignal = signal
+                cancelInSlurm(attempt)
+            }
+            return
+        }
         attempt.stopReason = reason
         attempt.stopSignal = signal
         switch attempt.phase {
@@ -405,7 +414,12 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         command.run(["scancel", id], on: queue) { [self] outcome in
             if !outcome.succeeded {
                 noteAnswer(outcome.launchError == nil && !Self.isUnreachable(outcome.error), outcome.failure)
-                DaemonLog.error("queue \(name): scancel \(id) for job \(attempt.jobID) failed: \(outcome.failure)")
+                DaemonLog.error("queue \(name): scancel \(id) for job \(attempt.jobID) failed: \(outcome.failure); trying again in \(TimeSpan.format(Self.scancelRetry))")
+                // Until it is done: a controller that did not answer must not leave the job
+                // running while the cancel waits for its end.
+                queue.asyncAfter(deadline: .now() + Self.scancelRetry.dispatchInterval) { [self] in
+                    if !attempt.reported { cancelInSlurm(attempt) }
+                }
             }
         }
     }
@@ -455,12 +469,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 let failure = outcome.succeeded ? Self.squeueErrors(outcome.output) ?? "unreadable output" : outcome.failure
                 noteAnswer(false, failure)
                 noteSqueueFailure(failure)
-                // An attempt whose batch script has written its exit status is over, whatever
-                // squeue says; the others wait for squeue to answer.
-                for attempt in watched where !attempt.reported {
-                    if let status = readExitStatus(attempt) { settle(attempt, status: status) }
-                }
-                stopPollingIfIdle()
+                // Every attempt waits for squeue: its exit-status file is in a directory of the
+                // job's owner, who could write it while the job runs on, and a retry would then
+                // run beside it. It is read only once Slurm shows the job ended or gone.
                 return
             }
             noteAnswer(true, nil)
@@ -612,7 +623,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             DaemonLog.warning("job \(attempt.jobID): Slurm ended it for using more memory than it was given (OUT_OF_MEMORY)")
         }
         unlink(attempt.exitStatusPath)
-        report(attempt, .finished(attempt.stopReason?.jobResult ?? observed, at: exit?.written ?? endedAt))
+        // A command that ran to its end before a cancel or timeout took effect keeps its own
+        // result, as a local job's main process does.
+        report(attempt, .finished(exit == nil ? attempt.stopReason?.jobResult ?? observed : observed, at: exit?.written ?? endedAt))
     }
 
     /// The attempt's exit-status file and when it was written (its modification time), read

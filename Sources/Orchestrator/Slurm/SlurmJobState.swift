@@ -25,13 +25,16 @@ struct SlurmJobState: Hashable, Sendable {
     ///     of squeue --json: status << 8 | signal), when known.
     /// - Returns: the result, or `nil` for a state that is not final.
     func result(exitStatus: SlurmBatchScript.Status?, waitStatus: Int32?) -> JobResult? {
+        // The batch script writes its exit status as its last act: when it did, the job's
+        // command ran to its end, and what Slurm said of the job afterwards (its node lost,
+        // the job cancelled by someone as it finished) does not change that result.
+        if let exitStatus, ["CANCELLED", "TIMEOUT", "DEADLINE", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"].contains(name) {
+            return Self.result(of: exitStatus)
+        }
         switch name {
         case "COMPLETED", "FAILED":
-            switch exitStatus {
-            case .spawnFailed(let reason)?: return .spawnFailed(reason: reason)
-            case .exited(let code)?: return code == 0 ? .succeeded : .failed(exitCode: code)
-            case nil: return Self.result(waitStatus: waitStatus) ?? (name == "COMPLETED" ? .succeeded : .failed(exitCode: 1))
-            }
+            if let exitStatus { return Self.result(of: exitStatus) }
+            return Self.result(waitStatus: waitStatus) ?? (name == "COMPLETED" ? .succeeded : .failed(exitCode: 1))
         case "CANCELLED": return .cancelled
         case "TIMEOUT", "DEADLINE": return .timedOut
         case "OUT_OF_MEMORY":
@@ -47,6 +50,14 @@ struct SlurmJobState: Hashable, Sendable {
     /// The exit code of a job Slurm ended for using too much memory without the script
     /// reporting one: 128 + SIGKILL, as a shell shows a process the kernel's OOM killer ended.
     static let outOfMemoryExitCode: Int32 = 137
+
+    /// The result an exit-status file reports.
+    static func result(of exitStatus: SlurmBatchScript.Status) -> JobResult {
+        switch exitStatus {
+        case .spawnFailed(let reason): .spawnFailed(reason: reason)
+        case .exited(let code): code == 0 ? .succeeded : .failed(exitCode: code)
+        }
+    }
 
     /// A batch script's result from its wait status, or `nil` when there is none.
     static func result(waitStatus: Int32?) -> JobResult? {

@@ -186,6 +186,12 @@ struct SlurmExecutorTests {
         for state in ["NODE_FAIL", "BOOT_FAIL", "PREEMPTED"] {
             #expect(SlurmJobState(state).result(exitStatus: nil, waitStatus: nil) == .interrupted)
         }
+        // An exit status written means the command ran to its end: Slurm's later word (the
+        // node lost as it finished, a cancel too late) does not change its result.
+        for state in ["NODE_FAIL", "BOOT_FAIL", "PREEMPTED", "CANCELLED", "TIMEOUT"] {
+            #expect(SlurmJobState(state).result(exitStatus: .exited(0), waitStatus: nil) == .succeeded, "\(state)")
+            #expect(SlurmJobState(state).result(exitStatus: .exited(4), waitStatus: nil) == .failed(exitCode: 4), "\(state)")
+        }
         for state in ["PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING"] {
             #expect(!SlurmJobState(state).isFinal)
             #expect(SlurmJobState(state).result(exitStatus: nil, waitStatus: nil) == nil)
