@@ -283,7 +283,7 @@ struct SlurmQueueTests {
             chmod(path, 0o755)
         }
         let path = wrappers + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let daemon = try TestDaemon(concurrency: 4, environment: cluster.environment.merging(["PATH": path]) { $1 })
+        let daemon = try TestDaemon(concurrency: 4, environment: cluster.environment.merging(["PATH": path]) { $1 }, removing: [wrappers])
         let added = try daemon.orchctl(["queue", "add", "hpc", "--executor", "slurm", "--concurrency", "4"])
         #expect(added.status == 0, "\(added)")
         return (daemon, cluster)

@@ -18,6 +18,8 @@ final class TestDaemon {
     private let environment: [String: String]
     /// A program (and its arguments) that execs orchd: orchd's path and arguments follow.
     private let launcher: [String]
+    /// Paths of the test's removed with the daemon's directory.
+    private let extraPaths: [String]
     private var standardErrorFile: String { directory + "/orchd.stderr" }
 
     /// Creates the directory and starts the daemon, returning once it reported READY=1.
@@ -33,10 +35,12 @@ final class TestDaemon {
     ///     root orchd's, which every user may connect to).
     ///   - user: run orchd as this user (a per-user orchd) instead of root; the directory is
     ///     theirs.
+    ///   - removing: more paths of the test's, removed with the daemon's directory.
     init(
         concurrency: Int? = 2, configuration: String = "", arguments: [String] = [], environment: [String: String] = [:],
-        launcher: [String] = [], sharedWithUsers: Bool = false, user: TestUser? = nil
+        launcher: [String] = [], sharedWithUsers: Bool = false, user: TestUser? = nil, removing: [String] = []
     ) throws {
+        extraPaths = removing
         var template = Array("/tmp/orchd-e2e-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         directory = String(cString: created)
@@ -66,6 +70,7 @@ final class TestDaemon {
         // A killed daemon leaves its jobs' processes and its cgroup subtree behind.
         CgroupSupport.cleanUp(stateDirectory: stateDirectory, cgroup: Containment.subtreePath(stateDirectory: stateDirectory))
         try? FileManager.default.removeItem(atPath: directory)
+        for path in extraPaths { try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// The daemon's stderr so far, for failure messages.
