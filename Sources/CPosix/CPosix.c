@@ -27,6 +27,10 @@ int cposix_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+int cposix_pidfd_send_signal(int pidfd, int signal) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+}
+
 int cposix_waitid_pidfd(int pidfd, int options, int *code, int *status) {
     siginfo_t info = {0};
     if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | options) != 0) {

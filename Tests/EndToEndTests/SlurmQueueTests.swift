@@ -328,6 +328,10 @@ struct SlurmQueueTests {
         }
 
         func remove() {
+            // Lets a wrapper still held go (a test that failed leaves one): without a reader,
+            // O_NONBLOCK makes the open fail at once instead of waiting.
+            let writer = Glibc.open(gate, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
             unlink(gate)
             unlink(started.path)
         }
@@ -413,6 +417,27 @@ struct SlurmQueueTests {
         let made = try attempts(daemon, id)
         #expect(made.count == 1, "the one attempt, followed: \(made)")
         #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n")
+    }
+
+    @Test("a cancel after kill -9 while sbatch hangs returns: the previous daemon's sbatch is stopped, the job ends cancelled, and Slurm has no job of it")
+    func cancelAfterCrashWhileSbatchHangs() throws {
+        let sbatch = try HeldSbatch()
+        defer { sbatch.remove() }
+        let (daemon, cluster) = try slurmDaemon(wrapping: ["sbatch": sbatch.script])
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        #expect(sbatch.started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+
+        daemon.crash()
+        try daemon.start()
+        #expect(daemon.waitForLog(containing: "job \(id): an sbatch the previous daemon started for it still runs"), "\(daemon.daemonLog)")
+        // Killed after two minutes if it never returns, as it did while the held sbatch ran on.
+        let cancelled = try BackgroundOrchctl(daemon, ["cancel", id]).waitForExit()
+        #expect(cancelled == 0, "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("job \(id): stopping the sbatch the previous daemon started for it"))
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "cancelled", "\(shown)\n\(daemon.daemonLog)")
+        #expect(try slurmJobs(of: daemon, cluster).isEmpty)
+        #expect(try attempts(daemon, id).count == 1)
     }
 
     @Test("kill -9 while sbatch is in flight, the orphaned sbatch submitting while the restarted orchd's squeue runs: the lookup waits for it and follows its job, which runs once")

@@ -17,6 +17,10 @@ int cposix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
 /// pidfd_open(2) with flags 0. Returns the fd, or -1 with errno set.
 int cposix_pidfd_open(pid_t pid);
 
+/// pidfd_send_signal(2) with no siginfo and flags 0: signals the process the pidfd refers to,
+/// never a later process that reused its pid. Returns 0 or -1 with errno set.
+int cposix_pidfd_send_signal(int pidfd, int signal);
+
 /// waitid(P_PIDFD, pidfd, ..., WEXITED | options) (waitid(2)). On success returns 0 and stores
 /// si_code (CLD_EXITED, CLD_KILLED, CLD_DUMPED) in `code` and si_status in `status`; when
 /// `options` has WNOHANG and the child has not exited, returns 0 with `code` set to 0.

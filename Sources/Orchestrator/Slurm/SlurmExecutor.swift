@@ -1,3 +1,4 @@
+import CPosix
 import Dispatch
 import Foundation
 import Glibc
@@ -258,21 +259,40 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         "\(stateDirectory)/slurm/job-\(job)-\(attempt).sh"
     }
 
-    /// Which of `scriptPaths` a running process has among its arguments: an sbatch a previous
-    /// orchd started for the attempt, which may yet get the job to Slurm. Read from every
-    /// process's `/proc/PID/cmdline` (proc_pid_cmdline(5)), in one walk; only while attempts
-    /// are looked up.
-    static func submittingScripts(among scriptPaths: Set<String>) -> Set<String> {
-        guard !scriptPaths.isEmpty else { return [] }
+    /// The running processes that have one of `scriptPaths` among their arguments, by script:
+    /// an sbatch a previous orchd started for the attempt, which may yet get the job to Slurm.
+    /// Read from every process's `/proc/PID/cmdline` (proc_pid_cmdline(5)), in one walk; only
+    /// while attempts are looked up.
+    static func submittingScripts(among scriptPaths: Set<String>) -> [String: [Int32]] {
+        guard !scriptPaths.isEmpty else { return [:] }
         let wanted = Set(scriptPaths.map { Array($0.utf8) })
-        var found: Set<String> = []
+        var found: [String: [Int32]] = [:]
         for name in ProcStat.entryNames(of: "/proc") {
-            guard Int32(name) != nil, let commandLine = ProcStat.readFile("/proc/\(name)/cmdline") else { continue }
+            guard let pid = Int32(name), let commandLine = ProcStat.readFile("/proc/\(name)/cmdline") else { continue }
             for argument in commandLine.split(separator: 0) where wanted.contains(Array(argument)) {
-                found.insert(String(decoding: argument, as: UTF8.self))
+                found[String(decoding: argument, as: UTF8.self), default: []].append(pid)
             }
         }
         return found
+    }
+
+    /// Sends `signal` to each of `pids` that still has `script` among its arguments: the sbatch
+    /// (and any wrapper of it) a previous orchd started for an attempt that is now stopped.
+    /// Left running it could hang for as long as the controller does not answer, and the stop
+    /// would wait with it. The pid is opened as a pidfd before its arguments are read again, and
+    /// the signal goes through that pidfd (pidfd_send_signal(2)), so a process that took a pid
+    /// freed since the walk is never signalled.
+    /// - Returns: the pids signalled.
+    static func stopSubmissions(_ pids: [Int32], of script: String, signal: Int32) -> [Int32] {
+        pids.filter { pid in
+            let pidfd = cposix_pidfd_open(pid)
+            guard pidfd >= 0 else { return false }
+            defer { close(pidfd) }
+            guard let commandLine = ProcStat.readFile("/proc/\(pid)/cmdline"),
+                commandLine.split(separator: 0).contains(where: { $0.elementsEqual(script.utf8) })
+            else { return false }
+            return cposix_pidfd_send_signal(pidfd, signal) == 0
+        }
     }
 
     private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
@@ -463,6 +483,17 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         // was seen here, so the lookup waits for the next poll.
         let lookups = watched.filter { $0.phase == .lookingUp }
         let submitting = Self.submittingScripts(among: Set(lookups.map { batchScriptPath(job: $0.jobID, attempt: $0.launch.job.attempt) }))
+        // A stopped attempt's sbatch is stopped here, whether or not squeue answers: the stop
+        // then waits only for Slurm to say whether the job got there (and cancels it if so).
+        for attempt in lookups where attempt.stopReason != nil {
+            let script = batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)
+            guard let pids = submitting[script] else { continue }
+            let signalled = Self.stopSubmissions(pids, of: script, signal: attempt.signalledOrphanedSbatch ? SIGKILL : SIGTERM)
+            if !signalled.isEmpty && !attempt.signalledOrphanedSbatch {
+                attempt.signalledOrphanedSbatch = true
+                DaemonLog.info("job \(attempt.jobID): stopping the sbatch the previous daemon started for it (pid \(signalled.map(String.init).joined(separator: ", ")))")
+            }
+        }
         command.run(["squeue", "--json"], on: queue) { [self] outcome in
             pollInFlight = false
             guard outcome.succeeded, let jobs = Self.parseSqueue(outcome.output) else {
@@ -501,8 +532,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                     } else if let status = readExitStatus(attempt) {
                         // Submitted, run and gone from squeue before this lookup.
                         settle(attempt, status: status)
-                    } else if submitting.contains(batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)) {
-                        // A previous orchd's sbatch still runs: it may yet submit the job.
+                    } else if submitting[batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)] != nil {
+                        // A previous orchd's sbatch still runs: it may yet submit the job (one
+                        // of a stopped attempt was signalled above, and is waited for too).
                         if !attempt.waitedForSbatch {
                             attempt.waitedForSbatch = true
                             DaemonLog.warning("job \(attempt.jobID): an sbatch the previous daemon started for it still runs; waiting for it before deciding whether Slurm has the job")
@@ -760,6 +792,9 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var sbatchProcess: Int32?
     /// The lookup has said that a previous orchd's sbatch still runs.
     var waitedForSbatch = false
+    /// A stop has sent SIGTERM to a previous orchd's sbatch of the attempt; one still there
+    /// at the next poll gets SIGKILL.
+    var signalledOrphanedSbatch = false
     /// The journal has said that its recorded Slurm ID now names another job.
     var notedForeignID = false
 
