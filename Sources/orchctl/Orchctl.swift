@@ -74,6 +74,7 @@ enum Orchctl {
     /// the wire), so such bytes would reach the job changed, without a word.
     /// - Returns: the exit status.
     static func runProcess() -> ExitCode {
+        StandardDescriptors.reserve()
         let context = processContext()
         var arguments: [String] = []
         for index in 1..<Int(CommandLine.argc) {
@@ -82,13 +83,35 @@ enum Orchctl {
                 let bytes = UnsafeBufferPointer(start: raw, count: strlen(raw)).map { UInt8(bitPattern: $0) }
                 report(CommandLineError(
                     .invalidValue,
-                    "argument \(index) ('\(Self.escapingBytes(bytes))') is not valid UTF-8; orchd keeps commands, paths and names as UTF-8 text"),
+                    "argument \(index) ('\(Self.escapingBytes(bytes))') is not valid UTF-8; orchd keeps commands, paths and names as UTF-8 text",
+                    command: commandName(in: arguments)),
                     context: context)
                 return .usage
             }
             arguments.append(argument)
         }
-        return run(arguments, context: context)
+        let status = run(arguments, context: context)
+        let outputFailure = Console.standardOutputFailure.load(ordering: .relaxed)
+        guard outputFailure != 0 else { return status }
+        context.console.printError("Error: cannot write to standard output: \(String(cString: strerror(outputFailure)))")
+        // A job's own status (submit --wait) still says how the job ended.
+        return status == .success ? .failure : status
+    }
+
+    /// The command the arguments before an unreadable one name, for its usage line: the first
+    /// word that is neither an option nor the value of `--socket`, with the next word when the
+    /// two name a subcommand (`queue add`); `nil` when none names a command.
+    static func commandName(in arguments: [String]) -> String? {
+        let names = Set(CommandTable.allSpecs.map(\.name))
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-") {
+            index += arguments[index] == "--socket" ? 2 : 1
+        }
+        guard index < arguments.count, names.contains(arguments[index]) else { return nil }
+        if index + 1 < arguments.count, names.contains(arguments[index] + " " + arguments[index + 1]) {
+            return arguments[index] + " " + arguments[index + 1]
+        }
+        return arguments[index]
     }
 
     /// `bytes` as text, each byte that is not printable ASCII as `\xNN`.

@@ -23,6 +23,7 @@ struct ClientRobustnessTests {
             let refused = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) \(command)"])
             #expect(refused.status == 64, "\(command): \(refused)")
             #expect(refused.standardError.contains("is not valid UTF-8; orchd keeps commands, paths and names as UTF-8 text"), "\(refused)")
+            #expect(refused.standardError.contains("Usage: orchctl submit ["), "the command's usage, not orchctl's: \(refused)")
         }
         #expect(try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) submit -- printf %s \"$(printf 'a\\377b')\""]).standardError.contains("'a\\xffb'"))
         let directory = "cd \"$(printf '\(daemon.directory)/dir\\377')\""
@@ -38,6 +39,32 @@ struct ClientRobustnessTests {
         let id = try daemon.orchctl(["submit", "--", "printf", "%s", "é✓"]).line
         #expect(try daemon.orchctl(["wait", id]).status == 0)
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "é✓", "valid UTF-8 runs byte for byte")
+    }
+
+    @Test("with standard output closed or full, orchctl says it cannot write its output and exits non-zero; its socket never takes descriptor 1 or 2")
+    func closedOrFullStandardOutput() throws {
+        let daemon = try TestDaemon()
+        let orchctl = "'\(Binaries.orchctl)' --socket '\(daemon.socketPath)'"
+        // The socket used to take the closed descriptor 1, and the job's ID went to orchd as a
+        // call; submit --wait then failed with orchd's protocol error, not the job's status.
+        let waited = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) submit --wait -- sh -c 'exit 3' >&-"])
+        #expect(waited.status == 3, "\(waited)")
+        #expect(waited.standardError == "Error: cannot write to standard output: Bad file descriptor\n", "\(waited)")
+        for redirect in [">&-", ">/dev/full"] {
+            for command in ["submit -- true", "status --all", "show 1"] {
+                let lost = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) \(command) \(redirect)"])
+                #expect(lost.status == 1, "\(command) \(redirect): \(lost)")
+                #expect(lost.standardError.hasPrefix("Error: cannot write to standard output: "), "\(command) \(redirect): \(lost)")
+            }
+        }
+        // Standard error closed: the exit status still tells, and nothing reaches orchd.
+        let quiet = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) show 999 2>&-"])
+        #expect(quiet.status == 1, "\(quiet)")
+        // Standard input closed: reading it fails as it would have.
+        let unread = try TestDaemon.run("/bin/sh", ["-c", "\(orchctl) submit --batch - <&-"])
+        #expect(unread.status == 64 && unread.standardError.contains("cannot read -: Bad file descriptor"), "\(unread)")
+        let listed = try daemon.orchctl(["status", "--all", "--json"])
+        #expect(listed.status == 0, "\(listed)")
     }
 
     @Test("a hook command over 4 KiB, or with a NUL byte, is refused by orchctl and by orchd")

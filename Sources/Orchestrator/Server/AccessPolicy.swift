@@ -32,12 +32,14 @@ public struct AccessPolicy: Sendable {
     /// names) serve only listings of every user's jobs, which no one else gets.
     public static let adminMethods = Set(adminCommands.keys)
 
-    /// The admin-only methods, each with the orchctl command that calls it (for messages).
+    /// The admin-only methods, each with what calls it, for messages: an orchctl command, or
+    /// what orchctl does with it (it asks for login names only for an admin's listing).
     static let adminCommands: [String: String] = [
-        QueuesInterface.set.name: "queue set", QueuesInterface.add.name: "queue add", QueuesInterface.remove.name: "queue remove",
-        QueuesInterface.pause.name: "pause", QueuesInterface.resume.name: "resume",
-        JobsInterface.prune.name: "prune", ManagerInterface.reload.name: "reload", ManagerInterface.shutdown.name: "shutdown",
-        ManagerInterface.getUserNames.name: "status --all-users",
+        QueuesInterface.set.name: "'orchctl queue set'", QueuesInterface.add.name: "'orchctl queue add'",
+        QueuesInterface.remove.name: "'orchctl queue remove'", QueuesInterface.pause.name: "'orchctl pause'",
+        QueuesInterface.resume.name: "'orchctl resume'", JobsInterface.prune.name: "'orchctl prune'",
+        ManagerInterface.reload.name: "'orchctl reload'", ManagerInterface.shutdown.name: "'orchctl shutdown'",
+        ManagerInterface.getUserNames.name: "looking up users' login names (orchctl's OWNER column for an admin)",
     ]
 
     /// Methods that start work as the caller, which `allow-users` restricts.
@@ -94,7 +96,7 @@ public struct AccessPolicy: Sendable {
     /// - Returns: `nil` when allowed, else why not (for the error's message).
     public func refusal(of method: String, by caller: Caller) -> String? {
         if let command = Self.adminCommands[method], !caller.isAdmin {
-            return "'orchctl \(command)' (\(method)) needs root or membership of the group '\(adminGroup)'"
+            return "\(command) (\(method)) needs root or membership of the group '\(adminGroup)'"
         }
         if Self.submitMethods.contains(method) && !caller.isAdmin && !allowedUsers.admits(uid: caller.uid) {
             return "uid \(caller.uid) may not submit jobs here (allow-users)"

@@ -29,7 +29,7 @@ enum WaitCommand: OrchctlCommand {
             .value(\.queue, "queue", "queue", kind: .queueName, help: "With --drained: the queue to wait for."),
             .flag(\.drained, "drained", help: "Wait until the --queue has no waiting, queued or running job."),
             .value(\.timeout, "timeout", "span", kind: .timeSpan,
-                   help: "Give up after this long, e.g. 30s, 5min, 1h30min.", default: "no limit"),
+                   help: "Give up after this long, e.g. 30s, 5min, 1h30min; 0 looks once without waiting.", default: "no limit"),
             .value(\.reconnectTimeout, "reconnect-timeout", "span", kind: .timeSpan, help: Reconnection.optionHelp, default: "1min"),
         ]
     }

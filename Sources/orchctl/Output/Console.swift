@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Where orchctl writes: standard output and standard error, swappable so tests can capture
 /// what a command prints.
@@ -41,6 +42,12 @@ struct Console: Sendable {
         self.outputDescriptor = outputDescriptor
     }
 
+    /// The first errno a write to the process's standard output failed with (0 when none):
+    /// output lost to a full disk or a closed descriptor makes orchctl exit non-zero, as
+    /// coreutils do, so that `id=$(orchctl submit ...)` cannot pass with no ID. `EPIPE` is
+    /// not kept: a reader that stopped reading (`| head`) chose to.
+    static let standardOutputFailure = Atomic<Int32>(0)
+
     /// The process's own file descriptors 1 and 2, written with write(2) so output is
     /// byte-exact and unbuffered (no stdio buffer to lose on exit).
     static var standard: Console {
@@ -48,7 +55,12 @@ struct Console: Sendable {
         let isTerminal = isatty(1) == 1
         let columns = isTerminal && ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : nil
         return Console(
-            writeOutput: { _ = writeAll(1, $0) },
+            writeOutput: { bytes in
+                let code = writeAll(1, bytes)
+                if code != 0 && code != EPIPE {
+                    _ = standardOutputFailure.compareExchange(expected: 0, desired: code, ordering: .relaxed)
+                }
+            },
             writeError: { _ = writeAll(2, $0) },
             outputIsTerminal: isTerminal,
             terminalColumns: columns,
