@@ -30,12 +30,23 @@ enum DisplayWidth {
         return 1
     }
 
-    /// `text` cut to at most `width` columns, ending with `…` when anything was cut.
+    /// `text` cut to at most `width` columns, ending with `…` when anything was cut. A cut
+    /// never leaves half of an escape `String.visible` wrote (`\u{1B}`): it goes before the
+    /// escape's backslash instead, so `\u{1B…` never reads as a character it is not.
     /// - Parameter width: the columns available (0 gives the empty string).
     static func truncate(_ text: String, to width: Int) -> String {
         guard width > 0 else { return "" }
         guard of(text) > width else { return text }
-        return prefix(text, fitting: width - 1) + "…"
+        var kept = prefix(text, fitting: width - 1)
+        // What follows the last backslash: nothing, `u`, or `u{` and hex digits is an escape
+        // cut short.
+        if let backslash = kept.lastIndex(of: "\\") {
+            let rest = kept[kept.index(after: backslash)...]
+            let cutShort = rest.isEmpty || rest == "u"
+                || (rest.hasPrefix("u{") && rest.dropFirst(2).allSatisfy(\.isHexDigit))
+            if cutShort { kept.removeSubrange(backslash...) }
+        }
+        return kept + "…"
     }
 
     /// The longest start of `text` that fits `width` columns (a wide character that would

@@ -30,6 +30,15 @@ struct DisplayWidthTests {
         #expect(DisplayWidth.truncate("longer", to: 5) == "long…")
         #expect(DisplayWidth.truncate("🚀🚀🚀", to: 4) == "🚀…")
         #expect(DisplayWidth.truncate("anything", to: 0) == "")
+        // Never half an escape: the cut goes before it.
+        let escaped = "x\u{1B}]0;pwn\u{7}\u{1B}\\".visible
+        #expect(escaped == "x\\u{1B}]0;pwn\\u{7}\\u{1B}\\")
+        #expect(DisplayWidth.truncate(escaped, to: 24) == "x\\u{1B}]0;pwn\\u{7}…")
+        #expect(DisplayWidth.truncate(escaped, to: 18) == "x\\u{1B}]0;pwn…")
+        #expect(DisplayWidth.truncate(escaped, to: 9) == "x\\u{1B}]…")
+        #expect(DisplayWidth.truncate(escaped, to: 7) == "x…")
+        #expect(DisplayWidth.truncate(escaped, to: 3) == "x…")
+        #expect(DisplayWidth.truncate("a\\b\\ucde", to: 7) == "a\\b\\uc…", "a backslash and u not followed by { is text")
         for width in 1...20 {
             #expect(DisplayWidth.of(DisplayWidth.truncate("ジョブ 🚀 build 日本", to: width)) <= width)
         }
