@@ -16,12 +16,23 @@ import Synchronization
 /// budget for all its calls); only then is the refusal the command's error (exit 69). A burst
 /// of launches near orchd's descriptor limit thus delays a command instead of failing it.
 /// Refused for over a second, the command says so once on standard error.
+///
+/// A call refused with `DatabaseLocked` and no `endsKept` changed nothing either: another
+/// process holds the job database's lock, and orchd waits for it only 0.1 s, so that no job's
+/// end waits behind a request. The call is made again on the same connection, the same way,
+/// until ``lockRetryLimit`` after the command's first such refusal; only then is it the
+/// command's error (exit 1).
 final class OrchdConnection {
     /// How long after its first refusal a command makes refused calls again.
     static let refusalRetryLimit = Duration.seconds(10)
+    /// How long after its first `DatabaseLocked` a command makes such calls again: as long as
+    /// orchd itself used to wait for the lock.
+    static let lockRetryLimit = Duration.seconds(5)
     /// When this process was first refused, and whether it said so; one budget for every call
     /// of the command, so that one making several (or reconnecting) does not wait several times.
     private static let refusals = Mutex<(first: ContinuousClock.Instant?, said: Bool)>((nil, false))
+    /// The same for `DatabaseLocked`.
+    private static let lockRefusals = Mutex<(first: ContinuousClock.Instant?, said: Bool)>((nil, false))
 
     /// Whether a refused call is being made again now: notes about a call in progress (a
     /// cancel's teardown) would be untrue while orchd has not taken it.
@@ -64,44 +75,64 @@ final class OrchdConnection {
         }
     }
 
-    /// The retries of one call refused with `TooManyConnections`.
+    /// The retries of one call refused with `TooManyConnections`, or with `DatabaseLocked`
+    /// when nothing was changed.
     private struct RefusalRetry {
         private var delay = Duration.milliseconds(50)
 
         /// Whether the call refused with `error` is to be made again: if so, after the
-        /// back-off, `connection` has been connected anew.
+        /// back-off, and for `TooManyConnections` once `connection` has been connected anew.
         /// - Throws: ``CommandFailure`` when the new connection cannot be made.
         mutating func reconnectAfter(_ error: VarlinkError, _ connection: OrchdConnection) throws(CommandFailure) -> Bool {
-            guard error.name == ManagerInterface.Errors.tooManyConnections else {
+            let isLock: Bool
+            let limit: Duration
+            let what: String
+            switch error.name {
+            case ManagerInterface.Errors.tooManyConnections:
+                (isLock, limit) = (false, OrchdConnection.refusalRetryLimit)
+                what = "refused by orchd: " + (error.parameters["message"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? error.name)
+            case JobsInterface.Errors.databaseLocked where error.parameters["endsKept"] == nil:
+                (isLock, limit) = (true, OrchdConnection.lockRetryLimit)
+                let path = error.parameters["path"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "the job database"
+                what = "\(path) is locked by another process"
+            default:
                 OrchdConnection.retrying.store(false, ordering: .relaxed)
                 return false
             }
             let now = ContinuousClock.now
-            let (first, say) = OrchdConnection.refusals.withLock { refusals in
+            let (first, say) = isLock ? Self.note(now, in: OrchdConnection.lockRefusals) : Self.note(now, in: OrchdConnection.refusals)
+            guard now + delay < first + limit else {
+                OrchdConnection.retrying.store(false, ordering: .relaxed)
+                return false
+            }
+            if say {
+                Console.standard.printError("orchctl: \(what); trying again for up to \(TimeSpan.format(limit))...")
+            }
+            OrchdConnection.retrying.store(true, ordering: .relaxed)
+            // A timed back-off, not a wait on an event: nothing tells a client that orchd has
+            // descriptors again (its socket exists throughout), or that another process let go
+            // of the database, and a blocking CLI has no other work meanwhile. Bounded by the
+            // budget above.
+            let (seconds, attoseconds) = delay.components
+            usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            delay = min(delay * 2, .seconds(1))
+            // A refused connection is closed by orchd; a locked database's refusal leaves it open.
+            if !isLock { try connection.reconnect() }
+            return true
+        }
+
+        /// Notes a refusal at `now` in `budget`: returns when the first came, and whether the
+        /// command is to say now that it is trying again (once, a second after the first).
+        private static func note(
+            _ now: ContinuousClock.Instant, in budget: borrowing Mutex<(first: ContinuousClock.Instant?, said: Bool)>
+        ) -> (first: ContinuousClock.Instant, say: Bool) {
+            budget.withLock { refusals in
                 let first = refusals.first ?? now
                 refusals.first = first
                 let say = !refusals.said && now - first >= .seconds(1)
                 if say { refusals.said = true }
                 return (first, say)
             }
-            guard now + delay < first + OrchdConnection.refusalRetryLimit else {
-                OrchdConnection.retrying.store(false, ordering: .relaxed)
-                return false
-            }
-            if say {
-                let reason = error.parameters["message"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? error.name
-                Console.standard.printError(
-                    "orchctl: refused by orchd: \(reason); trying again for up to \(TimeSpan.format(OrchdConnection.refusalRetryLimit))...")
-            }
-            OrchdConnection.retrying.store(true, ordering: .relaxed)
-            // A timed back-off, not a wait on an event: nothing tells a client that orchd has
-            // descriptors again (its socket exists throughout), and a blocking CLI has no other
-            // work meanwhile. Bounded by the budget above.
-            let (seconds, attoseconds) = delay.components
-            usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
-            delay = min(delay * 2, .seconds(1))
-            try connection.reconnect()
-            return true
         }
     }
 

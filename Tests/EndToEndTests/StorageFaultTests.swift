@@ -203,8 +203,10 @@ struct StorageFaultTests {
         try holder.execute("BEGIN IMMEDIATE")
         let refused = try daemon.orchctl(["submit", "--", "true"])
         #expect(refused.status == 1, "\(refused)")
+        // orchctl called again for 5 s, said so once, then gave up with orchd's message.
         #expect(refused.standardError.hasPrefix(
-            "Error: the job database \(daemon.stateDirectory)/orchd.db is locked by another process"), "\(refused)")
+            "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...\n"
+                + "Error: the job database \(daemon.stateDirectory)/orchd.db is locked by another process"), "\(refused)")
         close(open(gate, O_WRONLY))
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
 
@@ -212,6 +214,34 @@ struct StorageFaultTests {
         let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
         #expect(waited.status == 4, "\(waited)")
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
+    }
+
+    @Test("a job that ends while a request waits for the locked database has its end kept at once, not after the request: after kill -9 it is recorded succeeded and not run again")
+    func endWhileRequestWaitsForLock() throws {
+        let daemon = try TestDaemon()
+        defer { daemon.stop() }
+        let (id, gate, runs) = try Self.startCountedJob(on: daemon)
+        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+        try holder.execute("BEGIN IMMEDIATE")
+        // The submit waits for the lock: orchctl calls again, and says so after a second. orchd
+        // used to wait the whole 5 s on its control queue instead, the job's end behind it.
+        let submit = try OrchctlStream(daemon, ["submit", "--", "true"], captureErrors: true)
+        defer { submit.stop() }
+        let note = submit.nextErrorLine(timeout: 60)
+        #expect(note == "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...", "\(String(describing: note))")
+        close(open(gate, O_WRONLY))
+        #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
+        #expect(submit.process.isRunning, "the end was kept while the submit still waited, not after it")
+        daemon.crash()
+        #expect(submit.exitStatus() == 69, "orchd went away before answering")
+        try holder.execute("ROLLBACK")
+        try daemon.start()
+
+        let waited = try daemon.orchctl(["wait", id, "--timeout", "60s"])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        let shown = try daemon.orchctl(["show", id, "--json"]).standardOutput
+        #expect(shown.contains("\"attempt\" : 1"), "\(shown)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "the job ran once")
     }
 
     /// Submits a job with retries left that counts its runs in a file and exits 0 once `gate`

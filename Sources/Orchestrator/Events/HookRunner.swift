@@ -154,7 +154,7 @@ final class HookRunner: JobObserver {
                     shortage.withLock { $0 = error }
                 }
             },
-            onFinished: { [weak self] result in
+            onFinished: { [weak self] result, _ in
                 guard let self else { return }
                 _ = runs.withLock { $0.running.removeValue(forKey: number) }
                 if case .spawnFailed = result, shortages < Self.shortageRetries, let error = shortage.withLock({ $0 }) {

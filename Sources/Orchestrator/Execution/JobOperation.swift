@@ -38,7 +38,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     private let hook: Int64?
     private let callbackQueue: DispatchQueue
     private let onStarted: @Sendable (Result<LaunchedProcess, LaunchError>) -> Void
-    private let onFinished: @Sendable (JobResult) -> Void
+    private let onFinished: @Sendable (JobResult, Date) -> Void
     private let onResultKnown: (@Sendable (JobResult) -> Void)?
     /// Serial queue for this job's reaping and teardown timers.
     private let eventQueue: DispatchQueue
@@ -60,7 +60,9 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
     ///   - callbackQueue: a serial queue for the callbacks, e.g. the control queue.
     ///   - onStarted: the spawn's outcome; not called when the operation is cancelled before
     ///     it starts.
-    ///   - onFinished: the job's result, exactly once, after `onStarted`.
+    ///   - onFinished: the job's result, exactly once, after `onStarted`, and when the job
+    ///     ended: the moment the operation knew it (reaped and torn down), taken before the hop
+    ///     to `callbackQueue`, so that a busy queue does not make the recorded end late.
     ///   - onResultKnown: the result, when the main process exited and left processes that
     ///     must be torn down before `onFinished` (their grace can be long), so that it can be
     ///     stored meanwhile and a crash of orchd does not lose it.
@@ -74,7 +76,7 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         hook: Int64? = nil,
         callbackQueue: DispatchQueue,
         onStarted: @escaping @Sendable (Result<LaunchedProcess, LaunchError>) -> Void,
-        onFinished: @escaping @Sendable (JobResult) -> Void,
+        onFinished: @escaping @Sendable (JobResult, Date) -> Void,
         onResultKnown: (@Sendable (JobResult) -> Void)? = nil
     ) {
         self.jobID = jobID
@@ -113,7 +115,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
         let earlyStop = state.withLock { $0.stopReason }
         if isCancelled || earlyStop != nil {
             let result = (earlyStop ?? .cancelled).jobResult
-            callbackQueue.async { [onFinished] in onFinished(result) }
+            let endedAt = Date()
+            callbackQueue.async { [onFinished] in onFinished(result, endedAt) }
             finish(wasExecuting: false)
             return
         }
@@ -124,9 +127,10 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             process = try launcher.launch(request, spawning: spawning)
         } catch {
             let message = error.message
+            let endedAt = Date()
             callbackQueue.async { [onStarted, onFinished] in
                 onStarted(.failure(error))
-                onFinished(.spawnFailed(reason: message))
+                onFinished(.spawnFailed(reason: message), endedAt)
             }
             state.withLock { $0.reported = true }
             finish(wasExecuting: true)
@@ -401,7 +405,8 @@ public final class JobOperation: Operation, @unchecked Sendable { // safe: a sub
             let code = cgroup.remove()
             if code != 0 { DaemonLog.warning("job \(jobID): cannot remove cgroup \(cgroup.path): \(LaunchError.describe(code))") }
         }
-        callbackQueue.async { [onFinished] in onFinished(result) }
+        let endedAt = Date()
+        callbackQueue.async { [onFinished] in onFinished(result, endedAt) }
         finish(wasExecuting: true)
     }
 

@@ -129,7 +129,9 @@ extension Scheduler {
         heldEnds?.release(id)
     }
 
-    /// The longest a write no request waits for waits for another process's lock.
+    /// The longest a write waits for another process's lock once orchd has started: one no
+    /// request waits for (``backgroundWrite(_:)``), and since start-up ended any other (a
+    /// request then fails with `DatabaseLocked`, which orchctl retries).
     static let backgroundBusyTimeout: Duration = .milliseconds(100)
 
     /// Runs `body`, a write that no request waits for (a job's end, a claim, a result ahead of

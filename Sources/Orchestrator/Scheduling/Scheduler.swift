@@ -272,6 +272,11 @@ public actor Scheduler {
         scheduleWakeUp(after: now)
         trimToRetentionCount()
         scheduleAgeRetention()
+        // From here on a request's write, too, waits only briefly for another process's lock
+        // (start-up waited the full 5 s): a request blocked on the control queue held every
+        // job's end queued behind it, in neither file, and a kill -9 then ran the job again.
+        // orchctl waits for the lock itself, by calling again (DatabaseLocked).
+        store.database.setBusyTimeout(Self.backgroundBusyTimeout)
         return recovered.count
     }
 
@@ -673,7 +678,7 @@ public actor Scheduler {
         case .finished(let ended, let at):
             result = ended
             // Never before the claim (a clock stepped back) nor after now.
-            if let at, let claimed = runningJobs[id]?.startedAt { endedAt = min(endedAt, max(at, claimed)) }
+            if let at { endedAt = min(endedAt, runningJobs[id]?.startedAt.map { max(at, $0) } ?? at) }
         case .detached:
             // Goes on in Slurm; recorded running for the next start to re-attach.
             freeSlot(of: id, in: queue)

@@ -95,7 +95,7 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .suspendFailed(let id, let reason): "cannot stop or continue the processes of job \(id): \(reason)"
         case .stopping: "orchd is stopping and takes no new jobs, so nothing was stored; submit again once it runs"
         case .databaseLocked(let path):
-            "the job database \(path) is locked by another process (orchd waited 5 s), so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
+            "the job database \(path) is locked by another process, so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
         case .endKept(let ends, let cause):
             ends.count == 1
                 ? "job \(ends[0].id) ended (\(ends[0].result.name)), but its end cannot be recorded now: \(cause.refusalReason); "

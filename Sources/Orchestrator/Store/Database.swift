@@ -24,8 +24,9 @@ public final class Database {
     /// (``checkpointSyncFailure``); read by the WAL hook during commits, so it lives as long as
     /// the connection.
     private let checkpointState: UnsafeMutablePointer<orchd_checkpoint_state>
-    /// The busy timeout set at open, in ms; restored after a checkpoint that waits less.
-    private let busyTimeoutMilliseconds: Int32
+    /// The connection's busy timeout in ms (set at open, or by ``setBusyTimeout(_:)``);
+    /// restored after a checkpoint or a write that waits less.
+    private var busyTimeoutMilliseconds: Int32
 
     /// Opens (creating if needed) the database at `path` and configures the connection.
     ///
@@ -253,6 +254,16 @@ public final class Database {
 
     /// WAL pages between two checkpoints while short of space (256 KiB of 4 KiB pages).
     static let shortOfSpaceCheckpointPages: Int32 = 64
+    /// Sets how long statements wait for another connection's lock from now on
+    /// (`sqlite3_busy_timeout`, <https://www.sqlite.org/c3ref/busy_timeout.html>), in place of
+    /// the one given at open.
+    /// - Parameter timeout: the wait, resolution 1 ms.
+    public func setBusyTimeout(_ timeout: Duration) {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        busyTimeoutMilliseconds = Int32(clamping: milliseconds)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+    }
+
     /// Runs `body` with statements waiting at most `timeout` for another connection's lock
     /// (`sqlite3_busy_timeout`, <https://www.sqlite.org/c3ref/busy_timeout.html>) instead of
     /// the connection's own busy timeout, which is set again afterwards.

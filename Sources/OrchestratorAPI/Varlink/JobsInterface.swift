@@ -786,10 +786,15 @@ public enum JobsInterface {
         ])
     }
 
-    /// `DatabaseLocked(path, message)`: another process held the database's lock past the
-    /// busy timeout; nothing was changed.
-    public static func databaseLocked(path: String, message: String) -> VarlinkError {
-        VarlinkError(Errors.databaseLocked, ["path": .string(path), "message": .string(message)])
+    /// `DatabaseLocked(path, message, endsKept)`: another process held the database's lock
+    /// past orchd's busy timeout (0.1 s once running); nothing was changed, so the call may be
+    /// made again, unless `endsKept` is given: a cancel ended those jobs, and their ends are
+    /// kept until the database takes writes again.
+    /// - Parameter endsKept: the jobs whose ends are kept; `nil` when nothing was changed.
+    public static func databaseLocked(path: String, message: String, endsKept: [JobID]? = nil) -> VarlinkError {
+        var parameters: [String: JSONValue] = ["path": .string(path), "message": .string(message)]
+        if let endsKept { parameters["endsKept"] = .array(endsKept.map { .integer($0.rawValue) }) }
+        return VarlinkError(Errors.databaseLocked, parameters)
     }
 
     /// `Stopping(message)`: orchd is stopping and takes no new jobs; nothing was stored.

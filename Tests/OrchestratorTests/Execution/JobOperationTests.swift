@@ -20,6 +20,27 @@ struct JobOperationTests {
         #expect(fixture.text("out") == "out\n")
     }
 
+    @Test("the end's time is when the job ended, not when a busy callback queue got to it")
+    func endTimeIsTakenBeforeTheCallbackQueue() throws {
+        let fixture = try ExecutionFixture()
+        let recorder = JobRecorder()
+        let gate = fixture.directory + "/gate"
+        try #require(mkfifo(gate, 0o600) == 0)
+        let queue = OperationQueue()
+        queue.addOperation(recorder.operation(fixture.request(["sh", "-c", "read x < '\(gate)'; exit 0"]), fixture: fixture))
+        _ = try recorder.waitForStart()
+        // The control queue busy (a request waiting for a lock, say) while the job ends.
+        recorder.callbackQueue.suspend()
+        close(open(gate, O_WRONLY))
+        // Finished once its end is enqueued, which the suspended queue has not run.
+        queue.waitUntilAllOperationsAreFinished()
+        let resumedAt = Date()
+        recorder.callbackQueue.resume()
+        #expect(try recorder.waitForFinish() == .succeeded)
+        let endedAt = try #require(recorder.endTimes.withLock { $0.last })
+        #expect(endedAt <= resumedAt, "\(endedAt) is after the queue ran again, \(resumedAt)")
+    }
+
     @Test("a spawn failure is reported as onStarted(failure) then spawnFailed")
     func spawnFailure() throws {
         let fixture = try ExecutionFixture()
@@ -53,7 +74,7 @@ struct JobOperationTests {
                         counts.order.append("start \(index)")
                     }
                 },
-                onFinished: { result in
+                onFinished: { result, _ in
                     #expect(result == .succeeded)
                     counts.withLock { counts in
                         counts.running -= 1

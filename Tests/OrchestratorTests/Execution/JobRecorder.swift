@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Orchestrator
 import OrchestratorAPI
 import Synchronization
@@ -11,6 +12,8 @@ final class JobRecorder: Sendable {
     let finished = DispatchSemaphore(value: 0)
     let launch = Mutex<Result<LaunchedProcess, LaunchError>?>(nil)
     let results = Mutex<[JobResult]>([])
+    /// When each reported end says the job ended.
+    let endTimes = Mutex<[Date]>([])
 
     /// Makes an operation whose callbacks are recorded here.
     func operation(
@@ -23,7 +26,8 @@ final class JobRecorder: Sendable {
                 self.launch.withLock { $0 = result }
                 self.started.signal()
             },
-            onFinished: { result in
+            onFinished: { result, endedAt in
+                self.endTimes.withLock { $0.append(endedAt) }
                 self.results.withLock { $0.append(result) }
                 self.finished.signal()
             })

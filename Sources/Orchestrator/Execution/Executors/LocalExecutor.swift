@@ -187,14 +187,14 @@ final class LocalExecutor: JobExecutor {
                 }
                 onStarted(started.map(ExecutorStart.process))
             },
-            onFinished: { result in
+            onFinished: { result, endedAt in
                 if case .spawnFailed = result, let error = shortage.withLock({ $0 }) {
                     let descriptors = error.code == EMFILE || error.code == ENFILE
                     availability.pause(descriptors: descriptors)
                     let when = descriptors ? "once it has descriptors again" : "in a moment"
                     return onEnd(.released(reason: "\(error.message); orchd starts it \(when)"))
                 }
-                onEnd(.finished(result))
+                onEnd(.finished(result, at: endedAt))
             }, onResultKnown: launch.onResultKnown)
         launch.operationQueue.addOperation(operation)
         return operation

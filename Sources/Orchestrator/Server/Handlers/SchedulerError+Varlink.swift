@@ -26,11 +26,13 @@ extension SchedulerError {
         case .alreadyStarted(let id, _): JobsInterface.alreadyStarted(id, message: description)
         case .notRunning(let id, _): JobsInterface.notRunning(id, message: description)
         case .suspendFailed(let id, _): JobsInterface.suspendFailed(id, message: description)
-        case .endKept(_, let cause):
-            // The cause's error, so a client tells a full disk from a lock, with the whole story.
+        case .endKept(let ends, let cause):
+            // The cause's error, so a client tells a full disk from a lock, with the whole story;
+            // a lock's names the ends kept, so that the call is not made again as if nothing
+            // had changed.
             switch cause {
             case .storageFull(let directory, let free): JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
-            case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description)
+            case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description, endsKept: ends.map(\.id))
             default: JobsInterface.storageFailure(description)
             }
         }
