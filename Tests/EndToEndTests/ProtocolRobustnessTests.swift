@@ -56,6 +56,22 @@ struct ProtocolRobustnessTests {
         #expect(try daemon.orchctl(["ping"]).status == 0)
     }
 
+    @Test("a start time whose UTC year has not four digits (year 0000 with a positive offset) is refused, and listings go on working")
+    func startTimeOutsideFourDigitYears() throws {
+        let daemon = try TestDaemon()
+        for notBefore in ["0000-01-01T00:00:00+23:59", "9999-12-31T23:59:59-00:01"] {
+            let socket = try RawSocket(path: daemon.socketPath)
+            let call = #"{"method":"io.orchd.Jobs.Submit","parameters":{"spec":{"argv":["true"],"cwd":"/","notBefore":"\#(notBefore)"}}}"#
+            #expect(socket.send(Array(call.utf8) + [0]))
+            let reply = try #require(socket.readMessages(untilClosed: false, timeout: 60).messages.first)
+            #expect(reply.contains("org.varlink.service.InvalidParameter") && reply.contains("spec.notBefore"), "\(notBefore): \(reply)")
+        }
+        let listed = try daemon.orchctl(["status"])
+        #expect(listed.status == 0, "\(listed)")
+        let refused = try daemon.orchctl(["submit", "--at", "0000-01-01T00:00:00+01:00", "--", "true"])
+        #expect(refused.status == 64 && !refused.standardError.contains("00-1-"), "\(refused)")
+    }
+
     @Test("a client that shuts down its sending side after its calls gets every reply in order, one still waiting for its job too, then the connection closes")
     func halfClosedClientIsAnswered() throws {
         let daemon = try TestDaemon()

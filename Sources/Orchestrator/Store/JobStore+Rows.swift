@@ -32,6 +32,11 @@ extension JobStore {
             guard let narrow = Int32(exactly: value) else { throw bad(column, "\(value) is out of range") }
             return narrow
         }
+        func time(_ column: String) throws(JobStoreError) -> Date? {
+            guard let value = try integer(column) else { return nil }
+            guard Timestamp.isWritable(microseconds: value) else { throw bad(column, "\(value) µs is not a time in years 0000-9999") }
+            return Timestamp.date(microseconds: value)
+        }
         func text(_ column: String) throws(JobStoreError) -> String? {
             switch row.storageClass(column) {
             case .null: return nil
@@ -71,7 +76,7 @@ extension JobStore {
             // Most jobs have no labels: skip the decoder for them.
             labels: labelsText == "{}" ? [:] : try decoded([String: String].self, "labels"),
             after: try dependencies(),
-            notBefore: try integer("not_before").map(Timestamp.date(microseconds:)),
+            notBefore: try time("not_before"),
             timeoutUSec: try integer("timeout_usec"),
             maxAttempts: Int(try required(integer("max_attempts"), "max_attempts")),
             uniqueKey: try text("unique_key"))
@@ -99,9 +104,9 @@ extension JobStore {
         var job = Job(
             id: JobID(rawValue: id), spec: spec, state: state,
             attempt: Int(try required(integer("attempt"), "attempt")),
-            submittedAt: Timestamp.date(microseconds: try required(integer("submitted_at"), "submitted_at")),
-            startedAt: try integer("started_at").map(Timestamp.date(microseconds:)),
-            finishedAt: try integer("finished_at").map(Timestamp.date(microseconds:)),
+            submittedAt: try required(time("submitted_at"), "submitted_at"),
+            startedAt: try time("started_at"),
+            finishedAt: try time("finished_at"),
             submitterUid: submitterUid, pid: try int32("pid"),
             held: try required(integer("held"), "held") != 0, suspended: try required(integer("suspended"), "suspended") != 0)
         job.slurmJobId = try text("slurm_job_id").flatMap { $0.isEmpty ? nil : $0 }

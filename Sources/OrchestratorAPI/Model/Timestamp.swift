@@ -21,7 +21,9 @@ public enum Timestamp {
 
     /// Appends ``format(_:)``'s text as UTF-8, for writers that build JSON as bytes.
     static func append(_ date: Date, to bytes: inout [UInt8]) {
-        let micro = microseconds(date)
+        // Clamped to the four-digit years (only a damaged row holds another): the text is
+        // always an RFC 3339 time.
+        let micro = min(max(microseconds(date), earliestSeconds * 1_000_000), latestSeconds * 1_000_000 + 999_999)
         let milliseconds = micro >= 0 ? micro / 1000 : (micro - 999) / 1000
         let (days, msOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (dayNumber, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
@@ -46,7 +48,10 @@ public enum Timestamp {
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or an offset such
     /// as `+02:00`).
-    /// - Returns: `nil` when `text` is not such a time, or names an impossible one (Feb 30).
+    /// - Returns: `nil` when `text` is not such a time, names an impossible one (Feb 30), or
+    ///   one whose UTC year is outside 0000...9999 (`0000-01-01T00:00:00+01:00` is in year
+    ///   -1): ``format(_:)`` writes four digits, and such a time stored would be written back
+    ///   as no RFC 3339 time at all, failing every listing that includes its job.
     public static func parse(_ text: String) -> Date? {
         guard hasValidFields(text) else { return nil }
         let bytes = Array(text.utf8)
@@ -94,8 +99,14 @@ public enum Timestamp {
         guard index == bytes.count else { return nil }
         let days = days(fromCivil: number(0..<4), number(5..<7), number(8..<10))
         let seconds = days * 86_400 + number(11..<13) * 3600 + number(14..<16) * 60 + number(17..<19) - offsetSeconds
+        guard seconds >= Self.earliestSeconds, seconds <= Self.latestSeconds else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
+
+    /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z in seconds since 1970: the times with a
+    /// four-digit UTC year.
+    public static let earliestSeconds = days(fromCivil: 0, 1, 1) * 86_400
+    public static let latestSeconds = days(fromCivil: 9999, 12, 31) * 86_400 + 86_399
 
     /// Whether `YYYY-MM-DDTHH:MM:SS` at the start of `text` names a real date and time (RFC
     /// 3339 §5.7: day within its month, leap years included; hour 0-23; minute 0-59; second
@@ -125,7 +136,17 @@ public enum Timestamp {
 
     /// Microseconds since the Unix epoch, as the store keeps times.
     public static func microseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        // A time from a damaged row can lie past what Int64 holds: clamped, never a trap.
+        guard value >= -9_223_372_036_854_775_808.0 else { return .min }
+        guard value < 9_223_372_036_854_775_808.0 else { return .max }
+        return Int64(value)
+    }
+
+    /// Whether `microseconds` since 1970 is a time with a four-digit UTC year, the times
+    /// ``format(_:)`` writes as they are.
+    public static func isWritable(microseconds: Int64) -> Bool {
+        microseconds / 1_000_000 >= earliestSeconds && microseconds / 1_000_000 <= latestSeconds
     }
 
     /// The date `microseconds` after the Unix epoch.

@@ -50,4 +50,20 @@ struct TimestampTests {
             #expect(Timestamp.parse(bad) == nil, "\(bad)")
         }
     }
+
+    @Test("only times with a four-digit UTC year are read, and a time past them is written clamped, never as another shape or a trap")
+    func fourDigitYears() throws {
+        for outside in ["0000-01-01T00:00:00+23:59", "0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"] {
+            #expect(Timestamp.parse(outside) == nil, "\(outside)")
+        }
+        for inside in ["0000-01-01T00:00:00Z", "0000-01-01T00:00:00-01:00", "9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59+01:00"] {
+            let parsed = try #require(Timestamp.parse(inside), "\(inside)")
+            #expect(Timestamp.parse(Timestamp.format(parsed)) != nil, "\(inside)")
+        }
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1e15)) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -1e15)) == "0000-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(Timestamp.date(microseconds: .max)) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.microseconds(Date(timeIntervalSince1970: 1e300)) == .max)
+        #expect(Timestamp.microseconds(Date(timeIntervalSince1970: -1e300)) == .min)
+    }
 }

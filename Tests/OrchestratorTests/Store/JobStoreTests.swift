@@ -229,6 +229,10 @@ struct JobStoreTests {
             ("exit_code", "UPDATE jobs SET state = 'finished', result = 'failed', exit_code = 'three'"),
             ("pid", "UPDATE jobs SET pid = 99999999999"),
             ("submitter_uid", "UPDATE jobs SET submitter_uid = -1"),
+            // Times no four-digit year holds: reading one trapped orchd (SIGILL).
+            ("submitted_at", "UPDATE jobs SET submitted_at = 9223372036854775807"),
+            ("not_before", "UPDATE jobs SET not_before = -9223372036854775808"),
+            ("finished_at", "UPDATE jobs SET state = 'finished', result = 'succeeded', finished_at = 253402300800000000"),
         ]
         for (column, sql) in damages {
             try store.database.execute("SAVEPOINT damage")
