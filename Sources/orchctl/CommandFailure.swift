@@ -39,9 +39,10 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - error: what the client threw.
     ///   - socket: the socket path, for messages.
-    ///   - afterReply: whether the daemon had already answered on this connection; a connection
-    ///     lost before that means the daemon is not there (69), after it that it went away
-    ///     mid-request (1).
+    ///   - afterReply: whether the daemon had already answered on this connection: a connection
+    ///     lost before that says the daemon is stopping or failed; after it, that it went away
+    ///     mid-request. Either is 69, as README's exit codes promise for a connection closed
+    ///     before answering.
     ///   - uid: the caller's uid, to suggest the system or the user service.
     ///   - plainOrchdSocket: the socket an `orchd` started with no options in another terminal
     ///     would serve for this caller (``plainOrchdSocket(uid:)``), so that the hint to start
@@ -65,7 +66,11 @@ struct CommandFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case .connectionLost(let code):
             let why = code == 0 ? "" : " (\(Self.errnoText(code)))"
             if afterReply {
-                self.init("orchd closed the connection\(why) before the request completed", exitCode: .failure)
+                // 69 as well: the request was not answered, and 1 means "the job failed" to a
+                // script running `wait` or `cancel`.
+                self.init(
+                    "orchd closed the connection\(why) before the request completed: it is stopping or it failed. What was asked may have been done; check 'orchctl status'.",
+                    exitCode: .unavailable)
             } else {
                 // The request may have been read: a submit may be stored although unanswered.
                 self.init(
