@@ -550,6 +550,32 @@ struct SlurmQueueTests {
         #expect(shown["result"] as? String == "cancelled", "\(shown)\n\(daemon.daemonLog)")
     }
 
+    @Test("a stopped Slurm job ends only once its command has: a timed-out attempt's SIGTERM handler finishes before the retry starts, and a cancel returns after it")
+    func stopWaitsForTheCommand() throws {
+        let (daemon, _) = try slurmDaemon()
+        // The command handles SIGTERM for 3 s: longer than Slurm takes to call the job ended
+        // once its batch script is gone, within the cluster's KillWait of 5 s.
+        func handling(_ marks: String, then: String) -> String {
+            "trap 'echo term >> \(marks); sleep 3; echo endterm >> \(marks); exit 1' TERM; echo start >> \(marks); \(then)sleep 600 & wait"
+        }
+        let marks = daemon.directory + "/marks"
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--timeout", "5s", "--retries", "1", "--shell", handling(marks, then: "")]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 124, "\(waited)\n\(daemon.daemonLog)")
+        // The batch script died at the SIGTERM, Slurm said CANCELLED, and the retry started
+        // while the first attempt's handler still ran.
+        let lines = try String(contentsOfFile: marks, encoding: .utf8).split(separator: "\n")
+        #expect(lines == ["start", "term", "endterm", "start", "term", "endterm"], "\(lines)\n\(daemon.daemonLog)")
+
+        let cancelMarks = daemon.directory + "/cancel-marks"
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let cancelled = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", handling(cancelMarks, then: "echo up > \(started.path); ")]).line
+        #expect(started.read(timeout: 60) == "up", "\(daemon.daemonLog)")
+        let cancel = try daemon.orchctl(["cancel", cancelled])
+        #expect(cancel.status == 0, "\(cancel)")
+        #expect(try String(contentsOfFile: cancelMarks, encoding: .utf8) == "start\nterm\nendterm\n", "the cancel returned once the command was gone")
+    }
+
     @Test("200 quick jobs through a Slurm queue all succeed")
     func manyQuickJobs() throws {
         let (daemon, _) = try slurmDaemon(concurrency: 16)

@@ -75,8 +75,27 @@ struct SlurmBatchScript: Hashable, Sendable {
         // the one searched above: the file found runs, as a local launch runs it.
         var words = arguments.map(q)
         if environment["PATH"] == nil, !command.contains("/"), !words.isEmpty { words[0] = "\"$found\"" }
-        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words).joined(separator: " "))
-        lines += ["status=$?", "report \"$status\"", "exit \"$status\"", ""]
+        // The script outlives the command: it waits for it through any signal a cancel, a
+        // timeout or `cancel --signal` sends every process of the job, so the job's step, and
+        // with it the Slurm job, ends only once the command has. A script that died at the
+        // SIGTERM ended the step at once, `CANCELLED` while the command still ran its handler
+        // (a process tracker that follows parents, proctrack/linuxproc, loses it then), and a
+        // retry started beside it. The traps are handlers, not ignored signals, so the command
+        // gets the default dispositions at its exec; Slurm signals it itself. Run in the
+        // background, with its standard input given back explicitly (a shell gives an
+        // asynchronous command /dev/null otherwise); `wait` returns at each trapped signal, so
+        // it is waited for again until it is gone. The exit status is written only when no
+        // such signal came first: a command that ended because it was stopped has the stop's
+        // result (cancelled, timed out), as a local job has; one that ran to its end before
+        // the stop keeps its own.
+        lines.append("stopped=")
+        lines.append("trap stopped=1 HUP INT QUIT TERM USR1 USR2 ALRM")
+        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words + ["0<&0", "&"]).joined(separator: " "))
+        lines += [
+            "child=$!",
+            "while :; do wait \"$child\"; status=$?; kill -0 \"$child\" 2>/dev/null || break; done",
+            "[ -n \"$stopped\" ] || report \"$status\"", "exit \"$status\"", "",
+        ]
         text = lines.joined(separator: "\n")
     }
 
