@@ -47,6 +47,16 @@ struct SlurmQueueTests {
         return false
     }
 
+    /// The Slurm job ID `show` gives job `id` once orchd has it; asked again every 50 ms (orchd
+    /// tells no one), for at most 60 s.
+    private func waitForSlurmJobID(_ daemon: TestDaemon, _ id: String) throws -> String? {
+        for _ in 0..<1200 {
+            if let slurmID = try job(daemon, id)["slurmJobId"] as? String { return slurmID }
+            usleep(50_000)
+        }
+        return nil
+    }
+
     /// The jobs of this daemon that Slurm knows (any state), from the comment orchd gives each.
     private func slurmJobs(of daemon: TestDaemon, _ cluster: SlurmCluster) throws -> [[String: Any]] {
         let answer = try cluster.run("/usr/bin/squeue", ["--json"])
@@ -574,6 +584,64 @@ struct SlurmQueueTests {
         let cancel = try daemon.orchctl(["cancel", cancelled])
         #expect(cancel.status == 0, "\(cancel)")
         #expect(try String(contentsOfFile: cancelMarks, encoding: .utf8) == "start\nterm\nendterm\n", "the cancel returned once the command was gone")
+    }
+
+    @Test("an sbatch that says 'Socket timed out' after Slurm took the job does not submit it again: the job is found by its comment, followed, and runs once")
+    func socketTimeoutAfterSubmission() throws {
+        let flag = "/tmp/orchd-sbatch-timedout-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(flag) }
+        // The first sbatch submits, then fails as a slow controller's client does.
+        let (daemon, _) = try slurmDaemon(wrapping: ["sbatch": """
+            if [ ! -e '\(flag)' ]; then
+              : > '\(flag)'; /usr/bin/sbatch "$@" > /dev/null
+              echo 'sbatch: error: Batch job submission failed: Socket timed out on send/recv operation' >&2; exit 1
+            fi
+            exec /usr/bin/sbatch "$@"
+            """])
+        let runs = daemon.directory + "/runs"
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo run >> '\(runs)'"]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "\(daemon.daemonLog)")
+        #expect(try attempts(daemon, id).count == 1)
+        #expect(try job(daemon, id)["slurmJobId"] as? String != nil)
+    }
+
+    @Test("sbatch output with notices before the job ID: the ID is read from the last line, and the job runs and is followed")
+    func noticesBeforeTheJobID() throws {
+        let (daemon, _) = try slurmDaemon(wrapping: ["sbatch": "echo 'sbatch: notice: welcome to the cluster'; exec /usr/bin/sbatch \"$@\""])
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 0, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["slurmJobId"] as? String != nil)
+    }
+
+    @Test("sbatch exiting 0 with no job ID and no job in Slurm fails the attempt, saying what sbatch printed")
+    func noJobIDPrinted() throws {
+        let (daemon, _) = try slurmDaemon(wrapping: ["sbatch": "echo 'slurm 22.05.8'; exit 0"])
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 127, "\(waited)\n\(daemon.daemonLog)")
+        let shown = try job(daemon, id)
+        #expect(shown["result"] as? String == "spawn_failed")
+        #expect((shown["reason"] as? String ?? "").contains("sbatch exited 0 but printed no job ID: 'slurm 22.05.8'"), "\(shown)")
+    }
+
+    @Test("cancel --signal of a job still pending in Slurm cancels it at once with a plain scancel: it has no process to signal, and scancel --signal would retry for 100 s")
+    func signalCancelOfPendingJob() throws {
+        let calls = "/tmp/orchd-scancel-calls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(calls) }
+        let (daemon, _) = try slurmDaemon(wrapping: ["scancel": "echo \"$*\" >> '\(calls)'; exec /usr/bin/scancel \"$@\""])
+        let added = try daemon.orchctl(["queue", "add", "later", "--executor", "slurm", "--slurm-option=--begin=now+1hour"])
+        #expect(added.status == 0, "\(added)")
+        let id = try daemon.orchctl(["submit", "--queue", "later", "--", "true"]).line
+        // In Slurm (pending) once show has its Slurm ID: a cancel before that stops sbatch.
+        #expect(try waitForSlurmJobID(daemon, id) != nil, "\(daemon.daemonLog)")
+        let cancelled = try BackgroundOrchctl(daemon, ["cancel", "--signal", "INT", id]).waitForExit()
+        #expect(cancelled == 0, "\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled")
+        let made = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
+        #expect(!made.contains("--signal"), "\(made)")
     }
 
     @Test("200 quick jobs through a Slurm queue all succeed")

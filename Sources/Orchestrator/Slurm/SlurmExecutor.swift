@@ -295,9 +295,18 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
     }
 
+    /// The job ID `sbatch --parsable` printed: the first field (`ID` or `ID;cluster`) of its
+    /// last line with anything on it, since a site's sbatch (or a wrapper) may print notices
+    /// before it; `nil` when that is no number.
+    static func submittedJobID(in output: String) -> String? {
+        let line = output.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
+        let id = line.map { String($0.split(separator: ";", omittingEmptySubsequences: false).first ?? "").trimmingCharacters(in: .whitespaces) } ?? ""
+        return !id.isEmpty && id.allSatisfy(\.isASCII) && id.allSatisfy(\.isNumber) ? id : nil
+    }
+
     private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
-        let idText = outcome.output.split(whereSeparator: \.isNewline).first.map { String($0.split(separator: ";").first ?? "") } ?? ""
-        guard outcome.succeeded, !idText.isEmpty, idText.allSatisfy(\.isNumber) else {
+        let idText = Self.submittedJobID(in: outcome.output) ?? ""
+        guard outcome.succeeded, !idText.isEmpty else {
             if let reason = attempt.stopReason {
                 if case .signaled? = outcome.status {
                     // The stop killed sbatch, which may have got the job to Slurm first: it is
@@ -309,15 +318,25 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 }
                 return
             }
-            attempts[attempt.jobID] = nil
-            if outcome.launchError == nil && Self.isUnreachable(outcome.error) {
-                noteAnswer(false, outcome.failure)
-                becomeUnavailable()
-                report(attempt, .released(reason: outcome.failure))
-            } else {
-                if outcome.launchError == nil { noteAnswer(true, nil) }
-                fail(attempt, "sbatch: \(outcome.failure)")
+            if outcome.launchError == nil && (outcome.succeeded || Self.isUnreachable(outcome.error)) {
+                // sbatch may have got the job to Slurm all the same: a controller that took it
+                // and answered too late makes sbatch say "Socket timed out", and submitting again
+                // ran the job twice. It is looked for by its comment first, as after a restart.
+                if outcome.succeeded {
+                    let printed = outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
+                    attempt.unconfirmed = .noJobID("sbatch exited 0 but printed no job ID" + (printed.isEmpty ? "" : ": '\(String(printed.prefix(200)).visible)'"))
+                } else {
+                    noteAnswer(false, outcome.failure)
+                    becomeUnavailable()
+                    attempt.unconfirmed = .unreachable(outcome.failure)
+                }
+                attempt.phase = .lookingUp
+                schedulePolling()
+                return
             }
+            attempts[attempt.jobID] = nil
+            if outcome.launchError == nil { noteAnswer(true, nil) }
+            fail(attempt, "sbatch: \(outcome.failure)")
             return
         }
         noteAnswer(true, nil)
@@ -419,6 +438,12 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// teardown grace, unless the job ended meanwhile.
     private func cancelInSlurm(_ attempt: SlurmAttempt) {
         guard case .inSlurm(let id) = attempt.phase else { return }
+        // A job that is not running has no process to signal: scancel --signal then retries
+        // for about 100 s ("Job can not be altered now") before it fails. The plain scancel
+        // goes at once, as for a job that is waiting.
+        if attempt.stopSignal != nil && (attempt.slurmState == nil || attempt.slurmState == "PENDING") {
+            attempt.stopSignal = nil
+        }
         if let signal = attempt.stopSignal {
             attempt.stopSignal = nil
             command.run(["scancel", "--full", "--signal=\(signal)", id], on: queue) { [self] outcome in
@@ -514,6 +539,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                     // that lost its state hands the same IDs to other jobs.
                     if let entry = jobs.first(where: { $0.id == id }), isThisAttempt(entry, attempt) {
                         let state = SlurmJobState(entry.state)
+                        attempt.slurmState = state.name
                         if state.isFinal { settle(attempt, state: state, waitStatus: entry.exitCode, endedAt: entry.endTime) }
                     } else {
                         settleFromAccounting(attempt, id: id)
@@ -538,6 +564,15 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                         if !attempt.waitedForSbatch {
                             attempt.waitedForSbatch = true
                             DaemonLog.warning("job \(attempt.jobID): an sbatch the previous daemon started for it still runs; waiting for it before deciding whether Slurm has the job")
+                        }
+                    } else if let unconfirmed = attempt.unconfirmed, attempt.stopReason == nil {
+                        // Not in two polls in a row (a controller slow to take it shows it in
+                        // the second): sbatch did not get it to Slurm.
+                        attempt.absentPolls += 1
+                        guard attempt.absentPolls >= 2 else { continue }
+                        switch unconfirmed {
+                        case .unreachable(let reason): report(attempt, .released(reason: reason))
+                        case .noJobID(let reason): fail(attempt, reason)
                         }
                     } else {
                         // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
@@ -797,6 +832,27 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var signalledOrphanedSbatch = false
     /// The journal has said that its recorded Slurm ID now names another job.
     var notedForeignID = false
+    /// Why sbatch's answer left open whether Slurm has the job (it failed as if the
+    /// controller could not be reached, or printed no job ID), while it is looked up; what
+    /// happens when Slurm has none.
+    var unconfirmed: UnconfirmedSubmission?
+    /// Polls in a row that found no job of an ``unconfirmed`` submission.
+    var absentPolls = 0
+    /// The job's state as squeue last showed it (`PENDING`, `RUNNING`, ...); `nil` before
+    /// the first poll that found it.
+    var slurmState: String?
+
+    /// An sbatch whose answer leaves open whether Slurm has the job.
+    enum UnconfirmedSubmission {
+        /// It failed as if the controller could not be reached ("Socket timed out"), which it
+        /// also says when the controller took the job but answered late: when Slurm has none,
+        /// the claim is given back and the job submitted again later.
+        case unreachable(String)
+        /// It exited 0 without a job ID on its last line (a site's wrapper printing more, an
+        /// option such as --version): when Slurm has none, the attempt fails, saying what sbatch
+        /// printed.
+        case noJobID(String)
+    }
 
     init(
         launch: ExecutorLaunch, executor: SlurmExecutor, onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,

@@ -171,6 +171,78 @@ public enum QueuesInterface {
             if let name = reservedSlurmOption(in: option) {
                 return "'\(name.visible)' is set by orchd for every job (job name, output, exit status, environment, directory, comment, user, requeue); leave it out"
             }
+            if let name = matchingSlurmOption(in: option, among: slurmOptionsSubmittingNothing) {
+                return "'\(name.visible)' makes sbatch submit no job; leave it out"
+            }
+            if let problem = missingSlurmOptionValue(in: option) { return problem }
+        }
+        return nil
+    }
+
+    /// Why `option` lacks the value sbatch would take from the next argument, or `nil`. Each
+    /// queue option is one argument, and orchd's own options follow them: a `--mail-user`
+    /// without `=` took `--job-name=orchd-ID` for its value, and the job, named otherwise,
+    /// was lost to orchd and run again beside itself. A long option without `=` must be one
+    /// that takes no value (sbatch(1), Slurm 22.05); a cluster of short ones must not end
+    /// with one that takes a value.
+    static func missingSlurmOptionValue(in option: String) -> String? {
+        if option.hasPrefix("--") {
+            guard !option.contains("=") else { return nil }
+            let name = String(option.dropFirst(2))
+            // getopt_long(3): an exact name, else any unambiguous prefix.
+            if slurmLongOptionsWithoutValue.contains(name) { return nil }
+            let matches = (slurmLongOptionsWithoutValue.union(slurmLongOptionsWithValue)).filter { $0.hasPrefix(name) }
+            if !matches.isEmpty && matches.isSubset(of: slurmLongOptionsWithoutValue) { return nil }
+            let shown = matches.count == 1 ? "--\(matches.first!)" : option
+            return "'\(option.visible)' takes a value in sbatch, or is not an sbatch option orchd knows to take none: give the value in the same argument, \(shown.visible)=VALUE"
+        }
+        for (index, letter) in option.dropFirst().enumerated() where !slurmFlagsWithoutValue.contains(letter) {
+            // A letter that takes a value ends the cluster: the rest is its value.
+            guard index + 2 < option.count else {
+                return "'-\(String(letter).visible)' takes a value in sbatch: attach it (-\(String(letter).visible)VALUE), or use its long form with '='"
+            }
+            return nil
+        }
+        return nil
+    }
+
+    /// sbatch's long options that take no value, or only an optional one given with `=`
+    /// (sbatch(1), Slurm 22.05).
+    static let slurmLongOptionsWithoutValue: Set<String> = [
+        "contiguous", "exclusive", "get-user-env", "help", "hold", "ignore-pbs", "nice", "no-kill", "no-requeue",
+        "overcommit", "oversubscribe", "parsable", "propagate", "quiet", "reboot", "requeue", "spread-job", "test-only",
+        "usage", "use-min-nodes", "verbose", "version", "wait",
+    ]
+
+    /// sbatch's long options that take a value (sbatch(1), Slurm 22.05), for telling which one
+    /// an abbreviation names.
+    static let slurmLongOptionsWithValue: Set<String> = [
+        "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint", "clusters",
+        "comment", "constraint", "container", "core-spec", "cores-per-socket", "cpu-freq", "cpus-per-gpu", "cpus-per-task",
+        "deadline", "delay-boot", "dependency", "distribution", "error", "exclude", "export", "export-file",
+        "extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task",
+        "gres", "gres-flags", "hint", "input", "job-name", "kill-on-invalid-dep", "licenses", "mail-type", "mail-user",
+        "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "network", "nodefile", "nodelist",
+        "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket", "open-mode",
+        "output", "partition", "power", "prefer", "priority", "profile", "qos", "reservation", "signal",
+        "sockets-per-node", "switches", "thread-spec", "threads-per-core", "time", "time-min", "tmp", "uid",
+        "wait-all-nodes", "wckey", "wrap",
+    ]
+
+    /// The sbatch options with which it submits nothing: it prints help, usage or its
+    /// version, or only tests the job (`--test-only`), and no job ID.
+    static let slurmOptionsSubmittingNothing: Set<String> = ["--help", "-h", "--usage", "-u", "--version", "-V", "--test-only"]
+
+    /// The option of `set` an argument gives sbatch, read as ``reservedSlurmOption(in:)``
+    /// reads it, or `nil`.
+    static func matchingSlurmOption(in option: String, among set: Set<String>) -> String? {
+        let name = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? option
+        if name.hasPrefix("--") {
+            return name.count > 2 && set.contains { $0.hasPrefix("--") && $0.hasPrefix(name) } ? name : nil
+        }
+        for letter in option.dropFirst() {
+            if set.contains("-\(letter)") { return "-\(letter)" }
+            guard slurmFlagsWithoutValue.contains(letter) else { return nil }
         }
         return nil
     }

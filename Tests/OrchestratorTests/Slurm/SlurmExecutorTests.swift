@@ -257,6 +257,32 @@ struct SlurmExecutorTests {
         #expect(SlurmExecutor.timeLimit(microseconds: 60_000_001) == "2")
     }
 
+    @Test("a queue option that would take orchd's next option for its value is refused, in every spelling; flags and values given with '=' are taken")
+    func slurmOptionsWithoutTheirValue() {
+        for option in ["--mail-user", "--account", "--acc", "-A", "-vA", "--mem", "--time", "-t", "-p", "--qos", "--no-such-option"] {
+            #expect(QueuesInterface.slurmProblem(partition: nil, options: [option]) != nil, "\(option)")
+        }
+        for option in [
+            "--mail-user=a@b", "--acc=x", "-Aproj", "-vAproj", "--mem=2G", "-t10", "--exclusive", "--exclusive=user", "--hold",
+            "-H", "--contig", "--nice", "-vQ", "--spread-job",
+        ] {
+            #expect(QueuesInterface.slurmProblem(partition: nil, options: [option]) == nil, "\(option)")
+        }
+        for option in ["--version", "-V", "--help", "-h", "--usage", "--test-only", "--test", "-vh"] {
+            #expect(QueuesInterface.slurmProblem(partition: nil, options: [option])?.contains("makes sbatch submit no job") == true, "\(option)")
+        }
+    }
+
+    @Test("the job ID is read from sbatch's last line, after any notices; output without one gives none")
+    func submittedJobID() {
+        #expect(SlurmExecutor.submittedJobID(in: "42\n") == "42")
+        #expect(SlurmExecutor.submittedJobID(in: "42;cluster\n") == "42")
+        #expect(SlurmExecutor.submittedJobID(in: "sbatch: notice: site banner\n57\n\n") == "57")
+        #expect(SlurmExecutor.submittedJobID(in: "slurm 22.05.8\n") == nil)
+        #expect(SlurmExecutor.submittedJobID(in: "") == nil)
+        #expect(SlurmExecutor.submittedJobID(in: "٤٢\n") == nil, "digits Slurm never prints")
+    }
+
     @Test("a queue.NAME line of the configuration file sets the queue's executor; bad executor settings are refused naming the line")
     func configurationFile() throws {
         let contents = try ConfigurationFile.parse("""
@@ -273,6 +299,8 @@ struct SlurmExecutorTests {
             ("queue.hpc = colour=red", "unknown queue setting 'colour'"),
             ("queue.hpc = slurm-option=--output=/tmp/x", "is set by orchd"),
             ("queue.hpc = slurm-option=--uid=0", "is set by orchd"),
+            ("queue.hpc = slurm-option=--mail-user", "'--mail-user' takes a value in sbatch"),
+            ("queue.hpc = slurm-option=--version", "makes sbatch submit no job"),
             ("queue.hpc = slurm-option=", "needs an sbatch option"),
             ("queue.hpc = executor=slurm, executor=local", "'executor' is given twice"),
             ("queue.hpc = concurrency=2, b", "expected 'setting=value'"),
