@@ -644,6 +644,22 @@ struct SlurmQueueTests {
         #expect(!made.contains("--signal"), "\(made)")
     }
 
+    @Test("continue of a Slurm job suspended behind orchd's back (scontrol suspend) resumes it, though orchd had it running")
+    func continueAfterOutsideSuspend() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo up > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read(timeout: 60) == "up", "\(daemon.daemonLog)")
+        let slurmID = try #require(try job(daemon, id)["slurmJobId"] as? String)
+        let suspended = try cluster.run("/usr/bin/scontrol", ["suspend", slurmID])
+        #expect(suspended.status == 0, "\(suspended)")
+        let continued = try daemon.orchctl(["continue", id])
+        #expect(continued.status == 0, "\(continued)")
+        let state = try cluster.run("/usr/bin/squeue", ["-h", "-j", slurmID, "-o", "%T"])
+        #expect(state.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "RUNNING", "\(state)")
+        #expect(try daemon.orchctl(["cancel", id]).status == 0)
+    }
+
     @Test("200 quick jobs through a Slurm queue all succeed")
     func manyQuickJobs() throws {
         let (daemon, _) = try slurmDaemon(concurrency: 16)

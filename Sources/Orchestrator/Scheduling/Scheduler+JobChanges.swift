@@ -129,7 +129,11 @@ extension Scheduler {
         case .refused(let refusal):
             throw error(for: refusal, job: id, state: job.state, operation: operation)
         default:
-            return job  // already so
+            // Already so as recorded; the executor is asked all the same, since the job itself
+            // may differ from the record (a Slurm admin's scontrol, a crash between an executor's
+            // answer and its record). Its answer changes nothing recorded.
+            if let running = operations[id] { _ = await Self.setSuspended(running, suspended) }
+            return job
         }
     }
 
