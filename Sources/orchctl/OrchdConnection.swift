@@ -17,9 +17,10 @@ import Synchronization
 /// of launches near orchd's descriptor limit thus delays a command instead of failing it.
 /// Refused for over a second, the command says so once on standard error.
 ///
-/// A call refused with `DatabaseLocked` and no `endsKept` changed nothing either: another
-/// process holds the job database's lock, and orchd waits for it only 0.1 s, so that no job's
-/// end waits behind a request. The call is made again on the same connection, the same way,
+/// A call refused with `DatabaseLocked` (neither `endsKept` nor `partial`) whose change is one
+/// transaction (``oneTransactionMethods``) changed nothing either: another process holds the
+/// job database's lock, and orchd waits for it only 0.1 s, so that no job's end waits behind
+/// a request. The call is made again on the same connection, the same way,
 /// until ``lockRetryLimit`` after the command's first such refusal; only then is it the
 /// command's error (exit 1).
 final class OrchdConnection {
@@ -33,6 +34,15 @@ final class OrchdConnection {
     private static let refusals = Mutex<(first: ContinuousClock.Instant?, said: Bool)>((nil, false))
     /// The same for `DatabaseLocked`.
     private static let lockRefusals = Mutex<(first: ContinuousClock.Instant?, said: Bool)>((nil, false))
+    /// The calls made again after `DatabaseLocked`: those whose change is one transaction, so
+    /// that a refusal means that nothing changed. A cancel is not (it stops running jobs
+    /// before it writes, and cancels many in turns), nor are `retry --failed` and `prune`.
+    static let oneTransactionMethods: Set<String> = [
+        JobsInterface.submit.name, JobsInterface.submitBatch.name, JobsInterface.retry.name, JobsInterface.hold.name,
+        JobsInterface.release.name, JobsInterface.edit.name, JobsInterface.suspend.name, JobsInterface.resume.name,
+        QueuesInterface.add.name, QueuesInterface.set.name, QueuesInterface.remove.name, QueuesInterface.pause.name,
+        QueuesInterface.resume.name,
+    ]
 
     /// Whether a refused call is being made again now: notes about a call in progress (a
     /// cancel's teardown) would be untrue while orchd has not taken it.
@@ -68,7 +78,7 @@ final class OrchdConnection {
                 Self.retrying.store(false, ordering: .relaxed)
                 return reply
             } catch {
-                if case .remote(let remote) = error, try refusals.reconnectAfter(remote, self) { continue }
+                if case .remote(let remote) = error, try refusals.reconnectAfter(remote, of: method.name, self) { continue }
                 if case .remote = error { hasReplied = true }
                 throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
             }
@@ -83,7 +93,7 @@ final class OrchdConnection {
         /// Whether the call refused with `error` is to be made again: if so, after the
         /// back-off, and for `TooManyConnections` once `connection` has been connected anew.
         /// - Throws: ``CommandFailure`` when the new connection cannot be made.
-        mutating func reconnectAfter(_ error: VarlinkError, _ connection: OrchdConnection) throws(CommandFailure) -> Bool {
+        mutating func reconnectAfter(_ error: VarlinkError, of method: String, _ connection: OrchdConnection) throws(CommandFailure) -> Bool {
             let isLock: Bool
             let limit: Duration
             let what: String
@@ -91,7 +101,9 @@ final class OrchdConnection {
             case ManagerInterface.Errors.tooManyConnections:
                 (isLock, limit) = (false, OrchdConnection.refusalRetryLimit)
                 what = "refused by orchd: " + (error.parameters["message"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? error.name)
-            case JobsInterface.Errors.databaseLocked where error.parameters["endsKept"] == nil:
+            case JobsInterface.Errors.databaseLocked
+                where error.parameters["endsKept"] == nil && error.parameters["partial"] == nil
+                    && OrchdConnection.oneTransactionMethods.contains(method):
                 (isLock, limit) = (true, OrchdConnection.lockRetryLimit)
                 let path = error.parameters["path"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "the job database"
                 what = "\(path) is locked by another process"
@@ -241,7 +253,7 @@ final class OrchdConnection {
                 throw failure
             } catch let error as VarlinkClientError {
                 // Refused before its first reply: nothing of it was done.
-                if !streamed, case .remote(let remote) = error, try refusals.reconnectAfter(remote, self) { continue }
+                if !streamed, case .remote(let remote) = error, try refusals.reconnectAfter(remote, of: method.name, self) { continue }
                 if case .remote = error { hasReplied = true }
                 throw CommandFailure(error, socket: socket, afterReply: hasReplied, uid: uid)
             } catch {

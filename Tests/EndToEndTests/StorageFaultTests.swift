@@ -244,6 +244,28 @@ struct StorageFaultTests {
         #expect(try String(contentsOfFile: runs, encoding: .utf8) == "run\n", "the job ran once")
     }
 
+    @Test("a cancel of a running and a queued job under a lock says the running one was cancelled and the rest refused, and is not sent again as if nothing had changed")
+    func partlyCancelledUnderLock() throws {
+        let daemon = try TestDaemon(concurrency: 1)
+        defer { daemon.stop() }
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let running = try daemon.orchctl(["submit", "--", "sh", "-c", "echo up > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read() == "up")
+        let queued = try daemon.orchctl(["submit", "--", "true"]).line
+        let holder = try Database(path: daemon.stateDirectory + "/orchd.db")
+        try holder.execute("BEGIN IMMEDIATE")
+        let cancel = try daemon.orchctl(["cancel", running, queued])
+        #expect(cancel.status == 1, "\(cancel)")
+        #expect(cancel.standardError.hasPrefix(
+            "Error: job \(running) was cancelled (a running job's processes are being stopped) before the store refused the rest: the job database"),
+            "\(cancel)")
+        #expect(!cancel.standardError.contains("trying again"), "a cancel is not made again: \(cancel)")
+        try holder.execute("ROLLBACK")
+        #expect(try daemon.orchctl(["wait", running, "--timeout", "60s"]).line == "\(running) cancelled")
+        // Not cancelled: it runs in the slot the cancelled one freed.
+        #expect(try daemon.orchctl(["wait", queued, "--timeout", "60s"]).line == "\(queued) succeeded")
+    }
+
     /// Submits a job with retries left that counts its runs in a file and exits 0 once `gate`
     /// is opened for writing; returns when it has started, with the file's path.
     static func startCountedJob(on daemon: TestDaemon) throws -> (id: String, gate: String, runs: String) {

@@ -135,7 +135,16 @@ extension Scheduler {
                     continue  // finished meanwhile (a dependency of it was cancelled first)
                 }
             }
-            for job in try recordEnds(ends) { finished[job.id] = job }
+            do {
+                for job in try recordEnds(ends) { finished[job.id] = job }
+            } catch where error.isStoreRefusal {
+                // Jobs already cancelled (a running one's teardown begun, earlier turns
+                // committed): the refusal must not read as "nothing was done" to a client that
+                // would then cancel again as if it were.
+                let done = cancelled.filter { id in !ends.contains { $0.job.id == id } }
+                guard !done.isEmpty else { throw error }
+                throw .partlyCancelled(done, cause: error)
+            }
             if next < ids.endIndex && !isStopping { await Task.yield() }
         }
         return (cancelled, finished)

@@ -51,6 +51,9 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
     /// A cancel's job ended, but the store refused its end (`cause`: a full disk, a locked
     /// database); orchd keeps it and records it once the store takes writes again.
     indirect case endKept([(id: JobID, result: JobResult)], cause: SchedulerError)
+    /// A cancel had cancelled these jobs (or begun their teardown) when the store refused the
+    /// rest (`cause`); the others named were not cancelled.
+    indirect case partlyCancelled([JobID], cause: SchedulerError)
 
     /// Why the store refused a write, in a few words (`the file system of ... is full (N
     /// bytes free)`), for a message that goes on to say what happens next.
@@ -96,6 +99,10 @@ public enum SchedulerError: Error, Sendable, CustomStringConvertible {
         case .stopping: "orchd is stopping and takes no new jobs, so nothing was stored; submit again once it runs"
         case .databaseLocked(let path):
             "the job database \(path) is locked by another process, so nothing was stored; try again once it lets go (a sqlite3 shell left open on it?)"
+        case .partlyCancelled(let done, let cause):
+            (done.count == 1 ? "job \(done[0]) was cancelled" : "\(done.count) jobs were cancelled")
+                + " (a running job's processes are being stopped) before the store refused the rest: \(cause.refusalReason); "
+                + "nothing else was cancelled, so cancel the others again once it takes writes"
         case .endKept(let ends, let cause):
             ends.count == 1
                 ? "job \(ends[0].id) ended (\(ends[0].result.name)), but its end cannot be recorded now: \(cause.refusalReason); "

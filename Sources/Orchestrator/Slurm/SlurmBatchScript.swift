@@ -75,27 +75,21 @@ struct SlurmBatchScript: Hashable, Sendable {
         // the one searched above: the file found runs, as a local launch runs it.
         var words = arguments.map(q)
         if environment["PATH"] == nil, !command.contains("/"), !words.isEmpty { words[0] = "\"$found\"" }
-        // The script outlives the command: it waits for it through any signal a cancel, a
-        // timeout or `cancel --signal` sends every process of the job, so the job's step, and
-        // with it the Slurm job, ends only once the command has. A script that died at the
-        // SIGTERM ended the step at once, `CANCELLED` while the command still ran its handler
-        // (a process tracker that follows parents, proctrack/linuxproc, loses it then), and a
-        // retry started beside it. The traps are handlers, not ignored signals, so the command
-        // gets the default dispositions at its exec; Slurm signals it itself. Run in the
-        // background, with its standard input given back explicitly (a shell gives an
-        // asynchronous command /dev/null otherwise); `wait` returns at each trapped signal, so
-        // it is waited for again until it is gone. The exit status is written only when no
-        // such signal came first: a command that ended because it was stopped has the stop's
-        // result (cancelled, timed out), as a local job has; one that ran to its end before
-        // the stop keeps its own.
+        // The script outlives the command: it traps every signal a cancel, a timeout or
+        // `cancel --signal` sends every process of the job, and a shell runs a trap only once
+        // its foreground command has ended, so the job's step, and with it the Slurm job, ends
+        // only once the command has. A script that died at the SIGTERM ended the step at once,
+        // `CANCELLED` while the command still ran its handler (a process tracker that follows
+        // parents, proctrack/linuxproc, loses it then), and a retry started beside it. The
+        // traps are handlers, not ignored signals, so the command gets the default dispositions
+        // at its exec (run in the background instead, it would have SIGINT and SIGQUIT ignored
+        // and /dev/null for input). The exit status is written only when no such signal came
+        // first: a command that ended because it was stopped has the stop's result (cancelled,
+        // timed out), as a local job has; one that ran to its end before the stop keeps its own.
         lines.append("stopped=")
         lines.append("trap stopped=1 HUP INT QUIT TERM USR1 USR2 ALRM")
-        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words + ["0<&0", "&"]).joined(separator: " "))
-        lines += [
-            "child=$!",
-            "while :; do wait \"$child\"; status=$?; kill -0 \"$child\" 2>/dev/null || break; done",
-            "[ -n \"$stopped\" ] || report \"$status\"", "exit \"$status\"", "",
-        ]
+        lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words).joined(separator: " "))
+        lines += ["status=$?", "[ -n \"$stopped\" ] || report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }
 

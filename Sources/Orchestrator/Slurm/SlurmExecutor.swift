@@ -561,23 +561,27 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                     } else if submitting[batchScriptPath(job: attempt.jobID, attempt: attempt.launch.job.attempt)] != nil {
                         // A previous orchd's sbatch still runs: it may yet submit the job (one
                         // of a stopped attempt was signalled above, and is waited for too).
+                        attempt.absentPolls = 0
                         if !attempt.waitedForSbatch {
                             attempt.waitedForSbatch = true
                             DaemonLog.warning("job \(attempt.jobID): an sbatch the previous daemon started for it still runs; waiting for it before deciding whether Slurm has the job")
                         }
-                    } else if let unconfirmed = attempt.unconfirmed, attempt.stopReason == nil {
-                        // Not in two polls in a row (a controller slow to take it shows it in
-                        // the second): sbatch did not get it to Slurm.
+                    } else {
+                        // Not in two answers in a row: an sbatch that ended (killed by a stop,
+                        // timed out, or a previous orchd's) may have sent its request already,
+                        // which a slow controller takes after answering the first squeue.
                         attempt.absentPolls += 1
                         guard attempt.absentPolls >= 2 else { continue }
-                        switch unconfirmed {
-                        case .unreachable(let reason): report(attempt, .released(reason: reason))
-                        case .noJobID(let reason): fail(attempt, reason)
+                        if let unconfirmed = attempt.unconfirmed, attempt.stopReason == nil {
+                            switch unconfirmed {
+                            case .unreachable(let reason): report(attempt, .released(reason: reason))
+                            case .noJobID(let reason): fail(attempt, reason)
+                            }
+                        } else {
+                            // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
+                            DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when it was stopped, and Slurm has no such job")
+                            report(attempt, .finished(attempt.stopReason?.jobResult ?? .interrupted))
                         }
-                    } else {
-                        // sbatch never got it to Slurm: nothing runs, nothing is in Slurm.
-                        DaemonLog.warning("job \(attempt.jobID) was being submitted to Slurm when it was stopped, and Slurm has no such job")
-                        report(attempt, .finished(attempt.stopReason?.jobResult ?? .interrupted))
                     }
                 case .submitting:
                     break
@@ -836,7 +840,8 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     /// controller could not be reached, or printed no job ID), while it is looked up; what
     /// happens when Slurm has none.
     var unconfirmed: UnconfirmedSubmission?
-    /// Polls in a row that found no job of an ``unconfirmed`` submission.
+    /// Answers of squeue in a row, while the attempt is looked up, that had no job of it and
+    /// no sbatch of it running.
     var absentPolls = 0
     /// The job's state as squeue last showed it (`PENDING`, `RUNNING`, ...); `nil` before
     /// the first poll that found it.

@@ -790,10 +790,14 @@ public enum JobsInterface {
     /// past orchd's busy timeout (0.1 s once running); nothing was changed, so the call may be
     /// made again, unless `endsKept` is given: a cancel ended those jobs, and their ends are
     /// kept until the database takes writes again.
-    /// - Parameter endsKept: the jobs whose ends are kept; `nil` when nothing was changed.
-    public static func databaseLocked(path: String, message: String, endsKept: [JobID]? = nil) -> VarlinkError {
+    /// - Parameters:
+    ///   - endsKept: the jobs whose ends are kept; `nil` when nothing was changed.
+    ///   - partial: the call did part of its work first (a cancel of running jobs, or of many
+    ///     in turns), so it is not to be made again as if nothing had changed.
+    public static func databaseLocked(path: String, message: String, endsKept: [JobID]? = nil, partial: Bool = false) -> VarlinkError {
         var parameters: [String: JSONValue] = ["path": .string(path), "message": .string(message)]
         if let endsKept { parameters["endsKept"] = .array(endsKept.map { .integer($0.rawValue) }) }
+        if partial { parameters["partial"] = .bool(true) }
         return VarlinkError(Errors.databaseLocked, parameters)
     }
 

@@ -10,13 +10,14 @@ import Testing
 @Suite("Slurm executor without a cluster")
 struct SlurmExecutorTests {
     /// Runs a generated script with /bin/sh, as slurmd would, and returns its output.
-    private func run(_ script: SlurmBatchScript, in directory: TemporaryDirectory) throws -> (status: Int32, output: String) {
+    private func run(_ script: SlurmBatchScript, in directory: TemporaryDirectory, input: String? = nil) throws -> (status: Int32, output: String) {
         let path = directory.file("job.sh")
         try script.text.write(toFile: path, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [path]
         process.environment = ["SLURM_JOB_ID": "77", "LEAKED": "from slurm"]
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -46,6 +47,59 @@ struct SlurmExecutorTests {
         let environment = rest.split(separator: "\n").filter { !$0.hasPrefix("PWD=") && !$0.hasPrefix("SHLVL=") && !$0.hasPrefix("_=") }
         #expect(environment == ["ODD=a 'b' $c", "PATH=/usr/bin:/bin", "SLURM_JOB_ID=77"], "nothing of Slurm's environment leaks but the job ID")
         #expect(try String(contentsOfFile: directory.file("7.exit"), encoding: .utf8) == "3\n")
+    }
+
+    @Test("the command runs as a local job does: its standard input is the script's, and no signal is ignored (a background command would have SIGINT and SIGQUIT ignored and /dev/null for input)")
+    func scriptKeepsInputAndSignals() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("input")
+        try "the input\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let script = SlurmBatchScript(
+            arguments: ["/bin/sh", "-c", "grep SigIgn /proc/self/status; cat"], workingDirectory: directory.path,
+            environment: ["PATH": "/usr/bin:/bin"], exitStatusPath: directory.file("i.exit"), title: "t")
+        let (status, output) = try run(script, in: directory, input: input)
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        // SIGINT is bit 1 and SIGQUIT bit 2 of the mask (proc_pid_status(5)); signals the test
+        // process itself ignores may be set too.
+        let ignored = lines.first.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        #expect(ignored.map { $0 & 0b110 } == 0, "\(output)")
+        #expect(lines.dropFirst() == ["the input"], "\(output)")
+        #expect(try String(contentsOfFile: directory.file("i.exit"), encoding: .utf8) == "0\n")
+    }
+
+    @Test("a stop's signal reaches the command, the script waits for it to end, and writes no exit status for it: the stop decides the result")
+    func scriptWaitsForAStoppedCommand() throws {
+        let directory = try TemporaryDirectory()
+        let marks = directory.file("marks")
+        let ready = directory.file("ready")
+        #expect(mkfifo(ready, 0o600) == 0)
+        let script = SlurmBatchScript(
+            arguments: ["/bin/sh", "-c", "trap 'echo handled >> \(marks); exit 7' INT; echo up >> \(marks); echo up > \(ready); while :; do sleep 0.05; done"],
+            workingDirectory: directory.path, environment: ["PATH": "/usr/bin:/bin"], exitStatusPath: directory.file("s.exit"), title: "t")
+        let path = directory.file("job.sh")
+        try script.text.write(toFile: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [path]
+        try process.run()
+        // Up once the command wrote to the FIFO (the read waits for it); then SIGINT to the
+        // script and the command, as Slurm signals every process of the job.
+        let reader = try #require(FileHandle(forReadingAtPath: ready))
+        #expect(String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) == "up\n")
+        kill(process.processIdentifier, SIGINT)
+        for pid in Self.children(of: process.processIdentifier) { kill(pid, SIGINT) }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 7, "the script waited for the command and exits with its status")
+        #expect(try String(contentsOfFile: marks, encoding: .utf8) == "up\nhandled\n")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("s.exit")), "no exit status for a command a signal stopped")
+    }
+
+    /// The processes whose parent is `pid` (and theirs), from /proc.
+    private static func children(of pid: Int32) -> [Int32] {
+        let direct = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { Int32($0) }
+        return direct + direct.flatMap { children(of: $0) }
     }
 
     @Test("a command whose name has a '=' is run, not taken by env for a variable assignment")

@@ -26,6 +26,12 @@ extension SchedulerError {
         case .alreadyStarted(let id, _): JobsInterface.alreadyStarted(id, message: description)
         case .notRunning(let id, _): JobsInterface.notRunning(id, message: description)
         case .suspendFailed(let id, _): JobsInterface.suspendFailed(id, message: description)
+        case .partlyCancelled(_, let cause):
+            switch cause {
+            case .storageFull(let directory, let free): JobsInterface.storageFull(stateDirectory: directory, freeBytes: free, message: description)
+            case .databaseLocked(let path): JobsInterface.databaseLocked(path: path, message: description, partial: true)
+            default: JobsInterface.storageFailure(description)
+            }
         case .endKept(let ends, let cause):
             // The cause's error, so a client tells a full disk from a lock, with the whole story;
             // a lock's names the ends kept, so that the call is not made again as if nothing
