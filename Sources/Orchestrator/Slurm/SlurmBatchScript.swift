@@ -89,7 +89,10 @@ struct SlurmBatchScript: Hashable, Sendable {
         lines.append("stopped=")
         lines.append("trap stopped=1 HUP INT QUIT TERM USR1 USR2 ALRM")
         lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words).joined(separator: " "))
-        lines += ["status=$?", "[ -n \"$stopped\" ] || report \"$status\"", "exit \"$status\"", ""]
+        // Nor when a signal ended the command (a status over 128): Slurm signals each process
+        // of the job in turn, and the command can die of a stop's SIGTERM before the script
+        // gets its own; the script's exit code tells Slurm the same status.
+        lines += ["status=$?", "[ -n \"$stopped\" ] || [ \"$status\" -gt 128 ] || report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }
 
