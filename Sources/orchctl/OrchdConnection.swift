@@ -113,7 +113,7 @@ final class OrchdConnection {
             }
             let now = ContinuousClock.now
             let (first, say) = isLock ? Self.note(now, in: OrchdConnection.lockRefusals) : Self.note(now, in: OrchdConnection.refusals)
-            guard now + delay < first + limit else {
+            guard now < first + limit else {
                 OrchdConnection.retrying.store(false, ordering: .relaxed)
                 return false
             }
@@ -125,7 +125,8 @@ final class OrchdConnection {
             // descriptors again (its socket exists throughout), or that another process let go
             // of the database, and a blocking CLI has no other work meanwhile. Bounded by the
             // budget above.
-            let (seconds, attoseconds) = delay.components
+            // The last wait ends with the budget, so the last try comes at its end.
+            let (seconds, attoseconds) = min(delay, first + limit - now).components
             usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
             delay = min(delay * 2, .seconds(1))
             // A refused connection is closed by orchd; a locked database's refusal leaves it open.

@@ -141,7 +141,8 @@ extension Scheduler {
                 // Jobs already cancelled (a running one's teardown begun, earlier turns
                 // committed): the refusal must not read as "nothing was done" to a client that
                 // would then cancel again as if it were.
-                let done = cancelled.filter { id in !ends.contains { $0.job.id == id } }
+                let unwritten = Set(ends.map(\.job.id))
+                let done = cancelled.filter { !unwritten.contains($0) }
                 guard !done.isEmpty else { throw error }
                 throw .partlyCancelled(done, cause: error)
             }

@@ -305,8 +305,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     }
 
     private func submitted(_ attempt: SlurmAttempt, _ outcome: SlurmCommand.Outcome) {
-        let idText = Self.submittedJobID(in: outcome.output) ?? ""
-        guard outcome.succeeded, !idText.isEmpty else {
+        guard outcome.succeeded, let idText = Self.submittedJobID(in: outcome.output) else {
             if let reason = attempt.stopReason {
                 if case .signaled? = outcome.status {
                     // The stop killed sbatch, which may have got the job to Slurm first: it is
@@ -548,7 +547,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                     if let entry = Self.submittedEntry(
                         in: jobs, job: attempt.jobID, attempt: attempt.launch.job.attempt, stateDirectory: stateDirectory,
                         userID: attempt.launch.request.user ?? geteuid()) {
-                        DaemonLog.warning("job \(attempt.jobID) was submitted to Slurm as \(entry.id) before the previous daemon stopped; following it")
+                        // Looked up after a restart, a killed sbatch, or an sbatch answer that
+                        // left it open (``SlurmAttempt/unconfirmed``).
+                        DaemonLog.warning("job \(attempt.jobID) is in Slurm as \(entry.id) although orchd had no job ID from sbatch; following it")
                         attempt.phase = .inSlurm(entry.id)
                         callbackQueue.async { [onStarted = attempt.onStarted] in onStarted(.success(.slurmJob(entry.id))) }
                         // Cancelled or timed out while it was being looked for.

@@ -60,8 +60,7 @@ public final class Database {
         self.handle = connection
         checkpointState = .allocate(capacity: 1)
         checkpointState.initialize(to: orchd_checkpoint_state(threshold: Self.checkpointPages, sync_failure: 0))
-        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        busyTimeoutMilliseconds = Int32(clamping: milliseconds)
+        busyTimeoutMilliseconds = Self.milliseconds(busyTimeout)
         // From here on, a throw runs deinit, which closes the connection.
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, busyTimeoutMilliseconds)
@@ -259,9 +258,13 @@ public final class Database {
     /// the one given at open.
     /// - Parameter timeout: the wait, resolution 1 ms.
     public func setBusyTimeout(_ timeout: Duration) {
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-        busyTimeoutMilliseconds = Int32(clamping: milliseconds)
+        busyTimeoutMilliseconds = Self.milliseconds(timeout)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+    }
+
+    /// `duration` in whole milliseconds, as `sqlite3_busy_timeout` takes it.
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        Int32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Runs `body` with statements waiting at most `timeout` for another connection's lock
@@ -270,8 +273,7 @@ public final class Database {
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws.
     public func withBusyTimeout<T, Failure: Error>(_ timeout: Duration, _ body: () throws(Failure) -> T) throws(Failure) -> T {
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        sqlite3_busy_timeout(handle, Self.milliseconds(timeout))
         defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
         return try body()
     }

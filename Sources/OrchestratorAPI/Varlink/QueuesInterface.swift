@@ -233,12 +233,14 @@ public enum QueuesInterface {
     /// version, or only tests the job (`--test-only`), and no job ID.
     static let slurmOptionsSubmittingNothing: Set<String> = ["--help", "-h", "--usage", "-u", "--version", "-V", "--test-only"]
 
-    /// The option of `set` an argument gives sbatch, read as ``reservedSlurmOption(in:)``
-    /// reads it, or `nil`.
+    /// The option of `set` an argument gives sbatch, read as sbatch's getopt_long(3) reads it,
+    /// or `nil`: a long option may be any unambiguous prefix of its name, a short one may carry
+    /// its value attached (`-oF`) or follow flags that take none (`-vW`).
+    /// - Returns: the option as given (its name part), when it is or may be one of `set`.
     static func matchingSlurmOption(in option: String, among set: Set<String>) -> String? {
         let name = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? option
         if name.hasPrefix("--") {
-            return name.count > 2 && set.contains { $0.hasPrefix("--") && $0.hasPrefix(name) } ? name : nil
+            return set.contains { $0.hasPrefix("--") && $0.hasPrefix(name) } ? name : nil
         }
         for letter in option.dropFirst() {
             if set.contains("-\(letter)") { return "-\(letter)" }
@@ -256,15 +258,7 @@ public enum QueuesInterface {
     static func reservedSlurmOption(in option: String) -> String? {
         let name = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? option
         if name == "--" || name == "-" { return name }
-        if name.hasPrefix("--") {
-            return reservedSlurmOptions.contains { $0.hasPrefix("--") && $0.hasPrefix(name) } ? name : nil
-        }
-        for letter in option.dropFirst() {
-            if reservedSlurmOptions.contains("-\(letter)") { return "-\(letter)" }
-            // A letter that takes a value ends the cluster: the rest is its value.
-            guard slurmFlagsWithoutValue.contains(letter) else { return nil }
-        }
-        return nil
+        return matchingSlurmOption(in: option, among: reservedSlurmOptions)
     }
 
     /// sbatch's short options that take no value (sbatch(1)): more letters may follow them.
