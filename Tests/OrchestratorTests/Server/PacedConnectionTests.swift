@@ -69,9 +69,10 @@ struct PacedConnectionTests {
             for connection in connections { connection.close() }
             for client in clients { close(client) }
         }
-        for _ in 0..<3 {
+        for index in 0..<3 {
             var fds: [Int32] = [0, 0]
             try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            try #require(Self.limitReceiveWait(fds[1]))
             closed.enter()
             let connection = VarlinkConnection(
                 fd: fds[0], peer: peer, service: service, maximumMessageBytes: 1 << 20, bufferBudget: budget,
@@ -85,6 +86,12 @@ struct PacedConnectionTests {
                 guard n > 0 else { break }
                 sent += n
             }
+            // The next starts once this one's call is counted: which connection passes the
+            // budget must not depend on which of them orchd reads first. With the second
+            // refused instead of the third, the read below used to wait for ever.
+            guard index < 2 else { continue }
+            let counted = (index + 1) * head.count
+            try #require(Self.eventually { budget.bytes(of: 4321) == counted }, "\(budget.bytes(of: 4321)) bytes counted, not \(counted)")
         }
         // The third passes 2 MiB with its message: it gets an error and its end.
         let third = readAll(clients[2])
@@ -108,6 +115,7 @@ struct PacedConnectionTests {
         var fds: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         defer { close(fds[1]) }
+        try #require(Self.limitReceiveWait(fds[1]))
         let closed = DispatchSemaphore(value: 0)
         let connection = VarlinkConnection(
             fd: fds[0], peer: PeerCredentials(pid: getpid(), uid: 4321, gid: 4321), service: service,
@@ -121,7 +129,25 @@ struct PacedConnectionTests {
         #expect(budget.bytes(of: 4321) == 0)
     }
 
-    /// Reads from `fd` until the peer closes it; the text read.
+    /// Makes a blocking read of `fd` give up after 30 s, so that a reply that never comes fails
+    /// the test instead of holding up the run; whether that was set.
+    static func limitReceiveWait(_ fd: Int32) -> Bool {
+        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0
+    }
+
+    /// Whether `condition` holds within 10 s; asked every millisecond, as the connection's
+    /// reading tells no one.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(1000)
+        }
+        return true
+    }
+
+    /// Reads from `fd` until the peer closes it (or a read waits past its limit); the text read.
     private func readAll(_ fd: Int32) -> String {
         var data: [UInt8] = []
         var piece = [UInt8](repeating: 0, count: 4096)
@@ -138,6 +164,7 @@ struct PacedConnectionTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         let client = fds[1]
         defer { close(client) }
+        try #require(Self.limitReceiveWait(client))
         let service = VarlinkService(
             handlers: [HugeHandler(bytes: VarlinkConnection.maximumOutboxBytes), PingHandler()], policy: { AccessPolicy(daemonUID: getuid()) })
         let connection = VarlinkConnection(
@@ -165,6 +192,7 @@ struct PacedConnectionTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         let client = fds[1]
         defer { close(client) }
+        try #require(Self.limitReceiveWait(client))
         let count = 300
         let bytes = 256 * 1024  // 75 MiB in all, past the 64 MiB cap
         #expect(count * bytes > VarlinkConnection.maximumOutboxBytes)
@@ -204,6 +232,6 @@ struct PacedConnectionTests {
         #expect(replies == count)
         #expect(ahead <= slack, "the producer ran \(ahead) bytes ahead of the reader")
         connection.close()
-        closed.wait()
+        #expect(closed.wait(timeout: .now() + 30) == .success, "the close was reported")
     }
 }
