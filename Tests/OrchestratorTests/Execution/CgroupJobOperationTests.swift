@@ -31,7 +31,7 @@ struct CgroupJobOperationTests {
         let process = try recorder.waitForStart()
         #expect(process.cgroup == cgroup)
         #expect(try recorder.waitForFinish() == .failed(exitCode: 5))
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(!cgroup.isPopulated, "the setsid'ed sleep (ignoring SIGTERM) was killed")
         #expect(!cgroup.exists, "the empty cgroup was removed")
         let escaped = try #require(Int32(fixture.text("pid").trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -58,7 +58,7 @@ struct CgroupJobOperationTests {
         queue.addOperation(recorder.operation(request, fixture: fixture, teardown: .standard(grace: .milliseconds(100)), containment: containment))
         _ = try recorder.waitForStart()
         #expect(try recorder.waitForFinish() == .failed(exitCode: 7))
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(!cgroup.child("sub").exists, "the job's own cgroup was removed")
         #expect(!cgroup.exists, "the job's cgroup was removed")
     }

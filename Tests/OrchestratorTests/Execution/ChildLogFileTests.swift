@@ -86,7 +86,9 @@ struct ChildLogFileTests {
         #expect(mkfifo(directory + "/4.1.out", 0o600) == 0)
         #expect(chown(directory + "/4.1.out", Self.user, Self.user) == 0)
         for id in 2...4 {
-            let error = #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request(fixture, ["echo", "x"], id: id)) }
+            let error = failingIfBlocked(on: directory + "/4.1.out") {
+                #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request(fixture, ["echo", "x"], id: id)) }
+            }
             #expect(error?.message == "cannot open log file \(directory)/\(id).1.out: it is not a regular file of its own")
         }
         #expect(fixture.text("logs/\(Self.user)/1.1.out.copy") == "kept\n")

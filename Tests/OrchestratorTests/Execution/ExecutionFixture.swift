@@ -60,3 +60,15 @@ final class ExecutionFixture: Sendable {
         String(decoding: contents(name), as: UTF8.self)
     }
 }
+
+extension OperationQueue {
+    /// Waits until every operation added so far has finished, for at most `timeout`: unlike
+    /// `waitUntilAllOperationsAreFinished()`, an operation that never finishes fails the test
+    /// instead of hanging it.
+    /// - Returns: whether they all finished in time.
+    func waitUntilAllOperationsAreFinished(timeout: DispatchTimeInterval) -> Bool {
+        let finished = DispatchSemaphore(value: 0)
+        addBarrierBlock { finished.signal() }
+        return finished.wait(timeout: .now() + timeout) == .success
+    }
+}

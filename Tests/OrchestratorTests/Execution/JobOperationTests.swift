@@ -16,7 +16,7 @@ struct JobOperationTests {
         queue.addOperation(recorder.operation(fixture.request(["sh", "-c", "echo out; exit 3"]), fixture: fixture))
         _ = try recorder.waitForStart()
         #expect(try recorder.waitForFinish() == .failed(exitCode: 3))
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(fixture.text("out") == "out\n")
     }
 
@@ -31,9 +31,9 @@ struct JobOperationTests {
         _ = try recorder.waitForStart()
         // The control queue busy (a request waiting for a lock, say) while the job ends.
         recorder.callbackQueue.suspend()
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         // Finished once its end is enqueued, which the suspended queue has not run.
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         let resumedAt = Date()
         recorder.callbackQueue.resume()
         #expect(try recorder.waitForFinish() == .succeeded)
@@ -49,7 +49,7 @@ struct JobOperationTests {
         queue.addOperation(recorder.operation(fixture.request(["orchd-no-such-command-xyz"]), fixture: fixture))
         #expect(throws: LaunchError.self) { _ = try recorder.waitForStart() }
         #expect(try recorder.waitForFinish() == .spawnFailed(reason: "command not found: orchd-no-such-command-xyz"))
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
     }
 
     @Test("a queue with concurrency 2 never runs more than 2 of 6 jobs at once, and drains")
@@ -84,7 +84,7 @@ struct JobOperationTests {
                 }))
         }
         // This thread is not the callback queue, so waiting cannot deadlock (docs/ARCHITECTURE.md, Patterns).
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         callbackQueue.sync {}  // the last onFinished was enqueued before its operation finished
         let final = counts.withLock { $0 }
         #expect(final.finished == 6)
@@ -107,7 +107,7 @@ struct JobOperationTests {
         let process = try recorder.waitForStart()
         operation.stop(reason: .cancelled)
         #expect(try recorder.waitForFinish() == .cancelled)
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         // Nothing of the group runs. (Orphans may linger as zombies until init reaps them;
         // isGone counts those as gone, see ProcessGroup.isGone.)
         #expect(process.processGroup.isGone)
@@ -129,13 +129,13 @@ struct JobOperationTests {
         queue.addOperation(operation)
         let process = try recorder.waitForStart()
         // The shell writes to the FIFO only after installing the trap: a ready marker.
-        #expect(readFIFOLine(ready) == "ready")
+        #expect(readFIFO(ready)?.trimmingCharacters(in: .newlines) == "ready")
         let clock = ContinuousClock()
         let stoppedAt = clock.now
         operation.stop(reason: .timedOut)
         #expect(try recorder.waitForFinish() == .timedOut)
         #expect(clock.now - stoppedAt >= .milliseconds(450), "SIGTERM was ignored, so only SIGKILL after the grace ends it")
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(process.processGroup.isGone)
     }
 
@@ -148,7 +148,7 @@ struct JobOperationTests {
         let process = try recorder.waitForStart()
         defer { process.processGroup.signal(SIGKILL) }
         #expect(try recorder.waitForFinish() == .succeeded)
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(fixture.text("out") == "hi\n")
         #expect(process.processGroup.isGone, "the leftover sleep was torn down before the job ended")
     }
@@ -167,7 +167,7 @@ struct JobOperationTests {
         let process = try recorder.waitForStart()
         defer { process.processGroup.signal(SIGKILL) }
         #expect(try recorder.waitForFinish() == .succeeded)
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         #expect(process.processGroup.isGone, "both leftovers were torn down before the job ended")
     }
 
@@ -180,7 +180,7 @@ struct JobOperationTests {
         let queue = OperationQueue()
         queue.addOperation(operation)
         #expect(try recorder.waitForFinish() == .cancelled)
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         recorder.callbackQueue.sync {}
         #expect(recorder.launch.withLock { $0 } == nil, "onStarted is not called")
         #expect(!FileManager.default.fileExists(atPath: fixture.path("marker")))
@@ -196,23 +196,8 @@ struct JobOperationTests {
         queue.addOperation(operation)
         #expect(try recorder.waitForFinish() == .failed(exitCode: 4))
         operation.stop(reason: .cancelled)
-        queue.waitUntilAllOperationsAreFinished()
+        #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         recorder.callbackQueue.sync {}
         #expect(recorder.results.withLock { $0 } == [.failed(exitCode: 4)])
     }
-}
-
-/// Reads one line from a FIFO (blocks until the writer opens and closes it: an event).
-private func readFIFOLine(_ path: String) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return "" }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 64)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes.append(contentsOf: buffer[0..<count])
-    }
-    return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
 }

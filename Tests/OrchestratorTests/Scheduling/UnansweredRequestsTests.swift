@@ -48,8 +48,10 @@ struct UnansweredRequestsTests {
         let unanswered = UnansweredRequests()
         let before = try #require(Self.responder(sends: Sends()).counted(in: unanswered))
         let waited = Task { await unanswered.closeAndWait(timeout: .seconds(30)) }
-        // The close happens in the task: wait until it has, i.e. until begin() refuses.
-        while unanswered.begin() { unanswered.answered(); await Task.yield() }
+        // The close happens in the task: wait until it has, i.e. until begin() refuses (for 30 s
+        // at most: a close that never comes fails below instead of spinning for ever).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, unanswered.begin() { unanswered.answered(); await Task.yield() }
         #expect(Self.responder(sends: Sends()).counted(in: unanswered) == nil)
         #expect(unanswered.count == 1)
         before.reply(VarlinkNoParameters())

@@ -72,7 +72,7 @@ struct PacedConnectionTests {
         for index in 0..<3 {
             var fds: [Int32] = [0, 0]
             try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-            try #require(Self.limitReceiveWait(fds[1]))
+            try #require(Self.limitReceiveWait(fds[1]) && Self.limitSendWait(fds[1]))
             closed.enter()
             let connection = VarlinkConnection(
                 fd: fds[0], peer: peer, service: service, maximumMessageBytes: 1 << 20, bufferBudget: budget,
@@ -134,6 +134,13 @@ struct PacedConnectionTests {
     static func limitReceiveWait(_ fd: Int32) -> Bool {
         var limit = timeval(tv_sec: 30, tv_usec: 0)
         return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0
+    }
+
+    /// Makes a blocking send on `fd` give up after 30 s, so that a connection that stops
+    /// reading fails the test instead of holding up the run; whether that was set.
+    static func limitSendWait(_ fd: Int32) -> Bool {
+        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0
     }
 
     /// Whether `condition` holds within 10 s; asked every millisecond, as the connection's

@@ -38,24 +38,30 @@ struct ReadTurnsTests {
         }
     }
 
-    private func until(_ condition: () -> Bool) async {
-        while !condition() { await Task.yield() }
+    /// Waits until `condition` holds, asked again at each turn of the pool (the turns tell no
+    /// one); one that still does not after 30 s fails the test instead of spinning for ever.
+    private func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "still waiting after 30 s", sourceLocation: sourceLocation)
+            await Task.yield()
+        }
     }
 
     @Test("no more than width reads are inside at once; the rest wait")
-    func width() async {
+    func width() async throws {
         let turns = ReadTurns(width: 2)
         let log = Log()
         let reads = (0..<3).map { _ in HeldRead() }
         var tasks: [Task<Void, Never>] = []
         for (index, read) in reads.enumerated() {
             tasks.append(Task { await turns.run(as: 1) { await read.body(log: log, name: "r\(index)") } })
-            if index < 2 { await until { read.entered.load(ordering: .sequentiallyConsistent) } }
+            if index < 2 { try await until { read.entered.load(ordering: .sequentiallyConsistent) } }
         }
-        await until { turns.waitingReads == 1 }
+        try await until { turns.waitingReads == 1 }
         #expect(log.entries == ["r0", "r1"])
         reads[0].finish()
-        await until { reads[2].entered.load(ordering: .sequentiallyConsistent) }
+        try await until { reads[2].entered.load(ordering: .sequentiallyConsistent) }
         #expect(turns.waitingReads == 0)
         reads[1].finish()
         reads[2].finish()
@@ -64,12 +70,12 @@ struct ReadTurnsTests {
     }
 
     @Test("waiting users are served in rotation: one user's many reads delay another's by one read each")
-    func rotation() async {
+    func rotation() async throws {
         let turns = ReadTurns(width: 1)
         let log = Log()
         let first = HeldRead()
         let holder = Task { await turns.run(as: 1) { await first.body(log: log, name: "a0") } }
-        await until { first.entered.load(ordering: .sequentiallyConsistent) }
+        try await until { first.entered.load(ordering: .sequentiallyConsistent) }
         // User 1 queues three reads, then user 2 one: user 2 goes second, not fourth.
         var tasks: [Task<Void, Never>] = []
         for (user, name) in [(UInt32(1), "a1"), (1, "a2"), (1, "a3"), (2, "b1")] {
@@ -77,9 +83,11 @@ struct ReadTurnsTests {
             read.finish()
             let waiting = turns.waitingReads
             tasks.append(Task { await turns.run(as: user) { await read.body(log: log, name: name) } })
-            await until { turns.waitingReads == waiting + 1 }
+            try await until { turns.waitingReads == waiting + 1 }
         }
         first.finish()
+        // Every read in before its task is awaited: one never let in fails here, not hangs.
+        try await until { log.entries.count == 5 }
         await holder.value
         for task in tasks { await task.value }
         #expect(log.entries == ["a0", "a1", "b1", "a2", "a3"])

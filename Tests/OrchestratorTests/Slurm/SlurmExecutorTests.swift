@@ -18,12 +18,14 @@ struct SlurmExecutorTests {
         process.arguments = [path]
         process.environment = ["SLURM_JOB_ID": "77", "LEAKED": "from slurm"]
         if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-        let pipe = Pipe()
-        process.standardOutput = pipe
+        // A file, not a pipe: the end of a pipe's output would wait for the command too, which
+        // the limit below does not kill.
+        let output = directory.file("job.out")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: output)
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        #expect(process.waitUntilExit(atMost: 60), "the batch script was still running after 60 s")
+        return (process.terminationStatus, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
 
     @Test("the batch script runs the argv exactly, in its directory, with exactly its environment, and writes the exit status")
@@ -85,11 +87,10 @@ struct SlurmExecutorTests {
         try process.run()
         // Up once the command wrote to the FIFO (the read waits for it); then SIGINT to the
         // script and the command, as Slurm signals every process of the job.
-        let reader = try #require(FileHandle(forReadingAtPath: ready))
-        #expect(String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) == "up\n")
+        #expect(readFIFO(ready) == "up\n")
         kill(process.processIdentifier, SIGINT)
         for pid in Self.children(of: process.processIdentifier) { kill(pid, SIGINT) }
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: 60), "the script was still running 60 s after SIGINT")
         #expect(process.terminationStatus == 7, "the script waited for the command and exits with its status")
         #expect(try String(contentsOfFile: marks, encoding: .utf8) == "up\nhandled\n")
         #expect(!FileManager.default.fileExists(atPath: directory.file("s.exit")), "no exit status for a command a signal stopped")

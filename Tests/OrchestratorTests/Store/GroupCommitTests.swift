@@ -92,11 +92,12 @@ struct GroupCommitTests {
     }
 
     /// A queue for the barriers that runs nothing until `release` is signalled: a barrier
-    /// started meanwhile stays in flight.
+    /// started meanwhile stays in flight. Held for a minute at most, so that a test that never
+    /// releases it fails instead of waiting for ever on what the queue holds.
     static func heldSyncQueue() -> (queue: DispatchQueue, release: DispatchSemaphore) {
         let queue = DispatchQueue(label: "test.held-group-commit")
         let release = DispatchSemaphore(value: 0)
-        queue.async { release.wait() }
+        queue.async { #expect(release.wait(timeout: .now() + 60) == .success, "the test released the barriers' queue") }
         return (queue, release)
     }
 
@@ -383,7 +384,7 @@ struct GroupCommitTests {
         let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable]) { call in
             guard call == 2 else { return }
             secondTry.signal()
-            changesMade.wait()
+            #expect(changesMade.wait(timeout: .now() + 60) == .success, "the test made its changes")
         }
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()

@@ -123,7 +123,8 @@ struct EpollLoopTests {
         let handlerReturned = Atomic<Bool>(false)
         let watch = EpollLoop.shared.watch(a, for: .readable, on: queue) { _, _ in
             entered.signal()
-            release.wait()  // still using the descriptor
+            // Still using the descriptor; for a minute at most, should the test never let go.
+            #expect(release.wait(timeout: .now() + 60) == .success, "the test let the handler return")
             handlerReturned.store(true, ordering: .releasing)
         }
         Self.wait(entered, "the handler started")

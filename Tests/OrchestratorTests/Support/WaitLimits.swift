@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+// Limits on the tests' waits for other processes and named pipes: a wait whose event never
+// comes fails its test instead of hanging the whole run (Swift Testing runs every test at
+// once on a pool as wide as the CPUs, which one blocked test can starve).
+
+/// Runs `wait`, which ends once process `pid` has exited (a wait for its exit, or for the end
+/// of its output), killing the process with SIGKILL if it still runs after `seconds`. Its
+/// process group goes too: Foundation's `Process` starts each child in a group of its own, and
+/// what the child started there holds its output and the socket through which `Process` learns
+/// of its exit (`waitUntilExit()` returns only once every holder is gone).
+/// - Returns: whether the wait ended before the limit (false: the process was killed).
+@discardableResult
+func waiting(for pid: pid_t, atMost seconds: Double, _ wait: () throws -> Void) rethrows -> Bool {
+    let killed = Atomic<Bool>(false)
+    let limit = DispatchWorkItem {
+        killed.store(true, ordering: .relaxed)
+        kill(-pid, SIGKILL)
+        kill(pid, SIGKILL)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: limit)
+    defer { limit.cancel() }
+    try wait()
+    return !killed.load(ordering: .relaxed)
+}
+
+extension Process {
+    /// Waits for the process to exit, killing it with SIGKILL if it still runs after `seconds`.
+    /// - Returns: whether it exited by itself within the limit.
+    func waitUntilExit(atMost seconds: Double) -> Bool {
+        waiting(for: processIdentifier, atMost: seconds) { waitUntilExit() }
+    }
+}
+
+/// Opens the named pipe `path` for writing and closes it, letting a process blocked reading it
+/// (`read x < gate`) go on. open(2) waits until something opens the other end; when nothing
+/// has after `timeout` seconds (the process never got there), the read end is opened here to
+/// end that wait, and the test fails.
+func release(gate path: String, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) {
+    let state = Mutex((opened: false, reader: Int32(-1)))
+    let limit = DispatchWorkItem {
+        state.withLock { state in
+            // Non-blocking, this open needs no writer, and it ends the writer's wait.
+            if !state.opened { state.reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: limit)
+    let writer = open(path, O_WRONLY | O_CLOEXEC)
+    limit.cancel()
+    let reader = state.withLock { state in
+        state.opened = true
+        return state.reader
+    }
+    if writer >= 0 { close(writer) }
+    if reader >= 0 {
+        close(reader)
+        Issue.record("nothing opened \(path) for reading within \(Int(timeout)) s", sourceLocation: sourceLocation)
+    }
+}
+
+/// What writers send through the named pipe `path` until the last one closes it, or `nil`
+/// when none has within `timeout` seconds. Opened without blocking (open(2) of a FIFO for
+/// reading would wait for a writer for ever); poll(2) reports no hang-up until a writer came.
+func readFIFO(_ path: String, timeout: Double = 60) -> String? {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    let deadline = Date().addingTimeInterval(timeout)
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while true {
+        guard deadline.timeIntervalSinceNow > 0 else { return nil }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&entry, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
+        if ready < 0 && errno == EINTR { continue }
+        guard ready == 1 else { return nil }
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count > 0 {
+            bytes += buffer[..<count]
+        } else if count == 0 {
+            return String(decoding: bytes, as: UTF8.self)
+        } else if errno != EAGAIN && errno != EINTR {
+            return nil
+        }
+    }
+}
+
+/// Runs `body`, which must not wait on the named pipe `path` that nothing else opens. Should it
+/// wait anyway, in an open(2) of one end, after `seconds` both ends are opened and closed
+/// here, which lets that open return, and the test fails instead of hanging.
+func failingIfBlocked<T>(
+    on path: String, after seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+) rethrows -> T {
+    let unblocked = Atomic<Bool>(false)
+    let limit = DispatchWorkItem {
+        // Noted first: the open let go may return before this one does.
+        unblocked.store(true, ordering: .relaxed)
+        // O_RDWR opens a FIFO at once on Linux, as its reader and its writer.
+        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        if fd >= 0 { close(fd) }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: limit)
+    defer {
+        limit.cancel()
+        if unblocked.load(ordering: .relaxed) {
+            Issue.record("waited \(Int(seconds)) s on the named pipe \(path)", sourceLocation: sourceLocation)
+        }
+    }
+    return try body()
+}
