@@ -10,21 +10,32 @@ struct BlockingThreadTests {
     func rendezvous() {
         let count = 16
         let arrived = Atomic<Int>(0)
+        let gaveUp = Atomic<Bool>(false)
         let allThere = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
+        // Bodies sharing threads never all get there: each gives up at this deadline, and the
+        // test fails instead of hanging.
+        let deadline = DispatchTime.now() + 60
         for _ in 0..<count {
             BlockingThread.start {
                 if arrived.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue == count {
                     for _ in 0..<count { allThere.signal() }
                 }
-                // Blocks its thread until every body has started: bodies sharing threads never get there.
-                allThere.wait()
+                // Blocks its thread until every body has started.
+                if allThere.wait(timeout: deadline) == .timedOut { gaveUp.store(true, ordering: .sequentiallyConsistent) }
                 finished.signal()
             }
         }
-        for _ in 0..<count { finished.wait() }
+        for _ in 0..<count {
+            guard finished.wait(timeout: deadline + 30) == .success else {
+                Issue.record("not every body finished")
+                break
+            }
+        }
         let started = arrived.load(ordering: .sequentiallyConsistent)
         #expect(started == count)
+        let waitedTooLong = gaveUp.load(ordering: .sequentiallyConsistent)
+        #expect(!waitedTooLong, "a body waited a minute for the others to start")
     }
 
     @Test("a thread inherits its starter's signal mask, so a blocked signal can be taken with sigwait there")
@@ -43,7 +54,7 @@ struct BlockingThreadTests {
             seen.store(sigismember(&mask, SIGUSR2) == 1, ordering: .sequentiallyConsistent)
             done.signal()
         }
-        done.wait()
+        #expect(done.wait(timeout: .now() + 60) == .success, "the thread ran its body")
         let inherited = seen.load(ordering: .sequentiallyConsistent)
         #expect(inherited)
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Synchronization
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,10 @@ import Glibc
 /// then closes the connection unless `keepOpen`. With `closesUnread`, it reads nothing: once
 /// the call has arrived, it closes the connection with the call unread, as an orchd does that
 /// stops before it reads a call.
+///
+/// Its waits are limited, so that a client that misbehaves fails its test instead of hanging
+/// it: a call that never ends is given up after 30 s, and a connection kept open is shut down
+/// after a minute (the client sees its end).
 final class FakeOrchd: Sendable {
     /// The socket's path.
     let socketPath: String
@@ -40,6 +45,8 @@ final class FakeOrchd: Sendable {
         DispatchQueue.global().async { [self] in
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
+            var limit = timeval(tv_sec: 30, tv_usec: 0)
+            _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             if closesUnread {
                 var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
                 _ = poll(&ready, 1, 30_000)
@@ -56,7 +63,15 @@ final class FakeOrchd: Sendable {
                 _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
             served.signal()
-            if keepOpen { openConnection.withLock { $0 = connection } } else { close(connection) }
+            guard keepOpen else {
+                close(connection)
+                return
+            }
+            openConnection.withLock { $0 = connection }
+            // Shut down, not closed: the descriptor stays the fake's until it goes.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [weak self] in
+                self?.openConnection.withLock { if let connection = $0 { _ = shutdown(connection, Int32(SHUT_RDWR)) } }
+            }
         }
     }
 
@@ -67,9 +82,13 @@ final class FakeOrchd: Sendable {
         rmdir(String(socketPath.dropLast("/orchd.sock".count)))
     }
 
-    /// The calls received, as JSON text, once the replies were written.
+    /// The calls received, as JSON text, once the replies were written (or none, failing the
+    /// test, when no call has come within 30 s).
     func receivedCalls() -> [String] {
-        served.wait()
+        guard served.wait(timeout: .now() + 30) == .success else {
+            Issue.record("the fake orchd served no connection within 30 s")
+            return []
+        }
         served.signal()
         return calls.withLock { $0 }
     }

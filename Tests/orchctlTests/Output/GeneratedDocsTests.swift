@@ -67,8 +67,12 @@ struct GeneratedDocsTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // Killed if still running after a minute: a script that loops fails instead of hanging.
+        let limit = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: limit)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        limit.cancel()
         #expect(process.terminationStatus == 0, "\(text)")
         if mode == "source" { #expect(text == "complete -F _orchctl orchctl\n") }
     }
