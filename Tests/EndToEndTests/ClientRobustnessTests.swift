@@ -75,7 +75,7 @@ struct ClientRobustnessTests {
         #expect(refused.status == 64, "\(refused)")
         #expect(refused.standardError.contains("the failed hook's command is 4097 bytes; a hook command may have at most 4096"), "\(refused)")
         // Another client, not orchctl: orchd checks too.
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         #expect(throws: VarlinkClientError.self) {
             try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "big")!, hooks: ["failed": long]))
         }
@@ -97,7 +97,7 @@ struct ClientRobustnessTests {
         let daemon = try TestDaemon()
         #expect(try daemon.orchctl(["queue", "add", "a", "--concurrency", "1"]).status == 0)
         #expect(try daemon.orchctl(["queue", "add", "b", "--concurrency", "1"]).status == 0)
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         let listed = try client.call(QueuesInterface.list, .init(names: [QueueName(rawValue: "b")!, QueueName(rawValue: "nope")!]))
         #expect(listed.queues.map(\.name.rawValue) == ["b"])
         #expect(try client.call(QueuesInterface.list, .init()).queues.count >= 2)
@@ -120,7 +120,7 @@ struct ClientRobustnessTests {
     @Test("a call over orchd's 1 MiB cap gets orchd's MessageTooLarge error, not a broken pipe")
     func oversizedCallReportsTheServersError() throws {
         let daemon = try TestDaemon()
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         let huge = JobSpec(command: .argv(["echo", String(repeating: "x", count: 2_000_000)]), cwd: "/", environment: [:])
         do {
             _ = try client.call(JobsInterface.submitBatch, .init(specs: [huge, huge, huge]))
@@ -272,7 +272,7 @@ struct ClientRobustnessTests {
         let refused = try daemon.orchctl(["queue", "add", "Z", "--retry-base", "10min", "--retry-cap", "1s"])
         #expect(refused.status == 64, "\(refused)")
         #expect(refused.standardError.contains("the retry cap (1s) is shorter than the retry base (10min)"), "\(refused)")
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         do {
             _ = try client.call(QueuesInterface.set, .init(name: QueueName(rawValue: "Z")!, retryBaseUSec: 600_000_000, retryCapUSec: 1_000_000))
             Issue.record("orchd stored a cap below the base")
@@ -305,7 +305,7 @@ struct ClientRobustnessTests {
             #expect(refused.status == 64, "\(arguments): \(refused)")
             #expect(refused.standardError.contains(message), "\(arguments): \(refused)")
         }
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         for (base, cap) in [(Int64(0), Int64?.none), (1_000_000, 0), (-1, nil), (8_640_000_000_000_000, nil)] {
             do {
                 _ = try client.call(QueuesInterface.set, .init(name: .default, retryBaseUSec: base, retryCapUSec: cap))

@@ -163,7 +163,7 @@ struct ContainmentTests {
         let refused = try fixture.daemon.orchctl(["submit", "--", "true"])
         #expect(refused.status == 69, "\(refused)")
         let process = try #require(fixture.daemon.process)
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(fixture.daemon.daemonLog)")
         #expect(fixture.daemon.daemonLog.contains("with every job killed"), "\(fixture.daemon.daemonLog)")
         #expect(fixture.becomesGone(escaped), "the setsid'ed process of the running job did not outlive orchd")
@@ -192,7 +192,7 @@ struct ContainmentTests {
         let script = fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")
         let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
         let escaped = try #require(marker.read().flatMap { Int32($0) })
-        let gate = open(marker.path + ".go", O_WRONLY)
+        let gate = openForWriting(fifo: marker.path + ".go")
         _ = write(gate, "x\n", 2)
         close(gate)
         let waited = try fixture.daemon.orchctl(["wait", id])
@@ -420,7 +420,7 @@ struct ContainmentTests {
         let id = try fixture.daemon.orchctl(["submit", "--", "true"]).line
         _ = try fixture.daemon.orchctl(["wait", id])
         let escaped = try #require(marker.read().flatMap { Int32($0) })
-        let gate = open(marker.path + ".go", O_WRONLY)
+        let gate = openForWriting(fifo: marker.path + ".go")
         _ = write(gate, "x\n", 2)
         close(gate)
         // An event-driven wait (pidfd) for the teardown the hook's exit starts.
@@ -728,10 +728,10 @@ struct ContainmentTests {
         waiter.arguments = ["--socket", fixture.daemon.socketPath, "wait", "--queue", "q", "--drained"]
         waiter.standardOutput = FileHandle.nullDevice
         try waiter.run()
-        let gateFD = open(gate, O_WRONLY)
+        let gateFD = openForWriting(fifo: gate)
         _ = write(gateFD, "x\n", 2)
         close(gateFD)
-        waiter.waitUntilExit()
+        #expect(waiter.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "wait --drained did not return")
         #expect(waiter.terminationStatus == 0)
         #expect(fixture.isGone(child), "the queue was drained only once the leftover was gone")
         let waited = try fixture.daemon.orchctl(["wait", id])

@@ -19,7 +19,7 @@ struct DaemonLifecycleTests {
         let process = try #require(daemon.process)
         kill(process.processIdentifier, SIGTERM)
         #expect(daemon.notify.waitFor("STOPPING=1") != nil)
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == 0, "\(daemon.daemonLog)")
         #expect(access(daemon.socketPath, F_OK) != 0, "the socket file is removed on exit")
         // One line says each: the daemon_ready and daemon_stopping events add none on stderr.
@@ -193,8 +193,8 @@ struct DaemonLifecycleTests {
         #expect(daemon.notify.waitFor("STOPPING=1") != nil)
         #expect(daemon.notify.waitFor("EXTEND_TIMEOUT_USEC=10000000") != nil, "the stop timeout is extended while draining")
         // The job is still running during the drain; let it finish on its own.
-        close(open(gate, O_WRONLY))
-        process.waitUntilExit()
+        release(gate: gate)
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == 0)
         try daemon.start()
         #expect(try daemon.orchctl(["show", id, "--json"]).standardOutput.contains("\"succeeded\""), "it finished, not torn down")
@@ -235,7 +235,7 @@ struct DaemonLifecycleTests {
             zombie = stat.contains(") Z ")
         }
         #expect(!zombie, "the orphan was reaped by orchd")
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(try daemon.orchctl(["wait", id]).status == 0)
     }
 }

@@ -16,7 +16,7 @@ struct LogsTests {
         defer { stream.stop() }
         #expect(stream.nextLine() == "first")
         // The job is blocked on the gate: opening it for writing waits for the job to open it.
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(stream.nextLine() == "second")
         #expect(stream.rest() == "", "nothing more, and the output ends")
         #expect(stream.exitStatus() == 0)
@@ -48,7 +48,7 @@ struct LogsTests {
         #expect(try daemon.orchctl(["pause", "later"]).status == 0)
         let id = try daemon.orchctl(["submit", "--queue", "later", "--", "sh", "-c", "echo a; echo b >&2; echo c"]).line
         let jobID = try #require(JobID(parsing: id))
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         var output = Data()
         var replies = 0
         try client.stream(
@@ -87,7 +87,7 @@ struct LogsTests {
         let id = try daemon.orchctl(["submit", "--wait", "--", "echo", "hello"]).line
         let jobID = try #require(JobID(parsing: id))
         for offset in [Int64.max, Int64.max - 1, 1 << 40, 7] {
-            let client = try VarlinkClient(socketPath: daemon.socketPath)
+            let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
             var replies: [JobsInterface.LogsReply] = []
             try client.stream(
                 JobsInterface.logs, JobsInterface.LogsParameters(id: jobID, stream: .stdout, offset: offset)
@@ -137,7 +137,7 @@ struct LogsTests {
             #expect(result.standardError.hasPrefix("Error: the log file \(err) is missing"), "\(arguments)")
         }
         // Over Varlink the error is LogMissing with the path.
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         #expect {
             try client.stream(
                 JobsInterface.logs, JobsInterface.LogsParameters(id: try #require(JobID(parsing: id)), stream: .stdout)) { _ in true }

@@ -60,7 +60,7 @@ struct ReapedClaimTests {
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             do {
-                let client = try VarlinkClient(socketPath: socket)
+                let client = try VarlinkClient.limited(socketPath: socket)
                 for index in 0..<30 {
                     _ = try client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: index.isMultiple(of: 2) ? succeeds : retried))
                 }

@@ -140,7 +140,7 @@ struct ReconnectTests {
         daemon.crash()
         let message = try #require(logs.nextErrorLine())
         #expect(message.contains(Self.reconnecting), "\(message)")
-        let opener = open(gate, O_WRONLY | O_CLOEXEC)
+        let opener = openForWriting(fifo: gate)
         try #require(opener >= 0)
         _ = write(opener, "go\n", 3)
         close(opener)
@@ -175,7 +175,7 @@ struct ReconnectTests {
         let client = logs.process.processIdentifier
         kill(client, SIGSTOP)
         daemon.crash()
-        let opener = open(gate, O_WRONLY | O_CLOEXEC)
+        let opener = openForWriting(fifo: gate)
         try #require(opener >= 0)
         _ = write(opener, "go\n", 3)
         close(opener)

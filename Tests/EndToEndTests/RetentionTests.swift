@@ -100,9 +100,14 @@ struct RetentionTests {
         #expect(try daemon.orchctl(["submit", "--wait", "--", "true"]).status == 0)
         let deadline = Date().addingTimeInterval(30)
         while try daemon.orchctl(["show", "1"]).status == 0, Date() < deadline {}
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        held.waitUntilExit()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var printed = Data()
+        var said = ""
+        let exited = waiting(for: held.processIdentifier, atMost: TestDaemon.commandTimeLimit) {
+            printed = output.fileHandleForReading.readDataToEndOfFile()
+            held.waitUntilExit()
+            said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        #expect(exited, "the held orchctl did not exit")
         #expect(printed.count == filled + 2, "the filler and the ID")
         #expect(held.terminationStatus == 1)
         #expect(said == "Error: job 1 finished, but was deleted before its result could be read: a retention limit of orchd's (--retention-count, --retention-age) or an 'orchctl prune' took it\n", "\(said)")

@@ -23,9 +23,8 @@ struct RetryRulesTests {
         return path
     }
 
-    private func open(gate path: String) {
-        let writer = Glibc.open(path, O_WRONLY)
-        close(writer)
+    private func open(gate path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        release(gate: path, sourceLocation: sourceLocation)
     }
 
     @Test("attempts retried after a backoff of a millisecond all run while clients keep orchd busy: none is left waiting")
@@ -40,7 +39,7 @@ struct RetryRulesTests {
             let succeeds = JobSpec(command: .argv(["true"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"])
             let retried = JobSpec(command: .argv(["false"]), cwd: "/", environment: ["PATH": "/usr/bin:/bin"], maxAttempts: 2)
             DispatchQueue.concurrentPerform(iterations: 8) { _ in
-                guard let client = try? VarlinkClient(socketPath: socket) else { return }
+                guard let client = try? VarlinkClient.limited(socketPath: socket) else { return }
                 for index in 0..<30 {
                     _ = try? client.call(JobsInterface.submit, JobsInterface.SubmitParameters(spec: index.isMultiple(of: 2) ? succeeds : retried))
                 }

@@ -57,8 +57,7 @@ struct SchedulingTests {
         }
         func state(_ id: String) throws -> String? { try job(daemon, id)["state"] as? String }
         func open(gate index: Int) throws {
-            let writer = Glibc.open(gates[index], O_WRONLY)
-            close(writer)
+            release(gate: gates[index])
             #expect(try daemon.orchctl(["wait", ids[index]]).status == 0)
         }
 
@@ -115,7 +114,7 @@ struct SchedulingTests {
         let daemon = try TestDaemon()
         #expect(try daemon.orchctl(["pause"]).status == 0)
         // One Submit per link on one connection: a batch cannot name its own jobs.
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         let head = try #require(JobID(parsing: try daemon.orchctl(["submit", "--", "true"]).line))
         var chain: [JobID] = []
         for _ in 0..<5_000 {
@@ -410,7 +409,7 @@ struct SchedulingTests {
         let group = try #require(marker.read().flatMap { Int32($0) })
         daemon.crash()
         // The leader ends while no daemon runs; its background sleep lives on in the group.
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         try daemon.start()
         #expect(ProcessGroup(id: group).isGone, "the survivor was killed, so the retry cannot run beside it")
         #expect(try daemon.orchctl(["cancel", id]).status == 0)

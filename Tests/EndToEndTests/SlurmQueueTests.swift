@@ -32,9 +32,8 @@ struct SlurmQueueTests {
         return path
     }
 
-    private func open(gate path: String) {
-        let writer = Glibc.open(path, O_WRONLY)
-        close(writer)
+    private func open(gate path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        release(gate: path, sourceLocation: sourceLocation)
     }
 
     /// Waits until squeue no longer lists `ids` as pending or running. Slurm tells no one when

@@ -78,7 +78,7 @@ struct StorageFaultTests {
         #expect(refused.standardError.contains(" bytes free), so nothing was stored; free space there and try again"))
 
         // The job ends while the disk is full: its end cannot be written yet.
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
         #expect(try daemon.orchctl(["status", "--state", "running", "--json"]).standardOutput.contains("\"id\" : \(id)"))
 
@@ -207,7 +207,7 @@ struct StorageFaultTests {
         #expect(refused.standardError.hasPrefix(
             "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...\n"
                 + "Error: the job database \(daemon.stateDirectory)/orchd.db is locked by another process"), "\(refused)")
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
 
         try holder.execute("ROLLBACK")
@@ -229,7 +229,7 @@ struct StorageFaultTests {
         defer { submit.stop() }
         let note = submit.nextErrorLine(timeout: 60)
         #expect(note == "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...", "\(String(describing: note))")
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
         #expect(submit.process.isRunning, "the end was kept while the submit still waited, not after it")
         daemon.crash()
@@ -304,7 +304,7 @@ struct StorageFaultTests {
             try holder.execute("BEGIN IMMEDIATE")
             clear = { try holder.execute("ROLLBACK") }
         }
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
         daemon.crash()
         try clear()
@@ -388,7 +388,7 @@ struct StorageFaultTests {
         let (id, gate) = try Self.startGatedJob(on: daemon, exitCode: 5)
 
         let filler = try fileSystem.fill()
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
         // Space returns, but the kept end waits for its retry timer (a second or more): the
         // store still says running although the process is gone. A cancel now must write
@@ -517,7 +517,7 @@ struct StorageFaultTests {
         #expect(second.standardError.contains("closed the connection before answering"), "\(second)")
         #expect(second.standardError.contains("check 'orchctl status' before trying again"), "\(second)")
         let process = try #require(daemon.process)
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus)
         #expect(daemon.daemonLog.contains("error: cannot sync the job database to disk: Input/output error"), "\(daemon.daemonLog)")
         #expect(daemon.notify.waitFor("ERRNO=5") != nil, "systemd is told why")
@@ -548,7 +548,7 @@ struct StorageFaultTests {
         let acknowledged = batch.standardOutput.split(separator: "\n").count
         #expect(acknowledged < 8_000, "the chunk whose commit checkpointed was not acknowledged")
         let process = try #require(daemon.process)
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(daemon.daemonLog)")
         #expect(daemon.daemonLog.contains("a checkpoint could not sync the database to disk"), "\(daemon.daemonLog)")
 
@@ -591,7 +591,7 @@ struct StorageFaultTests {
         #expect(second.status == 69, "\(second)")
         #expect(second.standardOutput == "", "no ID")
         let process = try #require(daemon.process)
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == Scheduler.durabilityLostExitStatus, "\(daemon.daemonLog)")
         #expect(daemon.daemonLog.contains("-wal: No such file or directory"), "\(daemon.daemonLog)")
     }

@@ -70,7 +70,7 @@ struct StreamingTests {
             output += piece
         }
         #expect(output == Array("start\n".utf8))
-        close(open(gate, O_WRONLY))
+        release(gate: gate)
         // Each piece is compared with the log file where it came from (already written there).
         let file = open(daemon.stateDirectory + "/logs/0/\(id).1.out", O_RDONLY)
         try #require(file >= 0)
@@ -252,7 +252,7 @@ struct StreamingTests {
     static func submitLongJobs(_ daemon: TestDaemon) throws -> (ids: [JobID], command: String) {
         let failed = try #require(JobID(parsing: try daemon.orchctl(["submit", "--wait", "--", "false"]).line))
         let command = ": " + String(repeating: "\u{01}", count: 17_000)
-        let client = try VarlinkClient(socketPath: daemon.socketPath)
+        let client = try VarlinkClient.limited(socketPath: daemon.socketPath)
         var ids: [JobID] = []
         while ids.count < 700 {
             let specs = Array(repeating: JobSpec(command: .shell(command), cwd: "/", environment: [:], after: [failed]), count: min(9, 700 - ids.count))

@@ -290,9 +290,12 @@ final class SocketActivator {
         self.pid = pid
         errorFD = pipeFDs[0]
 
-        // Block on the pipe until every socket is announced ("Listening on PATH as N.").
+        // Block on the pipe until every socket is announced ("Listening on PATH as N."), for
+        // 30 s at most (deinit kills it).
         var text = ""
         while sockets.contains(where: { !text.contains("Listening on \($0)") }) {
+            var entry = pollfd(fd: errorFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 30_000) == 1 else { throw TestFailure("systemd-socket-activate said nothing more for 30 s: \(text)") }
             guard let chunk = Self.read(errorFD) else { throw TestFailure("systemd-socket-activate exited: \(text)") }
             text += chunk
         }
@@ -328,15 +331,20 @@ final class SocketActivator {
         return wait()
     }
 
-    /// Waits for it to exit; its exit status (128+N when killed by signal N).
+    /// Waits for it to exit; its exit status (128+N when killed by signal N). One still running
+    /// after ``TestDaemon/commandTimeLimit`` is killed (137), failing its test instead of
+    /// hanging it.
     func wait() -> Int32 {
         if let status { return status }
         var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        waiting(for: pid, atMost: TestDaemon.commandTimeLimit) {
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        }
         let exited = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
         status = exited
-        // Once it is gone the pipe reaches end-of-file and the drain finishes.
-        drained.wait()
+        // Once it is gone the pipe reaches end-of-file and the drain finishes (unless a process
+        // it left running holds the pipe: then what was drained is all there is).
+        _ = drained.wait(timeout: .now() + 10)
         return exited
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Testing
 
 /// A running `orchctl` whose standard output the test reads as it comes (`events --follow`,
 /// `logs --follow`), with poll(2) and a timeout, so nothing depends on timing.
@@ -78,9 +79,13 @@ final class OrchctlStream {
         }
     }
 
-    /// Waits for orchctl to exit (after its output ended) and returns its exit status.
-    func exitStatus() -> Int32 {
-        process.waitUntilExit()
+    /// Waits for orchctl to exit (after its output ended) and returns its exit status; one
+    /// still running after ``TestDaemon/commandTimeLimit`` is killed, failing the test.
+    func exitStatus(sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+        if !process.waitUntilExit(atMost: TestDaemon.commandTimeLimit) {
+            Issue.record("orchctl \((process.arguments ?? []).joined(separator: " ")) still ran after \(Int(TestDaemon.commandTimeLimit)) s: killed",
+                         sourceLocation: sourceLocation)
+        }
         return process.terminationStatus
     }
 

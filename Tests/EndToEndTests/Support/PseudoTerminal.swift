@@ -41,21 +41,25 @@ enum PseudoTerminal {
         var output = Data()
         var seen = 0
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            var entry = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, 30_000) == 1 else { break }
-            let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            output.append(contentsOf: buffer[..<count])
-            if let step = steps.first, String(decoding: output[seen...], as: UTF8.self).contains(step.after) {
-                steps.removeFirst()
-                seen = output.count
-                let keys = try step.action()
-                _ = keys.withCString { write(master, $0, strlen($0)) }
+        // A program that never exits (a top that redraws for ever) is killed after the limit.
+        let exited = try waiting(for: process.processIdentifier, atMost: TestDaemon.commandTimeLimit) {
+            while true {
+                var entry = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+                guard poll(&entry, 1, 30_000) == 1 else { break }
+                let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                output.append(contentsOf: buffer[..<count])
+                if let step = steps.first, String(decoding: output[seen...], as: UTF8.self).contains(step.after) {
+                    steps.removeFirst()
+                    seen = output.count
+                    let keys = try step.action()
+                    _ = keys.withCString { write(master, $0, strlen($0)) }
+                }
             }
+            process.waitUntilExit()
         }
-        process.waitUntilExit()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let killedNote = exited ? "" : "\n[killed by the test: still running after \(Int(TestDaemon.commandTimeLimit)) s]"
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) + killedNote
         // The terminal turns each "\n" into "\r\n" (onlcr).
         let text = String(decoding: output.filter { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
         return (process.terminationStatus, text, errorText)

@@ -7,6 +7,10 @@ final class RawSocket {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // A blocking send, and a connect to a full backlog, give up after a minute: a daemon
+        // that stopped reading fails the test instead of holding it for ever.
+        var limit = timeval(tv_sec: 60, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnixAddress(path) { connect(fd, $0, $1) }
         guard result == 0 else { throw TestFailure("connect \(path): errno \(errno)") }
     }
@@ -15,7 +19,8 @@ final class RawSocket {
         close(fd)
     }
 
-    /// Sends bytes; returns false once the daemon has closed the connection.
+    /// Sends bytes; returns false once the daemon has closed the connection, or has taken none
+    /// for a minute.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0

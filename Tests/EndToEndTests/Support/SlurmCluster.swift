@@ -235,7 +235,11 @@ final class SlurmCluster: Sendable {
         var pid: pid_t = 0
         guard posix_spawn(&pid, path, &actions, nil, argv, envp) == 0 else { return nil }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Killed after a minute (status 9: no answer), as a command waiting on a controller
+        // that never answers would otherwise hold the cluster's start for ever.
+        waiting(for: pid, atMost: 60) {
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
         guard status == 0 else { return nil }
         return try? String(contentsOfFile: scratch, encoding: .utf8)
     }

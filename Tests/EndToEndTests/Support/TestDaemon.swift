@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Orchestrator
 
 /// A real `orchd` started in its own temporary directory, with its own socket and a notify
@@ -150,10 +149,7 @@ final class TestDaemon {
         guard let process else { return -1 }
         kill(process.processIdentifier, SIGTERM)
         // An orchd that never stops fails its test (killed, status 9) instead of hanging the run.
-        let limit = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.commandTimeLimit, execute: limit)
-        defer { limit.cancel() }
-        process.waitUntilExit()
+        _ = process.waitUntilExit(atMost: Self.commandTimeLimit)
         self.process = nil
         return process.terminationStatus
     }
@@ -177,11 +173,13 @@ final class TestDaemon {
     }
 
     /// How long ``run(_:_:input:workingDirectory:environment:)`` lets a program run before it
-    /// kills it: a command that hangs fails its test instead of holding up the whole run.
+    /// kills it: a command that hangs fails its test instead of holding up the whole run. The
+    /// tests wait as long for orchd or orchctl to exit.
     static let commandTimeLimit: TimeInterval = 300
 
     /// Runs a program to its end and captures its output; one still running after
-    /// ``commandTimeLimit`` is killed, and its standard error says so.
+    /// ``commandTimeLimit`` is killed, and its standard error says so, as it does when a process
+    /// the program left running keeps its output open.
     static func run(_ path: String, _ arguments: [String], input: String? = nil, workingDirectory: String? = nil, environment: [String: String]? = nil) throws -> CommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
@@ -195,30 +193,29 @@ final class TestDaemon {
         let inputPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         try process.run()
-        let killed = Atomic<Bool>(false)
-        let limit = DispatchWorkItem { [pid = process.processIdentifier] in
-            killed.store(true, ordering: .relaxed)
-            kill(pid, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeLimit, execute: limit)
-        if let input {
-            inputPipe.fileHandleForWriting.write(Data(input.utf8))
-            try inputPipe.fileHandleForWriting.close()
-        }
         // Read both pipes concurrently so neither can fill up and block the child.
-        let errorData = LockedData()
+        let (outputData, errorData) = (LockedData(), LockedData())
         let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { outputData.set(output.fileHandleForReading.readDataToEndOfFile()) }
         DispatchQueue.global().async(group: group) { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        limit.cancel()
-        let killedNote = killed.load(ordering: .relaxed) ? "\n[killed by the test: still running after \(Int(commandTimeLimit)) s]" : ""
+        let exited = try waiting(for: process.processIdentifier, atMost: commandTimeLimit) {
+            if let input {
+                inputPipe.fileHandleForWriting.write(Data(input.utf8))
+                try inputPipe.fileHandleForWriting.close()
+            }
+            process.waitUntilExit()
+        }
+        // A process it started that keeps a pipe open (a daemon it left running, say) would hold
+        // the pipe's end for ever: the output is what came by a few seconds after its exit.
+        let ended = group.wait(timeout: .now() + 10) == .success
+        let killedNote = exited ? "" : "\n[killed by the test: still running after \(Int(commandTimeLimit)) s]"
+        let openNote = ended ? "" : "\n[output not read: still open 10 s after it exited, held by a process it started]"
+        let standardOutput = outputData.get()
         return CommandResult(
             status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.get(), as: UTF8.self) + killedNote,
-            outputBytes: [UInt8](outputData))
+            standardOutput: String(decoding: standardOutput, as: UTF8.self),
+            standardError: String(decoding: errorData.get(), as: UTF8.self) + killedNote + openNote,
+            outputBytes: [UInt8](standardOutput))
     }
 }
 
