@@ -312,7 +312,7 @@ struct SlurmQueueTests {
             process.standardError = FileHandle.nullDevice
             try process.run()
             limit = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: limit)
+            limitTimers.asyncAfter(deadline: .now() + 120, execute: limit)
         }
 
         /// Waits for its end, and returns its exit status.

@@ -302,7 +302,7 @@ final class SocketActivator {
         collected.set(Data(text.utf8))
         // Keep draining in the background (orchd inherits this stderr) so no write blocks.
         let (fd, collected, drained) = (errorFD, collected, drained)
-        DispatchQueue.global().async {
+        DispatchQueue(label: "test.activator.drain").async {
             while let chunk = Self.read(fd) { collected.set(collected.get() + Data(chunk.utf8)) }
             drained.signal()
         }

@@ -42,7 +42,7 @@ final class FakeOrchd: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0, listen(listener, 1) == 0 else { throw CommandFailure("fake orchd: cannot listen on \(path)") }
-        DispatchQueue.global().async { [self] in
+        DispatchQueue(label: "test.fake-orchd").async { [self] in
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             var limit = timeval(tv_sec: 30, tv_usec: 0)
@@ -69,7 +69,7 @@ final class FakeOrchd: Sendable {
             }
             openConnection.withLock { $0 = connection }
             // Shut down, not closed: the descriptor stays the fake's until it goes.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [weak self] in
+            DispatchQueue(label: "test.fake-orchd.limit").asyncAfter(deadline: .now() + 60) { [weak self] in
                 self?.openConnection.withLock { if let connection = $0 { _ = shutdown(connection, Int32(SHUT_RDWR)) } }
             }
         }

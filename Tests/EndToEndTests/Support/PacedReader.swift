@@ -21,7 +21,7 @@ final class PacedReader {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let handle = errors.fileHandleForReading
-        DispatchQueue.global().async(group: errorsDone) { [errorData] in errorData.set(handle.readDataToEndOfFile()) }
+        DispatchQueue(label: "test.paced-reader.errors").async(group: errorsDone) { [errorData] in errorData.set(handle.readDataToEndOfFile()) }
     }
 
     /// Reads one piece of at most `bytes` bytes; empty at the end of the output, and when

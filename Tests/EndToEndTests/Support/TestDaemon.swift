@@ -196,8 +196,9 @@ final class TestDaemon {
         // Read both pipes concurrently so neither can fill up and block the child.
         let (outputData, errorData) = (LockedData(), LockedData())
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { outputData.set(output.fileHandleForReading.readDataToEndOfFile()) }
-        DispatchQueue.global().async(group: group) { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
+        // Each on a queue of its own (a thread of its own), never a global queue: see limitTimers.
+        DispatchQueue(label: "test.run.output").async(group: group) { outputData.set(output.fileHandleForReading.readDataToEndOfFile()) }
+        DispatchQueue(label: "test.run.errors").async(group: group) { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
         let exited = try waiting(for: process.processIdentifier, atMost: commandTimeLimit) {
             if let input {
                 inputPipe.fileHandleForWriting.write(Data(input.utf8))

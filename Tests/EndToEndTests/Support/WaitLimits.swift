@@ -8,6 +8,12 @@ import Testing
 // event never comes fails its test instead of hanging the whole run (Swift Testing runs every
 // test at once on a pool as wide as the CPUs, which one blocked test can starve).
 
+/// Where the limits' timers fire. Not a global queue: on Linux those start about as many
+/// threads as CPUs and add one for blocked work only after a check once a second, so a timer
+/// there could wait behind the very reads it bounds (20 blocked items on 2 CPUs held a 0.5 s
+/// timer for 6 s). A serial queue of its own has a thread of its own.
+let limitTimers = DispatchQueue(label: "test.limit-timers")
+
 /// Runs `wait`, which ends once process `pid` has exited (a wait for its exit, or for the end
 /// of its output), killing the process with SIGKILL if it still runs after `seconds`. Its
 /// process group goes too: Foundation's `Process` starts each child in a group of its own, and
@@ -22,7 +28,7 @@ func waiting(for pid: pid_t, atMost seconds: TimeInterval, _ wait: () throws -> 
         kill(-pid, SIGKILL)
         kill(pid, SIGKILL)
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: limit)
+    limitTimers.asyncAfter(deadline: .now() + seconds, execute: limit)
     defer { limit.cancel() }
     try wait()
     return !killed.load(ordering: .relaxed)
@@ -49,7 +55,7 @@ func openForWriting(fifo path: String, timeout: Double = 60, sourceLocation: Sou
             if !state.opened { state.reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         }
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: limit)
+    limitTimers.asyncAfter(deadline: .now() + timeout, execute: limit)
     let writer = open(path, O_WRONLY | O_CLOEXEC)
     limit.cancel()
     let reader = state.withLock { state in

@@ -144,7 +144,7 @@ struct DatabaseTests {
         let outcome = Mutex<Result<Void, DatabaseError>?>(nil)
         // Handed over to the writing thread: a connection is used by one thread at a time.
         let handOver = Mutex<Database?>(writer)
-        DispatchQueue.global().async {
+        DispatchQueue(label: "test.busy-writer").async {
             started.signal()
             let result = Result { () throws(DatabaseError) in
                 do { try handOver.withLock { writer in try writer?.write { db in try db.execute("INSERT INTO t VALUES (2)") } } }
