@@ -14,7 +14,7 @@ import Glibc
 /// stops before it reads a call.
 ///
 /// Its waits are limited, so that a client that misbehaves fails its test instead of hanging
-/// it: a call that never ends is given up after 30 s, and a connection kept open is shut down
+/// it: a call that never ends is given up after 600 s, and a connection kept open is shut down
 /// after a minute (the client sees its end).
 final class FakeOrchd: Sendable {
     /// The socket's path.
@@ -45,7 +45,7 @@ final class FakeOrchd: Sendable {
         DispatchQueue(label: "test.fake-orchd").async { [self] in
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
-            var limit = timeval(tv_sec: 30, tv_usec: 0)
+            var limit = timeval(tv_sec: 600, tv_usec: 0)
             _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             if closesUnread {
                 var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
@@ -69,7 +69,7 @@ final class FakeOrchd: Sendable {
             }
             openConnection.withLock { $0 = connection }
             // Shut down, not closed: the descriptor stays the fake's until it goes.
-            DispatchQueue(label: "test.fake-orchd.limit").asyncAfter(deadline: .now() + 60) { [weak self] in
+            DispatchQueue(label: "test.fake-orchd.limit").asyncAfter(deadline: .now() + 600) { [weak self] in
                 self?.openConnection.withLock { if let connection = $0 { _ = shutdown(connection, Int32(SHUT_RDWR)) } }
             }
         }
@@ -83,10 +83,10 @@ final class FakeOrchd: Sendable {
     }
 
     /// The calls received, as JSON text, once the replies were written (or none, failing the
-    /// test, when no call has come within 30 s).
+    /// test, when no call has come within 600 s).
     func receivedCalls() -> [String] {
-        guard served.wait(timeout: .now() + 30) == .success else {
-            Issue.record("the fake orchd served no connection within 30 s")
+        guard served.wait(timeout: .now() + 600) == .success else {
+            Issue.record("the fake orchd served no connection within 600 s")
             return []
         }
         served.signal()

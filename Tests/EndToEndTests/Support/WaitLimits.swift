@@ -47,7 +47,7 @@ extension Process {
 /// after `timeout` seconds (the job never got there, or died), the read end is opened here to
 /// end that wait, and the test fails.
 /// - Returns: the descriptor, which the caller writes to and closes; -1 when no reader came.
-func openForWriting(fifo path: String, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+func openForWriting(fifo path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
     let state = Mutex((opened: false, reader: Int32(-1)))
     let limit = DispatchWorkItem {
         state.withLock { state in
@@ -73,14 +73,14 @@ func openForWriting(fifo path: String, timeout: Double = 60, sourceLocation: Sou
 
 /// Opens the named pipe `path` for writing and closes it at once: a job blocked reading it
 /// reads its end and goes on. Waits as ``openForWriting(fifo:timeout:sourceLocation:)`` does.
-func release(gate path: String, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) {
+func release(gate path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) {
     let writer = openForWriting(fifo: path, timeout: timeout, sourceLocation: sourceLocation)
     if writer >= 0 { close(writer) }
 }
 
 extension VarlinkClient {
     /// How long a test's Varlink client waits for orchd to take a call or answer it.
-    static let testTimeLimit = 120
+    static let testTimeLimit = 300
 
     /// Connects as `init(socketPath:)` does, with reads and writes that give up after
     /// ``testTimeLimit`` seconds (`SO_RCVTIMEO`, `SO_SNDTIMEO`): a reply that never comes fails

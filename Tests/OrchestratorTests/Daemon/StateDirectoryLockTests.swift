@@ -21,14 +21,14 @@ struct StateDirectoryLockTests {
         gone.waitUntilExit()
         let holder = try hold(path, seconds: "0.5", recording: gone.processIdentifier)
         var second: StateDirectoryLock? = try StateDirectoryLock(stateDirectory: state)
-        #expect(holder.waitUntilExit(atMost: 30), "flock(1) still held the lock after 30 s")
+        #expect(holder.waitUntilExit(atMost: 600), "flock(1) still held the lock after 600 s")
         #expect(second != nil)
         second = nil
 
         // Recorded by a live process (this one): refused without waiting, although the holder
         // lets go well within the wait a departed daemon's lock gets.
         let another = try hold(path, seconds: "1", recording: getpid())
-        defer { #expect(another.waitUntilExit(atMost: 30), "flock(1) still held the lock after 30 s") }
+        defer { #expect(another.waitUntilExit(atMost: 600), "flock(1) still held the lock after 600 s") }
         #expect(throws: StateDirectoryLockError.self) { try StateDirectoryLock(stateDirectory: state) }
     }
 
@@ -81,15 +81,15 @@ struct StateDirectoryLockTests {
         try holder.run()
         let probe = open(path, O_RDONLY | O_CLOEXEC)
         defer { close(probe) }
-        // flock(1) tells no one it holds the lock: asked every millisecond, for 30 s at most.
-        let deadline = ContinuousClock.now + .seconds(30)
+        // flock(1) tells no one it holds the lock: asked every millisecond, for 600 s at most.
+        let deadline = ContinuousClock.now + .seconds(600)
         while flock(probe, LOCK_EX | LOCK_NB) == 0 {
             flock(probe, LOCK_UN)
             // flock(1) that ended without taking it (it failed) would leave this loop for ever.
             try #require(holder.isRunning, "flock(1) ended without holding \(path): status \(holder.terminationStatus)")
             let late = ContinuousClock.now >= deadline
             if late { kill(holder.processIdentifier, SIGKILL) }
-            try #require(!late, "flock(1) did not take \(path) within 30 s")
+            try #require(!late, "flock(1) did not take \(path) within 600 s")
             usleep(1_000)
         }
         return holder

@@ -9,7 +9,7 @@ import Testing
 /// exit event (never a sleep).
 final class ExecutionFixture: Sendable {
     /// How long a test waits for an event before failing: generous, it is a safety net.
-    static let safetyTimeout = DispatchTimeInterval.seconds(60)
+    static let safetyTimeout = DispatchTimeInterval.seconds(600)
 
     let directory: String
     let launcher = ProcessLauncher()

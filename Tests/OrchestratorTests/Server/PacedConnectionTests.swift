@@ -132,14 +132,14 @@ struct PacedConnectionTests {
     /// Makes a blocking read of `fd` give up after 30 s, so that a reply that never comes fails
     /// the test instead of holding up the run; whether that was set.
     static func limitReceiveWait(_ fd: Int32) -> Bool {
-        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        var limit = timeval(tv_sec: 600, tv_usec: 0)
         return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0
     }
 
-    /// Makes a blocking send on `fd` give up after 30 s, so that a connection that stops
+    /// Makes a blocking send on `fd` give up after 600 s, so that a connection that stops
     /// reading fails the test instead of holding up the run; whether that was set.
     static func limitSendWait(_ fd: Int32) -> Bool {
-        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        var limit = timeval(tv_sec: 600, tv_usec: 0)
         return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0
     }
 

@@ -24,7 +24,7 @@ struct SlurmExecutorTests {
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: output)
         try process.run()
-        #expect(process.waitUntilExit(atMost: 60), "the batch script was still running after 60 s")
+        #expect(process.waitUntilExit(atMost: 600), "the batch script was still running after 600 s")
         return (process.terminationStatus, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
 
@@ -90,7 +90,7 @@ struct SlurmExecutorTests {
         #expect(readFIFO(ready) == "up\n")
         kill(process.processIdentifier, SIGINT)
         for pid in Self.children(of: process.processIdentifier) { kill(pid, SIGINT) }
-        #expect(process.waitUntilExit(atMost: 60), "the script was still running 60 s after SIGINT")
+        #expect(process.waitUntilExit(atMost: 600), "the script was still running 600 s after SIGINT")
         #expect(process.terminationStatus == 7, "the script waited for the command and exits with its status")
         #expect(try String(contentsOfFile: marks, encoding: .utf8) == "up\nhandled\n")
         #expect(!FileManager.default.fileExists(atPath: directory.file("s.exit")), "no exit status for a command a signal stopped")

@@ -154,12 +154,12 @@ struct DatabaseTests {
             outcome.withLock { $0 = result }
             done.signal()
         }
-        #expect(started.wait(timeout: .now() + 30) == .success, "the writing thread started")
+        #expect(started.wait(timeout: .now() + 600) == .success, "the writing thread started")
         // The hold: while the lock is held the writer cannot finish; without a busy timeout it
         // would have failed at once and signalled `done` well within this window.
         #expect(done.wait(timeout: .now() + .milliseconds(150)) == .timedOut)
         try holder.execute("COMMIT")
-        #expect(done.wait(timeout: .now() + 30) == .success, "the write finished once the lock was released")
+        #expect(done.wait(timeout: .now() + 600) == .success, "the write finished once the lock was released")
         let result = outcome.withLock { $0 }
         #expect(throws: Never.self) { try result?.get() }
         #expect(try scalar(holder, "SELECT group_concat(x) FROM t") == "1,2")

@@ -97,7 +97,7 @@ struct GroupCommitTests {
     static func heldSyncQueue() -> (queue: DispatchQueue, release: DispatchSemaphore) {
         let queue = DispatchQueue(label: "test.held-group-commit")
         let release = DispatchSemaphore(value: 0)
-        queue.async { #expect(release.wait(timeout: .now() + 60) == .success, "the test released the barriers' queue") }
+        queue.async { #expect(release.wait(timeout: .now() + 600) == .success, "the test released the barriers' queue") }
         return (queue, release)
     }
 
@@ -384,7 +384,7 @@ struct GroupCommitTests {
         let sync = ScriptedSync([.notOpened("cannot open: Too many open files"), .notOpened("again"), .durable]) { call in
             guard call == 2 else { return }
             secondTry.signal()
-            #expect(changesMade.wait(timeout: .now() + 60) == .success, "the test made its changes")
+            #expect(changesMade.wait(timeout: .now() + 600) == .success, "the test made its changes")
         }
         let owner = try Owner(path: directory.file("orchd.sqlite3"), policy: .always, sync: { sync($0) })
         await owner.attach()

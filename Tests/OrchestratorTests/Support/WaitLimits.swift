@@ -46,7 +46,7 @@ extension Process {
 /// (`read x < gate`) go on. open(2) waits until something opens the other end; when nothing
 /// has after `timeout` seconds (the process never got there), the read end is opened here to
 /// end that wait, and the test fails.
-func release(gate path: String, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) {
+func release(gate path: String, timeout: Double = 600, sourceLocation: SourceLocation = #_sourceLocation) {
     let state = Mutex((opened: false, reader: Int32(-1)))
     let limit = DispatchWorkItem {
         state.withLock { state in
@@ -71,7 +71,7 @@ func release(gate path: String, timeout: Double = 60, sourceLocation: SourceLoca
 /// What writers send through the named pipe `path` until the last one closes it, or `nil`
 /// when none has within `timeout` seconds. Opened without blocking (open(2) of a FIFO for
 /// reading would wait for a writer for ever); poll(2) reports no hang-up until a writer came.
-func readFIFO(_ path: String, timeout: Double = 60) -> String? {
+func readFIFO(_ path: String, timeout: Double = 600) -> String? {
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -99,7 +99,7 @@ func readFIFO(_ path: String, timeout: Double = 60) -> String? {
 /// wait anyway, in an open(2) of one end, after `seconds` both ends are opened and closed
 /// here, which lets that open return, and the test fails instead of hanging.
 func failingIfBlocked<T>(
-    on path: String, after seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+    on path: String, after seconds: Double = 600, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
 ) rethrows -> T {
     let unblocked = Atomic<Bool>(false)
     let limit = DispatchWorkItem {

@@ -69,7 +69,7 @@ struct GeneratedDocsTests {
         try process.run()
         // Killed if still running after a minute: a script that loops fails instead of hanging.
         let limit = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
-        DispatchQueue(label: "test.bash-limit").asyncAfter(deadline: .now() + 60, execute: limit)
+        DispatchQueue(label: "test.bash-limit").asyncAfter(deadline: .now() + 600, execute: limit)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         limit.cancel()
