@@ -563,9 +563,11 @@ struct SlurmQueueTests {
     func stopWaitsForTheCommand() throws {
         let (daemon, _) = try slurmDaemon()
         // The command handles SIGTERM for 3 s: longer than Slurm takes to call the job ended
-        // once its batch script is gone, within the cluster's KillWait of 5 s.
+        // once its batch script is gone, within the cluster's KillWait of 5 s. It waits again
+        // after a `wait` returns: Slurm signals the job's processes children first, and a
+        // `wait` that saw `sleep` die returns 0 before the shell's own SIGTERM comes.
         func handling(_ marks: String, then: String) -> String {
-            "trap 'echo term >> \(marks); sleep 3; echo endterm >> \(marks); exit 1' TERM; echo start >> \(marks); \(then)sleep 600 & wait"
+            "trap 'echo term >> \(marks); sleep 3; echo endterm >> \(marks); exit 1' TERM; echo start >> \(marks); \(then)sleep 600 & while :; do wait; done"
         }
         let marks = daemon.directory + "/marks"
         let id = try daemon.orchctl(["submit", "--queue", "hpc", "--timeout", "5s", "--retries", "1", "--shell", handling(marks, then: "")]).line
@@ -583,6 +585,58 @@ struct SlurmQueueTests {
         let cancel = try daemon.orchctl(["cancel", cancelled])
         #expect(cancel.status == 0, "\(cancel)")
         #expect(try String(contentsOfFile: cancelMarks, encoding: .utf8) == "start\nterm\nendterm\n", "the cancel returned once the command was gone")
+    }
+
+    @Test("a command that ends 0 after its timeout's stop began (its child killed first, as Slurm signals the job's processes in turn) is recorded timed out, not succeeded")
+    func statusWrittenAfterTheStopBegan() throws {
+        let directory = "/tmp/orchd-stop-race-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (child, script, marks) = (directory + "/child", directory + "/script", directory + "/marks")
+        // What Slurm does when it is slow between the kills of its SIGTERM round: the command's
+        // child dies first, `wait` (no operand) returns 0, and the batch script writes that
+        // status before its own SIGTERM comes. The real scancel follows once the script is gone.
+        let (daemon, _) = try slurmDaemon(wrapping: ["scancel": """
+            i=0; while [ ! -s '\(child)' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+            kill -TERM "$(cat '\(child)')"
+            i=0; while kill -0 "$(cat '\(script)')" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+            exec /usr/bin/scancel "$@"
+            """])
+        let id = try daemon.orchctl([
+            "submit", "--queue", "hpc", "--timeout", "3s", "--shell",
+            "echo $PPID > '\(script)'; sleep 600 & echo $! > '\(child)'; wait; echo \"ended $?\" >> '\(marks)'",
+        ]).line
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(try String(contentsOfFile: marks, encoding: .utf8) == "ended 0\n", "the command ended 0 after the stop began")
+        #expect(waited.status == 124, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == "timed_out", "\(daemon.daemonLog)")
+    }
+
+    @Test("a command that ran to its end before a cancel began keeps its own result, though orchd saw the end only after the cancel")
+    func statusWrittenBeforeTheStopBegan() throws {
+        let flag = "/tmp/orchd-squeue-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let calls = flag + "-scancel"
+        let (daemon, cluster) = try slurmDaemon(wrapping: [
+            "squeue": Self.failingSqueue(flag: flag), "scancel": "echo \"$*\" >> '\(calls)'; exec /usr/bin/scancel \"$@\"",
+        ])
+        defer { unlink(flag); unlink(calls) }
+        // squeue fails from the start: orchd does not see the job end until the flag goes.
+        try Data().write(to: URL(fileURLWithPath: flag))
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let slurmID = try #require(try waitForSlurmJobID(daemon, id), "\(daemon.daemonLog)")
+        // Gone from Slurm once its batch script has written the status and exited.
+        #expect(try waitUntilGoneFromSqueue(cluster, [slurmID]), "\(daemon.daemonLog)")
+        let canceller = try BackgroundOrchctl(daemon, ["cancel", id])
+        // The stop has begun once its scancel has run (Slurm has nothing left to signal).
+        var scancelled = false
+        for _ in 0..<1200 where !scancelled {
+            scancelled = ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").contains(slurmID)
+            if !scancelled { usleep(50_000) }
+        }
+        #expect(scancelled, "\(daemon.daemonLog)")
+        unlink(flag)
+        _ = canceller.waitForExit()
+        #expect(try job(daemon, id)["result"] as? String == "succeeded", "\(daemon.daemonLog)")
     }
 
     @Test("an sbatch that says 'Socket timed out' after Slurm took the job does not submit it again: the job is found by its comment, followed, and runs once")

@@ -419,6 +419,8 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
         attempt.stopReason = reason
         attempt.stopSignal = signal
+        // Only a status written before now is the command's own end (settle(_:state:...)).
+        attempt.endedBeforeStop = readExitStatus(attempt) != nil
         switch attempt.phase {
         case .inSlurm: cancelInSlurm(attempt)
         case .submitting:
@@ -695,9 +697,13 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
             DaemonLog.warning("job \(attempt.jobID): Slurm ended it for using more memory than it was given (OUT_OF_MEMORY)")
         }
         unlink(attempt.exitStatusPath)
-        // A command that ran to its end before a cancel or timeout took effect keeps its own
-        // result, as a local job's main process does.
-        report(attempt, .finished(exit == nil ? attempt.stopReason?.jobResult ?? observed : observed, at: exit?.written ?? endedAt))
+        // A command that ran to its end before a cancel or timeout began keeps its own result,
+        // as a local job's main process does; a status written after it began is the stop's.
+        // Slurm signals the job's processes one by one, children first: the command can end (0
+        // from `sleep 600 & wait` whose child died first, 1 from its handler) and have its
+        // status written before the script gets its own signal.
+        let ownEnd = exit != nil && (attempt.stopReason == nil || attempt.endedBeforeStop)
+        report(attempt, .finished(ownEnd ? observed : attempt.stopReason?.jobResult ?? observed, at: exit?.written ?? endedAt))
     }
 
     /// The attempt's exit-status file and when it was written (its modification time), read
@@ -820,6 +826,8 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     private weak var executor: SlurmExecutor?
     var phase: Phase = .submitting
     var stopReason: StopReason?
+    /// The exit-status file was there when the stop began: the command had ended on its own.
+    var endedBeforeStop = false
     /// The first signal of a stop (`cancel --signal`), until it is sent.
     var stopSignal: Int32?
     /// The user the job runs as when not orchd's own (on the executor's queue).
