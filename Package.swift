@@ -97,12 +97,15 @@ let package = Package(
             ]
         ),
 
+        // Limits on the tests' waits, shared by the test targets that wait on processes and pipes.
+        .target(name: "TestWaitLimits", path: "Tests/TestWaitLimits"),
         .testTarget(name: "OrchestratorAPITests", dependencies: ["OrchestratorAPI"]),
-        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "CommandLineParsing", "CPosix"], exclude: ["Golden"]),
+        .testTarget(
+            name: "OrchestratorTests", dependencies: ["Orchestrator", "CommandLineParsing", "CPosix", "TestWaitLimits"], exclude: ["Golden"]),
         .testTarget(name: "orchctlTests", dependencies: ["orchctl", "CommandLineParsing"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["OrchestratorAPI", "Orchestrator", "CPosix"]
+            dependencies: ["OrchestratorAPI", "Orchestrator", "CPosix", "TestWaitLimits"]
         ),
     ],
     swiftLanguageModes: [.v6]

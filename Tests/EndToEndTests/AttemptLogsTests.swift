@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// Each attempt's own output (`logs --attempt N`), `logs --both`, the hint at a non-empty
 /// standard error, and logs written by an orchd from before per-attempt files, end to end.

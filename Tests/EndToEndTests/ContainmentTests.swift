@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Orchestrator
 import Testing
+import TestWaitLimits
 
 /// Nothing a job starts escapes its teardown, not even processes that leave its process group
 /// with setsid(2): under cancel, --timeout, daemon stop and kill -9 + restart, in both

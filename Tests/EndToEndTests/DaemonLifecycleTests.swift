@@ -4,6 +4,7 @@ import Glibc
 import Orchestrator
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// orchd as a service: readiness, shutdown, restart, crash and misuse.
 @Suite("Daemon life end to end")

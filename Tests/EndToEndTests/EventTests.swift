@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// The event log through `orchctl events`, queue drain waits and queue hooks, end to end.
 @Suite("Events end to end")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// Work on many jobs at once and change jobs in place: `cancel --queue/--state/--signal`,
 /// `retry --failed`, `hold`/`release`, `edit`, `suspend`/`continue`, end to end.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// `orchctl logs` with --follow and --tail, and `io.orchd.Jobs.Logs` offsets, end to end.
 @Suite("Logs end to end")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// A root orchd serving several users (the system service): jobs run as their submitter,
 /// users see and act on their own jobs only, admins on every job, and users share a queue's

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TestWaitLimits
 
 /// The daemon never crashes on client input: bad messages get a Varlink error and a closed
 /// connection, and other clients are served throughout.

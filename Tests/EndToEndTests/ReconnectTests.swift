@@ -2,6 +2,7 @@ import Foundation
 import OrchestratorAPI
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// Commands that follow orchd survive a restart of it: they say so once on standard error,
 /// reconnect, and resume where they were, printing nothing twice. orchd is killed (SIGKILL,

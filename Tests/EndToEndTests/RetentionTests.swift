@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// The retention limits hold while orchd runs, not only from its next start: nothing here
 /// restarts the daemon.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// `retry` and `cancel` follow the job state machine's rules end to end: dependencies, start
 /// times, unique keys and paused queues hold for a retried job as for a new one.

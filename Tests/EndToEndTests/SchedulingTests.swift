@@ -3,6 +3,7 @@ import Glibc
 import Orchestrator
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// Queues, priorities, dependencies, time limits, retries and crash recovery, end to end.
 @Suite("Scheduling end to end")

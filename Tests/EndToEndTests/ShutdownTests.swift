@@ -4,6 +4,7 @@ import Orchestrator
 import OrchestratorAPI
 import Synchronization
 import Testing
+import TestWaitLimits
 
 /// `orchctl shutdown`, and `scripts/install.sh` starting orchd outside systemd.
 @Suite("Shutdown and install end to end")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// A queue whose jobs run on a real single-node Slurm cluster (``SlurmCluster``), driven with
 /// the real orchd and orchctl: submit, results, logs, dependencies, retries, timeouts, cancel,

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// `orchctl status` with a backlog, its filters, and its table on a real terminal.
 @Suite("status end to end")

@@ -3,6 +3,7 @@ import Glibc
 import Orchestrator
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// A full file system and a database locked by another process, end to end: requests fail
 /// with an error that says so, running jobs go on, and their ends are recorded once the store

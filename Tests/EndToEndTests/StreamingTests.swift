@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// Streams far longer than a connection's outbox (64 MiB), read through the real orchctl by
 /// readers of any speed: each must arrive whole, and orchd's memory must not grow with them.

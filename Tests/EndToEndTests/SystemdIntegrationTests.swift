@@ -2,6 +2,7 @@ import CPosix
 import Foundation
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// orchd under systemd's protocols: the watchdog, reload on SIGHUP, socket activation and
 /// start-up failures reported with `ERRNO=`. The notify listener plays systemd.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// A running `orchctl` whose standard output the test reads as it comes (`events --follow`,
 /// `logs --follow`), with poll(2) and a timeout, so nothing depends on timing.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestWaitLimits
 
 /// A running `orchctl` whose standard output the test reads itself, in pieces of a chosen
 /// size: a reader as slow as the test wants, without sleeps (each piece is one read(2), and

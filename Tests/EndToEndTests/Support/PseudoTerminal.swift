@@ -1,6 +1,7 @@
 import CPosix
 import Foundation
 import Glibc
+import TestWaitLimits
 
 /// Runs a program with its standard output on a new pseudo-terminal of a given width, as a
 /// user's terminal would be, and returns what it wrote (carriage returns the terminal adds

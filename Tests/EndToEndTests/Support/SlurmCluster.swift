@@ -2,6 +2,7 @@ import CPosix
 import Foundation
 import Glibc
 import Synchronization
+import TestWaitLimits
 
 /// A real single-node Slurm cluster for the tests of Slurm queues: munged, slurmctld and
 /// slurmd in the foreground, with a private `slurm.conf` (passed through `SLURM_CONF`, nothing

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Orchestrator
+import TestWaitLimits
 
 /// A real `orchd` started in its own temporary directory, with its own socket and a notify
 /// listener, driven with the real `orchctl`. Ready means `READY=1` arrived: no sleeps.

@@ -1,6 +1,7 @@
 import Foundation
 import CommandLineParsing
 import Testing
+import TestWaitLimits
 
 @testable import Orchestrator
 

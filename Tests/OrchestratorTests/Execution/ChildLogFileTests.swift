@@ -2,6 +2,7 @@ import Foundation
 import Orchestrator
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 /// The spawned child creates its log files relative to a directory the launcher keeps open;
 /// for a job of another user it does so after dropping to that user, so nothing the user

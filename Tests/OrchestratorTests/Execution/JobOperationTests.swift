@@ -5,6 +5,7 @@ import Orchestrator
 import OrchestratorAPI
 import Synchronization
 import Testing
+import TestWaitLimits
 
 @Suite("JobOperation")
 struct JobOperationTests {

@@ -1,6 +1,7 @@
 import Foundation
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 @testable import Orchestrator
 

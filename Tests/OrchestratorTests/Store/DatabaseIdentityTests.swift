@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import OrchestratorAPI
 import Testing
+import TestWaitLimits
 
 @testable import Orchestrator
 

@@ -4,15 +4,16 @@ import Glibc
 import Synchronization
 import Testing
 
-// Limits on the tests' waits for other processes and named pipes: a wait whose event never
-// comes fails its test instead of hanging the whole run (Swift Testing runs every test at
-// once on a pool as wide as the CPUs, which one blocked test can starve).
+// Limits on the tests' waits for other processes and named pipes, shared by the test targets:
+// a wait whose event never comes fails its test instead of hanging the whole run (Swift
+// Testing runs every test at once on a pool as wide as the CPUs, which one blocked test can
+// starve). The limits are safety nets, far above what a wait takes on a loaded machine.
 
 /// Where the limits' timers fire. Not a global queue: on Linux those start about as many
 /// threads as CPUs and add one for blocked work only after a check once a second, so a timer
 /// there could wait behind the very reads it bounds (20 blocked items on 2 CPUs held a 0.5 s
 /// timer for 6 s). A serial queue of its own has a thread of its own.
-let limitTimers = DispatchQueue(label: "test.limit-timers")
+public let limitTimers = DispatchQueue(label: "test.limit-timers")
 
 /// Runs `wait`, which ends once process `pid` has exited (a wait for its exit, or for the end
 /// of its output), killing the process with SIGKILL if it still runs after `seconds`. Its
@@ -21,7 +22,7 @@ let limitTimers = DispatchQueue(label: "test.limit-timers")
 /// of its exit (`waitUntilExit()` returns only once every holder is gone).
 /// - Returns: whether the wait ended before the limit (false: the process was killed).
 @discardableResult
-func waiting(for pid: pid_t, atMost seconds: Double, _ wait: () throws -> Void) rethrows -> Bool {
+public func waiting(for pid: pid_t, atMost seconds: Double, _ wait: () throws -> Void) rethrows -> Bool {
     let killed = Atomic<Bool>(false)
     let limit = DispatchWorkItem {
         killed.store(true, ordering: .relaxed)
@@ -37,16 +38,17 @@ func waiting(for pid: pid_t, atMost seconds: Double, _ wait: () throws -> Void) 
 extension Process {
     /// Waits for the process to exit, killing it with SIGKILL if it still runs after `seconds`.
     /// - Returns: whether it exited by itself within the limit.
-    func waitUntilExit(atMost seconds: Double) -> Bool {
+    public func waitUntilExit(atMost seconds: Double) -> Bool {
         waiting(for: processIdentifier, atMost: seconds) { waitUntilExit() }
     }
 }
 
-/// Opens the named pipe `path` for writing and closes it, letting a process blocked reading it
-/// (`read x < gate`) go on. open(2) waits until something opens the other end; when nothing
-/// has after `timeout` seconds (the process never got there), the read end is opened here to
+/// Opens the named pipe `path` for writing, to let a job blocked reading it (`read x < gate`,
+/// `cat gate`) go on. open(2) waits until something opens the other end; when nothing has
+/// after `timeout` seconds (the job never got there, or died), the read end is opened here to
 /// end that wait, and the test fails.
-func release(gate path: String, timeout: Double = 600, sourceLocation: SourceLocation = #_sourceLocation) {
+/// - Returns: the descriptor, which the caller writes to and closes; -1 when no reader came.
+public func openForWriting(fifo path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
     let state = Mutex((opened: false, reader: Int32(-1)))
     let limit = DispatchWorkItem {
         state.withLock { state in
@@ -61,17 +63,26 @@ func release(gate path: String, timeout: Double = 600, sourceLocation: SourceLoc
         state.opened = true
         return state.reader
     }
-    if writer >= 0 { close(writer) }
-    if reader >= 0 {
+    guard reader < 0 else {
         close(reader)
+        if writer >= 0 { close(writer) }
         Issue.record("nothing opened \(path) for reading within \(Int(timeout)) s", sourceLocation: sourceLocation)
+        return -1
     }
+    return writer
+}
+
+/// Opens the named pipe `path` for writing and closes it at once: a job blocked reading it
+/// reads its end and goes on. Waits as ``openForWriting(fifo:timeout:sourceLocation:)`` does.
+public func release(gate path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) {
+    let writer = openForWriting(fifo: path, timeout: timeout, sourceLocation: sourceLocation)
+    if writer >= 0 { close(writer) }
 }
 
 /// What writers send through the named pipe `path` until the last one closes it, or `nil`
 /// when none has within `timeout` seconds. Opened without blocking (open(2) of a FIFO for
 /// reading would wait for a writer for ever); poll(2) reports no hang-up until a writer came.
-func readFIFO(_ path: String, timeout: Double = 600) -> String? {
+public func readFIFO(_ path: String, timeout: Double = 300) -> String? {
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -98,8 +109,8 @@ func readFIFO(_ path: String, timeout: Double = 600) -> String? {
 /// Runs `body`, which must not wait on the named pipe `path` that nothing else opens. Should it
 /// wait anyway, in an open(2) of one end, after `seconds` both ends are opened and closed
 /// here, which lets that open return, and the test fails instead of hanging.
-func failingIfBlocked<T>(
-    on path: String, after seconds: Double = 600, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+public func failingIfBlocked<T>(
+    on path: String, after seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
 ) rethrows -> T {
     let unblocked = Atomic<Bool>(false)
     let limit = DispatchWorkItem {
