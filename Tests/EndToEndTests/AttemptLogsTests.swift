@@ -53,7 +53,7 @@ struct AttemptLogsTests {
         let stream = try OrchctlStream(daemon, ["logs", "--follow", id])
         defer { stream.stop() }
         #expect(stream.nextLine() == "first")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(stream.nextLine() == "second")
         #expect(stream.rest() == "")
         #expect(stream.exitStatus() == 0)
@@ -69,7 +69,7 @@ struct AttemptLogsTests {
         defer { stream.stop() }
         let first = [stream.nextLine(), stream.nextLine()].compactMap { $0 }.sorted()
         #expect(first == ["err1", "out1"])
-        release(gate: gate)
+        try release(gate: gate)
         let rest = (stream.rest() ?? "").split(separator: "\n").map(String.init).sorted()
         #expect(rest == ["err2", "out2"])
         #expect(stream.exitStatus() == 0)

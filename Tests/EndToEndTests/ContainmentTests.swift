@@ -193,7 +193,7 @@ struct ContainmentTests {
         let script = fixture.escapingScript(marker: marker.path, then: "read x < '\(marker.path).go'; exit 3")
         let id = try fixture.daemon.orchctl(["submit", "--shell", script]).line
         let escaped = try #require(marker.read().flatMap { Int32($0) })
-        let gate = openForWriting(fifo: marker.path + ".go")
+        let gate = try openForWriting(fifo: marker.path + ".go")
         _ = write(gate, "x\n", 2)
         close(gate)
         let waited = try fixture.daemon.orchctl(["wait", id])
@@ -421,7 +421,7 @@ struct ContainmentTests {
         let id = try fixture.daemon.orchctl(["submit", "--", "true"]).line
         _ = try fixture.daemon.orchctl(["wait", id])
         let escaped = try #require(marker.read().flatMap { Int32($0) })
-        let gate = openForWriting(fifo: marker.path + ".go")
+        let gate = try openForWriting(fifo: marker.path + ".go")
         _ = write(gate, "x\n", 2)
         close(gate)
         // An event-driven wait (pidfd) for the teardown the hook's exit starts.
@@ -729,7 +729,7 @@ struct ContainmentTests {
         waiter.arguments = ["--socket", fixture.daemon.socketPath, "wait", "--queue", "q", "--drained"]
         waiter.standardOutput = FileHandle.nullDevice
         try waiter.run()
-        let gateFD = openForWriting(fifo: gate)
+        let gateFD = try openForWriting(fifo: gate)
         _ = write(gateFD, "x\n", 2)
         close(gateFD)
         #expect(waiter.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "wait --drained did not return")

@@ -194,7 +194,7 @@ struct DaemonLifecycleTests {
         #expect(daemon.notify.waitFor("STOPPING=1") != nil)
         #expect(daemon.notify.waitFor("EXTEND_TIMEOUT_USEC=10000000") != nil, "the stop timeout is extended while draining")
         // The job is still running during the drain; let it finish on its own.
-        release(gate: gate)
+        try release(gate: gate)
         #expect(process.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "orchd did not exit")
         #expect(process.terminationStatus == 0)
         try daemon.start()
@@ -236,7 +236,7 @@ struct DaemonLifecycleTests {
             zombie = stat.contains(") Z ")
         }
         #expect(!zombie, "the orphan was reaped by orchd")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(try daemon.orchctl(["wait", id]).status == 0)
     }
 }

@@ -142,7 +142,7 @@ struct EventTests {
         // The queue still has a running job: the waiter must still be waiting after a round trip.
         #expect(try daemon.orchctl(["ping"]).status == 0)
         #expect(waiter.isRunning, "not drained while a job runs")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(waiter.waitUntilExit(atMost: TestDaemon.commandTimeLimit), "wait --drained did not return")
         #expect(waiter.terminationStatus == 0)
         #expect(try daemon.orchctl(["show", blocker, "--json"]).standardOutput.contains("succeeded"))

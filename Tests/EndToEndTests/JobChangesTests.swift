@@ -323,7 +323,7 @@ struct JobChangesTests {
         // Holding a running job, or a finished one, is refused.
         let running = try daemon.orchctl(["hold", first])
         #expect(running.status == 1 && running.standardError.contains("job \(first) has already started, so it cannot be held"), "\(running)")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(try daemon.orchctl(["wait", first]).status == 0)
         // The slot is free, and the held job still did not start.
         #expect(try job(daemon, second)["state"] as? String == "queued")
@@ -372,7 +372,7 @@ struct JobChangesTests {
         #expect(marker.read() == "go")
         let refused = try daemon.orchctl(["edit", running, "--priority", "1"])
         #expect(refused.status == 1 && refused.standardError.contains("has already started, so it cannot be edited"), "\(refused)")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(try daemon.orchctl(["wait", running]).status == 0)
     }
 
@@ -396,7 +396,7 @@ struct JobChangesTests {
         #expect(try daemon.orchctl(["suspend", id]).status == 0, "suspending a suspended job changes nothing")
         #expect(try daemon.orchctl(["continue", id]).status == 0)
         #expect(try job(daemon, id)["suspended"] as? Bool == false)
-        release(gate: gate)
+        try release(gate: gate)
         #expect(try daemon.orchctl(["wait", id]).status == 0)
         #expect(try daemon.orchctl(["logs", id]).standardOutput == "done\n")
         let finished = try daemon.orchctl(["suspend", id])

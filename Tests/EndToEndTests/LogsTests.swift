@@ -17,7 +17,7 @@ struct LogsTests {
         defer { stream.stop() }
         #expect(stream.nextLine() == "first")
         // The job is blocked on the gate: opening it for writing waits for the job to open it.
-        release(gate: gate)
+        try release(gate: gate)
         #expect(stream.nextLine() == "second")
         #expect(stream.rest() == "", "nothing more, and the output ends")
         #expect(stream.exitStatus() == 0)

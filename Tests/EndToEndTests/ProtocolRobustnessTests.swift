@@ -94,7 +94,7 @@ struct ProtocolRobustnessTests {
         waiter.shutdownWrite()
         #expect(!waiter.waitReadable(timeout: 0.2) || waiter.readMessages(untilClosed: false, timeout: 0.1).messages.isEmpty,
             "no answer while the job runs")
-        let gateFD = openForWriting(fifo: gate)
+        let gateFD = try openForWriting(fifo: gate)
         _ = write(gateFD, "x\n", 2)
         close(gateFD)
         let (answer, answerClosed) = waiter.readMessages(untilClosed: true, timeout: 30)

@@ -141,7 +141,7 @@ struct ReconnectTests {
         daemon.crash()
         let message = try #require(logs.nextErrorLine())
         #expect(message.contains(Self.reconnecting), "\(message)")
-        let opener = openForWriting(fifo: gate)
+        let opener = try openForWriting(fifo: gate)
         try #require(opener >= 0)
         _ = write(opener, "go\n", 3)
         close(opener)
@@ -176,7 +176,7 @@ struct ReconnectTests {
         let client = logs.process.processIdentifier
         kill(client, SIGSTOP)
         daemon.crash()
-        let opener = openForWriting(fifo: gate)
+        let opener = try openForWriting(fifo: gate)
         try #require(opener >= 0)
         _ = write(opener, "go\n", 3)
         close(opener)

@@ -58,7 +58,7 @@ struct SchedulingTests {
         }
         func state(_ id: String) throws -> String? { try job(daemon, id)["state"] as? String }
         func open(gate index: Int) throws {
-            release(gate: gates[index])
+            try release(gate: gates[index])
             #expect(try daemon.orchctl(["wait", ids[index]]).status == 0)
         }
 
@@ -410,7 +410,7 @@ struct SchedulingTests {
         let group = try #require(marker.read().flatMap { Int32($0) })
         daemon.crash()
         // The leader ends while no daemon runs; its background sleep lives on in the group.
-        release(gate: gate)
+        try release(gate: gate)
         try daemon.start()
         #expect(ProcessGroup(id: group).isGone, "the survivor was killed, so the retry cannot run beside it")
         #expect(try daemon.orchctl(["cancel", id]).status == 0)

@@ -34,7 +34,7 @@ struct SlurmQueueTests {
     }
 
     private func open(gate path: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        release(gate: path, sourceLocation: sourceLocation)
+        do { try release(gate: path) } catch { Issue.record(error, sourceLocation: sourceLocation) }
     }
 
     /// Waits until squeue no longer lists `ids` as pending or running. Slurm tells no one when

@@ -31,7 +31,7 @@ struct StatusTests {
         #expect(bare.status == 0, "\(bare)")
         #expect(bare.standardOutput.split(separator: "\n").map { $0.prefix(while: { $0 != " " }) }
                 == lines.map { $0.prefix(while: { $0 != " " }) })
-        release(gate: gate)
+        try release(gate: gate)
     }
 
     @Test("the last line counts jobs: after a cut list's note, and for a removed queue whose finished jobs are still listed")
@@ -226,7 +226,7 @@ struct TopTests {
         for line in terminal.output.split(separator: "\n") {
             #expect(PseudoTerminal.displayWidth(line) <= 50, "\(line)")
         }
-        release(gate: gate)
+        try release(gate: gate)
     }
 
     @Test("top on a terminal draws on the alternate screen, and q quits and restores the terminal", arguments: ["q", "\u{3}"])

@@ -79,7 +79,7 @@ struct StorageFaultTests {
         #expect(refused.standardError.contains(" bytes free), so nothing was stored; free space there and try again"))
 
         // The job ends while the disk is full: its end cannot be written yet.
-        release(gate: gate)
+        try release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
         #expect(try daemon.orchctl(["status", "--state", "running", "--json"]).standardOutput.contains("\"id\" : \(id)"))
 
@@ -208,7 +208,7 @@ struct StorageFaultTests {
         #expect(refused.standardError.hasPrefix(
             "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...\n"
                 + "Error: the job database \(daemon.stateDirectory)/orchd.db is locked by another process"), "\(refused)")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
 
         try holder.execute("ROLLBACK")
@@ -230,7 +230,7 @@ struct StorageFaultTests {
         defer { submit.stop() }
         let note = submit.nextErrorLine(timeout: 60)
         #expect(note == "orchctl: \(daemon.stateDirectory)/orchd.db is locked by another process; trying again for up to 5s...", "\(String(describing: note))")
-        release(gate: gate)
+        try release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
         #expect(submit.process.isRunning, "the end was kept while the submit still waited, not after it")
         daemon.crash()
@@ -305,7 +305,7 @@ struct StorageFaultTests {
             try holder.execute("BEGIN IMMEDIATE")
             clear = { try holder.execute("ROLLBACK") }
         }
-        release(gate: gate)
+        try release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (succeeded) now"), "\(daemon.daemonLog)")
         daemon.crash()
         try clear()
@@ -389,7 +389,7 @@ struct StorageFaultTests {
         let (id, gate) = try Self.startGatedJob(on: daemon, exitCode: 5)
 
         let filler = try fileSystem.fill()
-        release(gate: gate)
+        try release(gate: gate)
         #expect(daemon.waitForLog(containing: "cannot record the end of job \(id) (failed) now"), "\(daemon.daemonLog)")
         // Space returns, but the kept end waits for its retry timer (a second or more): the
         // store still says running although the process is gone. A cancel now must write

@@ -71,7 +71,7 @@ struct StreamingTests {
             output += piece
         }
         #expect(output == Array("start\n".utf8))
-        release(gate: gate)
+        try release(gate: gate)
         // Each piece is compared with the log file where it came from (already written there).
         let file = open(daemon.stateDirectory + "/logs/0/\(id).1.out", O_RDONLY)
         try #require(file >= 0)

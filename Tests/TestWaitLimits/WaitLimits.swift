@@ -2,12 +2,18 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import Testing
 
 // Limits on the tests' waits for other processes and named pipes, shared by the test targets:
 // a wait whose event never comes fails its test instead of hanging the whole run (Swift
 // Testing runs every test at once on a pool as wide as the CPUs, which one blocked test can
-// starve). The limits are safety nets, far above what a wait takes on a loaded machine.
+// starve). The limits are safety nets, far above what a wait takes on a loaded machine. A
+// limit that runs out throws ``WaitLimitExceeded``, which fails the test: this target does not
+// import Testing, which a release build (`swift build -c release`) cannot find.
+
+/// A wait that ran past its limit; thrown, it fails the test that waited.
+public struct WaitLimitExceeded: Error, CustomStringConvertible {
+    public let description: String
+}
 
 /// Where the limits' timers fire. Not a global queue: on Linux those start about as many
 /// threads as CPUs and add one for blocked work only after a check once a second, so a timer
@@ -46,9 +52,10 @@ extension Process {
 /// Opens the named pipe `path` for writing, to let a job blocked reading it (`read x < gate`,
 /// `cat gate`) go on. open(2) waits until something opens the other end; when nothing has
 /// after `timeout` seconds (the job never got there, or died), the read end is opened here to
-/// end that wait, and the test fails.
-/// - Returns: the descriptor, which the caller writes to and closes; -1 when no reader came.
-public func openForWriting(fifo path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+/// end that wait.
+/// - Returns: the descriptor, which the caller writes to and closes.
+/// - Throws: ``WaitLimitExceeded`` when nothing opened the pipe for reading in time.
+public func openForWriting(fifo path: String, timeout: Double = 300) throws -> Int32 {
     let state = Mutex((opened: false, reader: Int32(-1)))
     let limit = DispatchWorkItem {
         state.withLock { state in
@@ -66,17 +73,15 @@ public func openForWriting(fifo path: String, timeout: Double = 300, sourceLocat
     guard reader < 0 else {
         close(reader)
         if writer >= 0 { close(writer) }
-        Issue.record("nothing opened \(path) for reading within \(Int(timeout)) s", sourceLocation: sourceLocation)
-        return -1
+        throw WaitLimitExceeded(description: "nothing opened \(path) for reading within \(Int(timeout)) s")
     }
     return writer
 }
 
 /// Opens the named pipe `path` for writing and closes it at once: a job blocked reading it
-/// reads its end and goes on. Waits as ``openForWriting(fifo:timeout:sourceLocation:)`` does.
-public func release(gate path: String, timeout: Double = 300, sourceLocation: SourceLocation = #_sourceLocation) {
-    let writer = openForWriting(fifo: path, timeout: timeout, sourceLocation: sourceLocation)
-    if writer >= 0 { close(writer) }
+/// reads its end and goes on. Waits, and throws, as ``openForWriting(fifo:timeout:)`` does.
+public func release(gate path: String, timeout: Double = 300) throws {
+    close(try openForWriting(fifo: path, timeout: timeout))
 }
 
 /// What writers send through the named pipe `path` until the last one closes it, or `nil`
@@ -109,9 +114,8 @@ public func readFIFO(_ path: String, timeout: Double = 300) -> String? {
 /// Runs `body`, which must not wait on the named pipe `path` that nothing else opens. Should it
 /// wait anyway, in an open(2) of one end, after `seconds` both ends are opened and closed
 /// here, which lets that open return, and the test fails instead of hanging.
-public func failingIfBlocked<T>(
-    on path: String, after seconds: Double = 300, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
-) rethrows -> T {
+/// - Throws: what `body` throws, or ``WaitLimitExceeded`` when it waited on the pipe.
+public func failingIfBlocked<T>(on path: String, after seconds: Double = 300, _ body: () throws -> T) throws -> T {
     let unblocked = Atomic<Bool>(false)
     let limit = DispatchWorkItem {
         // Noted first: the open let go may return before this one does.
@@ -121,11 +125,10 @@ public func failingIfBlocked<T>(
         if fd >= 0 { close(fd) }
     }
     limitTimers.asyncAfter(deadline: .now() + seconds, execute: limit)
-    defer {
-        limit.cancel()
-        if unblocked.load(ordering: .relaxed) {
-            Issue.record("waited \(Int(seconds)) s on the named pipe \(path)", sourceLocation: sourceLocation)
-        }
+    let result = Result { try body() }
+    limit.cancel()
+    if unblocked.load(ordering: .relaxed) {
+        throw WaitLimitExceeded(description: "waited \(Int(seconds)) s on the named pipe \(path)")
     }
-    return try body()
+    return try result.get()
 }

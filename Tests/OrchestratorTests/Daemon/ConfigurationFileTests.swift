@@ -12,7 +12,7 @@ struct ConfigurationFileTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("orchd.conf")
         try #require(mkfifo(path, 0o600) == 0)
-        let error = failingIfBlocked(on: path) {
+        let error = try failingIfBlocked(on: path) {
             #expect(throws: ConfigurationFileError.self) { try ConfigurationFile.load(path: path, required: true) }
         }
         #expect(error?.description == "cannot read configuration file \(path): it is a named pipe (FIFO), not a file")

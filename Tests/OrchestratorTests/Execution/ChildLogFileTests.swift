@@ -87,7 +87,7 @@ struct ChildLogFileTests {
         #expect(mkfifo(directory + "/4.1.out", 0o600) == 0)
         #expect(chown(directory + "/4.1.out", Self.user, Self.user) == 0)
         for id in 2...4 {
-            let error = failingIfBlocked(on: directory + "/4.1.out") {
+            let error = try failingIfBlocked(on: directory + "/4.1.out") {
                 #expect(throws: LaunchError.self) { _ = try fixture.launcher.launch(request(fixture, ["echo", "x"], id: id)) }
             }
             #expect(error?.message == "cannot open log file \(directory)/\(id).1.out: it is not a regular file of its own")

@@ -32,7 +32,7 @@ struct JobOperationTests {
         _ = try recorder.waitForStart()
         // The control queue busy (a request waiting for a lock, say) while the job ends.
         recorder.callbackQueue.suspend()
-        release(gate: gate)
+        try release(gate: gate)
         // Finished once its end is enqueued, which the suspended queue has not run.
         #expect(queue.waitUntilAllOperationsAreFinished(timeout: ExecutionFixture.safetyTimeout), "an operation did not finish")
         let resumedAt = Date()

@@ -80,7 +80,7 @@ struct DatabaseIdentityTests {
         if !suffix.isEmpty { try orchdDatabase(path, jobs: 1) }
         unlink(path + suffix)  // one the database left
         try #require(mkfifo(path + suffix, 0o600) == 0)
-        let fifo = failingIfBlocked(on: path + suffix) {
+        let fifo = try failingIfBlocked(on: path + suffix) {
             #expect(throws: DatabaseError.self) { try DatabaseIdentity.checkFiles(atPath: path) }
         }
         #expect(fifo?.message == "\(path)\(suffix) is a named pipe (FIFO), not a regular file, so orchd leaves it alone; move it away, or give orchd another --state-dir")
