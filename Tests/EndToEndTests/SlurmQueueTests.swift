@@ -181,6 +181,21 @@ struct SlurmQueueTests {
         #expect(try !cluster.liveJobIDs().contains(slurmID), "cancel returned only once Slurm ended the job")
     }
 
+    @Test("a Slurm job someone else scancels is recorded cancelled, though its command dies of the SIGTERM before the batch script gets its own and the script writes 143")
+    func outsideScancel() throws {
+        let (daemon, cluster) = try slurmDaemon()
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        // Slurm signals the deepest process first: `sleep`, the command, dies of the SIGTERM
+        // and the script, not yet signalled, writes its 143.
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; exec sleep 600"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        let slurmID = try #require(try waitForSlurmJobID(daemon, id), "\(daemon.daemonLog)")
+        #expect(try cluster.run("/usr/bin/scancel", [slurmID]).status == 0)
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 1, "\(waited)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled", "\(daemon.daemonLog)")
+    }
+
     @Test("suspend and continue go to Slurm (scontrol suspend, resume): squeue shows the job SUSPENDED, then RUNNING, and it finishes")
     func suspendAndContinueSlurmJob() throws {
         let (daemon, cluster) = try slurmDaemon()
@@ -613,8 +628,9 @@ struct SlurmQueueTests {
         #expect(try job(daemon, id)["result"] as? String == "timed_out", "\(daemon.daemonLog)")
     }
 
-    @Test("a command that ran to its end before a cancel began keeps its own result, though orchd saw the end only after the cancel")
-    func statusWrittenBeforeTheStopBegan() throws {
+    @Test("a command that ran to its end before a cancel began keeps its own result, though orchd saw the end only after the cancel: an exit over 128 too, which a signal's status would look like",
+          arguments: [("true", "succeeded", Int32(0)), ("exit 200", "failed", Int32(200))])
+    func statusWrittenBeforeTheStopBegan(command: String, result: String, status: Int32) throws {
         let flag = "/tmp/orchd-squeue-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let calls = flag + "-scancel"
         let (daemon, cluster) = try slurmDaemon(wrapping: [
@@ -623,7 +639,7 @@ struct SlurmQueueTests {
         defer { unlink(flag); unlink(calls) }
         // squeue fails from the start: orchd does not see the job end until the flag goes.
         try Data().write(to: URL(fileURLWithPath: flag))
-        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--", "true"]).line
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", command]).line
         let slurmID = try #require(try waitForSlurmJobID(daemon, id), "\(daemon.daemonLog)")
         // Gone from Slurm once its batch script has written the status and exited.
         #expect(try waitUntilGoneFromSqueue(cluster, [slurmID]), "\(daemon.daemonLog)")
@@ -637,7 +653,8 @@ struct SlurmQueueTests {
         #expect(scancelled, "\(daemon.daemonLog)")
         unlink(flag)
         _ = canceller.waitForExit()
-        #expect(try job(daemon, id)["result"] as? String == "succeeded", "\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == result, "\(daemon.daemonLog)")
+        #expect(try daemon.orchctl(["wait", id]).status == status)
     }
 
     @Test("an sbatch that says 'Socket timed out' after Slurm took the job does not submit it again: the job is found by its comment, followed, and runs once")

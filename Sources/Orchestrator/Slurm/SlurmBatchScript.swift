@@ -11,8 +11,9 @@ import OrchestratorAPI
 /// daemon's variables or the user's login environment.
 ///
 /// The exit-status file holds one line: the command's status (0-255; a command killed by
-/// signal N reads 128+N, as the shell reports it), or `spawn_failed <reason>` when the
-/// working directory or the command could not be found.
+/// signal N reads 128+N, as the shell reports it, which the status alone cannot tell from an
+/// exit with that code), or `spawn_failed <reason>` when the working directory or the command
+/// could not be found.
 struct SlurmBatchScript: Hashable, Sendable {
     /// `SLURM_JOB_ID`, which Slurm gives every process of its jobs and the script keeps:
     /// recovery leaves a process carrying it to Slurm (``ProcessIdentity``).
@@ -89,10 +90,11 @@ struct SlurmBatchScript: Hashable, Sendable {
         lines.append("stopped=")
         lines.append("trap stopped=1 HUP INT QUIT TERM USR1 USR2 ALRM")
         lines.append((["env", "-i", "--"] + assignments + ["\(Self.jobIDVariable)=\"$\(Self.jobIDVariable)\""] + runner + words).joined(separator: " "))
-        // Nor when a signal ended the command (a status over 128): Slurm signals each process
-        // of the job in turn, and the command can die of a stop's SIGTERM before the script
-        // gets its own; the script's exit code tells Slurm the same status.
-        lines += ["status=$?", "[ -n \"$stopped\" ] || [ \"$status\" -gt 128 ] || report \"$status\"", "exit \"$status\"", ""]
+        // Slurm signals each process of the job in turn, so the command can die of a stop's
+        // signal (or end because its child did) before the script gets its own: orchd takes
+        // a status written after its stop began for the stop's, and one over 128 for a
+        // signal's when Slurm says it ended the job from outside (SlurmExecutor.settle).
+        lines += ["status=$?", "[ -n \"$stopped\" ] || report \"$status\"", "exit \"$status\"", ""]
         text = lines.joined(separator: "\n")
     }
 
@@ -107,6 +109,11 @@ struct SlurmBatchScript: Hashable, Sendable {
         case exited(Int32)
         /// The command could not be started, for this reason.
         case spawnFailed(String)
+
+        /// Whether the status may be a signal's (128+N) rather than the command's own exit.
+        var mayBeSignal: Bool {
+            if case .exited(let code) = self { code > 128 } else { false }
+        }
     }
 
     /// Parses an exit-status file's text.

@@ -628,7 +628,9 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
 
     /// A job squeue no longer lists (older than `MinJobAge`): its exit-status file, else sacct.
     private func settleFromAccounting(_ attempt: SlurmAttempt, id: String) {
-        if let status = readExitStatus(attempt) {
+        // A status over 128 with no stop of orchd's may be the signal of a stop from outside
+        // (someone's scancel): Slurm's record tells.
+        if let status = readExitStatus(attempt), attempt.stopReason != nil || !status.status.mayBeSignal {
             settle(attempt, status: status)
             return
         }
@@ -691,19 +693,28 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         status: (status: SlurmBatchScript.Status, written: Date)? = nil
     ) {
         guard !attempt.reported else { return }
-        let exit = status ?? readExitStatus(attempt)
+        let written = status ?? readExitStatus(attempt)
+        // A command that ran to its end before a cancel or timeout of orchd's began keeps its
+        // own result, as a local job's main process does; a status written after the stop
+        // began is the stop's. Slurm signals the job's processes one by one, children first:
+        // the command can end (0 from `sleep 600 & wait` whose child died first, 1 from its
+        // handler, 143 from the SIGTERM itself) and have its status written before the script
+        // gets its own signal. Without a stop of orchd's, a status over 128 in a job Slurm
+        // ended from outside may be that stop's signal: Slurm's state decides then.
+        let ownEnd: Bool
+        if attempt.stopReason != nil {
+            ownEnd = written != nil && attempt.endedBeforeStop
+        } else {
+            ownEnd = written.map { !($0.status.mayBeSignal && state.isEndedFromOutside) } ?? false
+        }
+        let exit = ownEnd ? written : nil
         let observed = state.result(exitStatus: exit?.status, waitStatus: waitStatus) ?? .interrupted
         if state.name == "OUT_OF_MEMORY" {
             DaemonLog.warning("job \(attempt.jobID): Slurm ended it for using more memory than it was given (OUT_OF_MEMORY)")
         }
         unlink(attempt.exitStatusPath)
-        // A command that ran to its end before a cancel or timeout began keeps its own result,
-        // as a local job's main process does; a status written after it began is the stop's.
-        // Slurm signals the job's processes one by one, children first: the command can end (0
-        // from `sleep 600 & wait` whose child died first, 1 from its handler) and have its
-        // status written before the script gets its own signal.
-        let ownEnd = exit != nil && (attempt.stopReason == nil || attempt.endedBeforeStop)
-        report(attempt, .finished(ownEnd ? observed : attempt.stopReason?.jobResult ?? observed, at: exit?.written ?? endedAt))
+        // The time the status was written is when the command ended, stopped or not.
+        report(attempt, .finished(ownEnd ? observed : attempt.stopReason?.jobResult ?? observed, at: written?.written ?? endedAt))
     }
 
     /// The attempt's exit-status file and when it was written (its modification time), read

@@ -18,6 +18,12 @@ struct SlurmJobState: Hashable, Sendable {
             .contains(name)
     }
 
+    /// Whether Slurm ended the job from outside it: a cancel, its time limit, its node lost,
+    /// a preemption. Its processes were signalled, so a status over 128 may be their signal's.
+    var isEndedFromOutside: Bool {
+        ["CANCELLED", "TIMEOUT", "DEADLINE", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"].contains(name)
+    }
+
     /// The attempt's result for a final state.
     /// - Parameters:
     ///   - exitStatus: what the job's exit-status file says, when it was written.
@@ -28,7 +34,7 @@ struct SlurmJobState: Hashable, Sendable {
         // The batch script writes its exit status as its last act: when it did, the job's
         // command ran to its end, and what Slurm said of the job afterwards (its node lost,
         // the job cancelled by someone as it finished) does not change that result.
-        if let exitStatus, ["CANCELLED", "TIMEOUT", "DEADLINE", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"].contains(name) {
+        if let exitStatus, isEndedFromOutside {
             return Self.result(of: exitStatus)
         }
         switch name {
