@@ -549,6 +549,49 @@ struct SlurmQueueTests {
         #expect(try slurmJobs(of: daemon, cluster).isEmpty)
     }
 
+    @Test("a command that ends on its own after a cancel began, while the cancel's scancel hangs, is recorded cancelled after kill -9 and a restart: the restarted orchd's stop began before the status was written")
+    func statusWrittenAfterAStopBeforeRestart() throws {
+        let base = "/tmp/orchd-held-scancel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (flag, gate) = (base + ".flag", base + ".gate")
+        try #require(mkfifo(gate, 0o666) == 0)
+        let held = try ReadyMarker(path: base + ".held")
+        defer {
+            // Lets the first daemon's scancel, still held, go.
+            let writer = Glibc.open(gate, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            for path in [flag, gate, held.path] { unlink(path) }
+        }
+        // While FLAG exists, scancel says it was called and waits at the gate: a controller
+        // that does not answer.
+        let (daemon, _) = try slurmDaemon(wrapping: [
+            "scancel": "if [ -e '\(flag)' ]; then echo held > '\(held.path)'; read x < '\(gate)'; fi; exec /usr/bin/scancel \"$@\"",
+        ])
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let release = daemon.directory + "/release"
+        try #require(mkfifo(release, 0o666) == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; read x < '\(release)'; exit 0"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        try Data().write(to: URL(fileURLWithPath: flag))
+        let canceller = try BackgroundOrchctl(daemon, ["cancel", id])
+        #expect(held.read(timeout: 60) != nil, "the cancel's scancel was called: \(daemon.daemonLog)")
+        // The command ends on its own, after the stop began: its script writes 0.
+        try TestWaitLimits.release(gate: release)
+        let status = daemon.stateDirectory + "/logs/0/\(id).1.exit"
+        var written = false
+        for _ in 0..<1200 where !written {
+            written = FileManager.default.fileExists(atPath: status)
+            if !written { usleep(50_000) }
+        }
+        #expect(written, "the script wrote the exit status")
+        daemon.crash()
+        _ = canceller.waitForExit()
+        unlink(flag)
+        try daemon.start()
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 1, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == "cancelled", "\(daemon.daemonLog)")
+    }
+
     @Test("SIGTERM while a cancel waits for a Slurm job that squeue cannot report: orchd stops, and the restarted one records the job cancelled")
     func stopWhileCancelWaitsOnSlurm() throws {
         let flag = "/tmp/orchd-squeue-down-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -105,16 +105,17 @@ extension Scheduler {
                 job: job, request: launchRequest(for: job), operationQueue: runner.operationQueue,
                 teardownGrace: configuration.teardownGrace)
             let queue = runner.name
+            let storedStop = endings[id].flatMap { ending in [StopReason.cancelled, .timedOut].first { $0.jobResult == ending.result } }
             DaemonLog.info("job \(id): following Slurm job \(record.slurmJobID.flatMap { $0.isEmpty ? nil : $0 } ?? "(submission not recorded)") again")
             operations[id] = executor.reattach(
-                slurmJobID: record.slurmJobID ?? "", launch: launch,
+                slurmJobID: record.slurmJobID ?? "", launch: launch, stopBegunBeforeRestart: storedStop != nil,
                 onStarted: { [weak self] outcome in self?.assumeIsolated { $0.operationStarted(id, outcome) } },
                 onEnd: { [weak self] end in self?.assumeIsolated { $0.operationFinished(id, in: queue, end: end) } })
             runningJobs[id] = job
             runner.inFlight.insert(id)
             // Counts against its owner's share (max-running-per-user) like any running job.
             runner.noteRunning(job.submitterUid, 1)
-            if let ending = endings[id], let reason = [StopReason.cancelled, .timedOut].first(where: { $0.jobResult == ending.result }) {
+            if let ending = endings[id], let reason = storedStop {
                 if ending.isFinal { retriesCancelled.insert(id) }
                 DaemonLog.info("job \(id): stopping it again (\(ending.result.name), stored before the previous daemon stopped)")
                 operations[id]?.stop(reason: reason, signal: nil)

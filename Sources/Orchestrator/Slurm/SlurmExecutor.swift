@@ -110,15 +110,19 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     /// - Parameters:
     ///   - slurmJobID: the stored ID, `""` when it was never recorded.
     ///   - launch: the attempt's job and log files.
+    ///   - stopBegunBeforeRestart: the previous orchd had begun a stop (a cancel or timeout
+    ///     stored with the job), which the caller makes again: its exit status then counts
+    ///     as the stop's, whenever it was written.
     ///   - onStarted: gets the Slurm job ID once known.
     ///   - onEnd: its end.
     func reattach(
-        slurmJobID: String, launch: ExecutorLaunch,
+        slurmJobID: String, launch: ExecutorLaunch, stopBegunBeforeRestart: Bool = false,
         onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,
         onEnd: @escaping @Sendable (ExecutorEnd) -> Void
     ) -> any ExecutorAttempt {
         let attempt = SlurmAttempt(launch: launch, executor: self, onStarted: onStarted, onEnd: onEnd)
         queue.async {
+            attempt.stopBegunBeforeRestart = stopBegunBeforeRestart
             self.attempts[attempt.jobID] = attempt
             if slurmJobID.isEmpty {
                 attempt.phase = .lookingUp
@@ -419,8 +423,11 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
         }
         attempt.stopReason = reason
         attempt.stopSignal = signal
-        // Only a status written before now is the command's own end (settle(_:state:...)).
-        attempt.endedBeforeStop = readExitStatus(attempt) != nil
+        // Only a status written before now is the command's own end (settle(_:state:...)). A
+        // stop made again after a restart began before it, at a time not stored: a status
+        // there now may have been written after that (a stopped job recorded succeeded), so
+        // the stop decides.
+        attempt.endedBeforeStop = !attempt.stopBegunBeforeRestart && readExitStatus(attempt) != nil
         switch attempt.phase {
         case .inSlurm: cancelInSlurm(attempt)
         case .submitting:
@@ -654,6 +661,10 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
                 attempt.askingAccounting = false
                 if completion.succeeded, let answer = Self.parseSacct(completion.output, jobName: jobName), answer.state.isFinal {
                     settle(attempt, state: answer.state, waitStatus: answer.waitStatus, endedAt: answer.end)
+                } else if let status = readExitStatus(attempt) {
+                    // A status over 128 that Slurm's record was to tell from a stop's signal:
+                    // with no record and no stop of orchd's, the command's own exit is likelier.
+                    settle(attempt, status: status)
                 } else {
                     DaemonLog.error("queue \(name): Slurm job \(id) of job \(attempt.jobID) is gone from squeue with no exit status and no accounting record; recording it interrupted")
                     report(attempt, .finished(.interrupted))
@@ -839,6 +850,8 @@ final class SlurmAttempt: ExecutorAttempt, @unchecked Sendable { // safe: mutabl
     var stopReason: StopReason?
     /// The exit-status file was there when the stop began: the command had ended on its own.
     var endedBeforeStop = false
+    /// The previous daemon began a stop of this attempt, stored with the job (re-attached).
+    var stopBegunBeforeRestart = false
     /// The first signal of a stop (`cancel --signal`), until it is sent.
     var stopSignal: Int32?
     /// The user the job runs as when not orchd's own (on the executor's queue).
