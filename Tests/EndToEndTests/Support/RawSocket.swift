@@ -7,9 +7,9 @@ final class RawSocket {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        // A blocking send, and a connect to a full backlog, give up after a minute: a daemon
+        // A blocking send, and a connect to a full backlog, give up after 5 minutes: a daemon
         // that stopped reading fails the test instead of holding it for ever.
-        var limit = timeval(tv_sec: 60, tv_usec: 0)
+        var limit = timeval(tv_sec: 300, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnixAddress(path) { connect(fd, $0, $1) }
         guard result == 0 else { throw TestFailure("connect \(path): errno \(errno)") }
