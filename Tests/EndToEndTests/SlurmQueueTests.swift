@@ -181,6 +181,45 @@ struct SlurmQueueTests {
         #expect(try !cluster.liveJobIDs().contains(slurmID), "cancel returned only once Slurm ended the job")
     }
 
+    @Test("an exit over 128 that Slurm keeps no record of (no accounting, past MinJobAge), with no stop, is the job's result: failed 200, not interrupted")
+    func highStatusWithoutSlurmRecord() throws {
+        let base = "/tmp/orchd-forgotten-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (freeze, gone, cache) = (base + ".freeze", base + ".gone", base + ".cache")
+        defer { for path in [freeze, gone, cache, cache + ".tmp"] { unlink(path) } }
+        // squeue answers as Slurm does, keeping its last answer; while FREEZE exists it gives
+        // that answer again (orchd sees the job still running while it ends), and while GONE
+        // exists no job at all. sacct has no record.
+        let (daemon, _) = try slurmDaemon(wrapping: [
+            "squeue": """
+                if [ -e '\(gone)' ]; then echo '{"meta":{},"errors":[],"jobs":[]}'; exit 0; fi
+                if [ -e '\(freeze)' ] && [ -s '\(cache)' ]; then cat '\(cache)'; exit 0; fi
+                out=$(/usr/bin/squeue "$@"); code=$?
+                if [ $code -eq 0 ]; then printf '%s\\n' "$out" > '\(cache).tmp' && mv '\(cache).tmp' '\(cache)'; fi
+                printf '%s\\n' "$out"; exit $code
+                """,
+            "sacct": "echo 'sacct: error: Problem talking to the database: Connection refused' >&2; exit 1",
+        ])
+        let started = try ReadyMarker(path: daemon.directory + "/started")
+        let release = daemon.directory + "/release"
+        try #require(mkfifo(release, 0o666) == 0)
+        let id = try daemon.orchctl(["submit", "--queue", "hpc", "--shell", "echo go > '\(started.path)'; read x < '\(release)'; exit 200"]).line
+        #expect(started.read(timeout: 60) != nil, "\(daemon.daemonLog)")
+        _ = try #require(try waitForSlurmJobID(daemon, id), "\(daemon.daemonLog)")
+        try Data().write(to: URL(fileURLWithPath: freeze))
+        try TestWaitLimits.release(gate: release)
+        let status = daemon.stateDirectory + "/logs/0/\(id).1.exit"
+        var written = false
+        for _ in 0..<1200 where !written {
+            written = FileManager.default.fileExists(atPath: status)
+            if !written { usleep(50_000) }
+        }
+        #expect(written, "the script wrote the exit status")
+        try Data().write(to: URL(fileURLWithPath: gone))
+        let waited = try daemon.orchctl(["wait", id])
+        #expect(waited.status == 200, "\(waited)\n\(daemon.daemonLog)")
+        #expect(try job(daemon, id)["result"] as? String == "failed", "\(daemon.daemonLog)")
+    }
+
     @Test("a Slurm job someone else scancels is recorded cancelled, though its command dies of the SIGTERM before the batch script gets its own and the script writes 143")
     func outsideScancel() throws {
         let (daemon, cluster) = try slurmDaemon()
@@ -561,10 +600,12 @@ struct SlurmQueueTests {
             if writer >= 0 { close(writer) }
             for path in [flag, gate, held.path] { unlink(path) }
         }
-        // While FLAG exists, scancel says it was called and waits at the gate: a controller
-        // that does not answer.
+        // While FLAG exists, scancel says it was called and waits at the gate, and squeue
+        // fails: a controller that does not answer, so orchd cannot see the job end (and
+        // settle it) before the crash.
         let (daemon, _) = try slurmDaemon(wrapping: [
             "scancel": "if [ -e '\(flag)' ]; then echo held > '\(held.path)'; read x < '\(gate)'; fi; exec /usr/bin/scancel \"$@\"",
+            "squeue": Self.failingSqueue(flag: flag),
         ])
         let started = try ReadyMarker(path: daemon.directory + "/started")
         let release = daemon.directory + "/release"
