@@ -47,6 +47,28 @@ struct SlurmQueueTests {
         return false
     }
 
+    /// Whether the batch script of job `id`'s first attempt (run as root) has written its exit
+    /// status within 60 s: woken by inotify(7) on the log directory, into which the script
+    /// renames the file, never by polling.
+    private func waitForExitStatus(_ daemon: TestDaemon, _ id: String) -> Bool {
+        let directory = daemon.stateDirectory + "/logs/0"
+        let path = directory + "/\(id).1.exit"
+        let watch = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard watch >= 0 else { return false }
+        defer { close(watch) }
+        guard inotify_add_watch(watch, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else { return false }
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: path) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return false }
+            var pollFD = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+            _ = poll(&pollFD, 1, Int32(left * 1000))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        }
+        return true
+    }
+
     /// The Slurm job ID `show` gives job `id` once orchd has it; asked again every 50 ms (orchd
     /// tells no one), for at most 60 s.
     private func waitForSlurmJobID(_ daemon: TestDaemon, _ id: String) throws -> String? {
@@ -207,13 +229,7 @@ struct SlurmQueueTests {
         _ = try #require(try waitForSlurmJobID(daemon, id), "\(daemon.daemonLog)")
         try Data().write(to: URL(fileURLWithPath: freeze))
         try TestWaitLimits.release(gate: release)
-        let status = daemon.stateDirectory + "/logs/0/\(id).1.exit"
-        var written = false
-        for _ in 0..<1200 where !written {
-            written = FileManager.default.fileExists(atPath: status)
-            if !written { usleep(50_000) }
-        }
-        #expect(written, "the script wrote the exit status")
+        #expect(waitForExitStatus(daemon, id), "the script wrote the exit status")
         try Data().write(to: URL(fileURLWithPath: gone))
         let waited = try daemon.orchctl(["wait", id])
         #expect(waited.status == 200, "\(waited)\n\(daemon.daemonLog)")
@@ -617,13 +633,7 @@ struct SlurmQueueTests {
         #expect(held.read(timeout: 60) != nil, "the cancel's scancel was called: \(daemon.daemonLog)")
         // The command ends on its own, after the stop began: its script writes 0.
         try TestWaitLimits.release(gate: release)
-        let status = daemon.stateDirectory + "/logs/0/\(id).1.exit"
-        var written = false
-        for _ in 0..<1200 where !written {
-            written = FileManager.default.fileExists(atPath: status)
-            if !written { usleep(50_000) }
-        }
-        #expect(written, "the script wrote the exit status")
+        #expect(waitForExitStatus(daemon, id), "the script wrote the exit status")
         daemon.crash()
         _ = canceller.waitForExit()
         unlink(flag)

@@ -116,7 +116,7 @@ final class SlurmExecutor: JobExecutor, @unchecked Sendable { // safe: mutable s
     ///   - onStarted: gets the Slurm job ID once known.
     ///   - onEnd: its end.
     func reattach(
-        slurmJobID: String, launch: ExecutorLaunch, stopBegunBeforeRestart: Bool = false,
+        slurmJobID: String, launch: ExecutorLaunch, stopBegunBeforeRestart: Bool,
         onStarted: @escaping @Sendable (Result<ExecutorStart, LaunchError>) -> Void,
         onEnd: @escaping @Sendable (ExecutorEnd) -> Void
     ) -> any ExecutorAttempt {
